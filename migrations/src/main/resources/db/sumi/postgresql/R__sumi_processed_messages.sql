@@ -1,0 +1,20 @@
+-- Sumi processed-messages ledger (PostgreSQL).
+-- A repeatable migration written with IF NOT EXISTS, so it never clashes with the version
+-- numbers of the application's own migrations and can be added to a schema that already exists.
+CREATE TABLE IF NOT EXISTS processed_messages (
+    consumer      VARCHAR(200)             NOT NULL,
+    message_id    VARCHAR(200)             NOT NULL,
+    status        VARCHAR(16)              NOT NULL,
+    claim_token   BIGINT                   NOT NULL,
+    lease_until   TIMESTAMP WITH TIME ZONE,
+    attempts      INTEGER                  NOT NULL,
+    fingerprint   VARCHAR(64),
+    last_error    VARCHAR(1000),
+    first_seen_at TIMESTAMP WITH TIME ZONE NOT NULL,
+    processed_at  TIMESTAMP WITH TIME ZONE,
+    CONSTRAINT processed_messages_pk PRIMARY KEY (consumer, message_id)
+);
+
+-- The pruning job reads completed rows by age; in-progress rows never match.
+CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
+    ON processed_messages (processed_at) WHERE status = 'COMPLETED';

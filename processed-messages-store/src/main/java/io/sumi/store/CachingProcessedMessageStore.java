@@ -1,0 +1,160 @@
+package io.sumi.store;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * A {@link ProcessedMessageStore} that remembers completed messages in a Caffeine cache, so a
+ * redelivery of a message this instance has seen completed costs no database round trip.
+ *
+ * <p>Consistency: only completions that are known to be committed enter the cache: a
+ * {@code DUPLICATE} read from the database, a lease-mode {@link #complete} (which commits on its
+ * own connection), and a transactional-mode claim once its transaction has committed (through a
+ * Spring transaction synchronization). A rolled-back claim therefore never makes a message look
+ * done. Entries expire after {@code expireAfterWrite}, which should not exceed the ledger's
+ * retention. Thread-safe.
+ */
+public final class CachingProcessedMessageStore implements ProcessedMessageStore {
+
+    /** Default number of completed keys remembered. */
+    public static final long DEFAULT_MAXIMUM_SIZE = 100_000;
+
+    /** Default time a completed key is remembered. */
+    public static final Duration DEFAULT_EXPIRE_AFTER_WRITE = Duration.ofHours(1);
+
+    private record Key(String consumer, String messageId) {
+    }
+
+    private final ProcessedMessageStore delegate;
+    private final Cache<Key, ProcessedMessage> completed;
+
+    /**
+     * Wraps {@code delegate} with a cache of at most {@code maximumSize} completed keys, each kept
+     * for {@code expireAfterWrite}.
+     */
+    public CachingProcessedMessageStore(ProcessedMessageStore delegate, long maximumSize, Duration expireAfterWrite) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.completed = Caffeine.newBuilder().maximumSize(maximumSize).expireAfterWrite(expireAfterWrite).build();
+    }
+
+    /** The store this cache fronts. */
+    public ProcessedMessageStore delegate() {
+        return delegate;
+    }
+
+    @Override
+    public int maxKeyLength() {
+        return delegate.maxKeyLength();
+    }
+
+    @Override
+    public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
+        return claim(consumer, requests, misses -> delegate.claimAll(consumer, misses, lease));
+    }
+
+    @Override
+    public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
+        return claim(consumer, requests, misses -> delegate.claimAllCompleted(consumer, misses));
+    }
+
+    private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests,
+            java.util.function.Function<List<ClaimRequest>, List<ClaimResult>> claimer) {
+        ClaimResult[] results = new ClaimResult[requests.size()];
+        List<ClaimRequest> misses = new ArrayList<>(requests.size());
+        List<Integer> missIndexes = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            ProcessedMessage hit = completed.getIfPresent(new Key(consumer, requests.get(i).messageId()));
+            if (hit != null) {
+                results[i] = new ClaimResult(ClaimOutcome.DUPLICATE, hit);
+            }
+            else {
+                misses.add(requests.get(i));
+                missIndexes.add(i);
+            }
+        }
+        if (!misses.isEmpty()) {
+            List<ClaimResult> claimed = claimer.apply(misses);
+            for (int i = 0; i < claimed.size(); i++) {
+                ClaimResult result = claimed.get(i);
+                results[missIndexes.get(i)] = result;
+                if (result.outcome() == ClaimOutcome.DUPLICATE) {
+                    remember(result.message());
+                }
+                else if (result.outcome() == ClaimOutcome.CLAIMED && result.message().isCompleted()) {
+                    rememberAfterCommit(result.message());
+                }
+            }
+        }
+        return List.of(results);
+    }
+
+    @Override
+    public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
+        int count = delegate.completeAll(consumer, claimToken, messageIds);
+        if (count == messageIds.size()) {
+            // Every row was ours and is now committed COMPLETED. When some were not (a lease taken
+            // over), we cannot tell which from the count, so we cache none of them.
+            Instant now = Instant.now();
+            for (String messageId : messageIds) {
+                remember(new ProcessedMessage(consumer, messageId, MessageStatus.COMPLETED, claimToken, null, 0, null, null, now, now));
+            }
+        }
+        return count;
+    }
+
+    @Override
+    public boolean complete(ProcessedMessage claim) {
+        boolean completedNow = delegate.complete(claim);
+        if (completedNow) {
+            remember(new ProcessedMessage(claim.consumer(), claim.messageId(), MessageStatus.COMPLETED, claim.claimToken(), null,
+                    claim.attempts(), claim.fingerprint(), null, claim.firstSeenAt(), Instant.now()));
+        }
+        return completedNow;
+    }
+
+    @Override
+    public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
+        return delegate.releaseAll(consumer, claimToken, messageIds, error);
+    }
+
+    @Override
+    public Optional<ProcessedMessage> find(String consumer, String messageId) {
+        return delegate.find(consumer, messageId);
+    }
+
+    @Override
+    public int deleteCompletedBefore(Instant cutoff, int limit) {
+        return delegate.deleteCompletedBefore(cutoff, limit);
+    }
+
+    /** How many completed keys the cache holds now (approximate). */
+    public long size() {
+        return completed.estimatedSize();
+    }
+
+    private void remember(ProcessedMessage message) {
+        completed.put(new Key(message.consumer(), message.messageId()), message);
+    }
+
+    private void rememberAfterCommit(ProcessedMessage message) {
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    remember(message);
+                }
+            });
+        }
+        // Without synchronization we cannot know when (or whether) the row commits: do not cache.
+    }
+}

@@ -1,0 +1,133 @@
+package io.sumi.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The ledger of processed messages: the store SPI behind Sumi's idempotent consumers.
+ *
+ * <p>Rows are keyed by {@code (consumer, messageId)}. A message is taken in one of two ways:
+ * <ul>
+ *   <li>{@link #claim} / {@link #claimAll} (lease mode) insert an {@code IN_PROGRESS} row with a
+ *   lease, or take over a row whose lease has expired. The caller runs its handler and then
+ *   {@link #complete completes} or {@link #release releases} the claim. Call these outside of any
+ *   transaction on the ledger's database, so the claim is visible to other consumers at once.</li>
+ *   <li>{@link #claimCompleted} / {@link #claimAllCompleted} (transactional mode) insert the row
+ *   {@code COMPLETED} inside the caller's transaction: it commits with the handler's own rows or
+ *   rolls back with them. A concurrent duplicate waits on the primary key and then sees the
+ *   committed row.</li>
+ * </ul>
+ *
+ * <p>Every claim is one atomic statement that returns the outcome and the row that decided it, so
+ * a failed claim needs no second read (an implementation may read again in the rare case where a
+ * concurrent transaction committed between its snapshot and its statement). Batch variants take
+ * one round trip for the whole batch. Implementations are thread-safe; they never store payloads,
+ * only the fingerprints they are given.
+ */
+public interface ProcessedMessageStore {
+
+    /** The longest consumer name and message id a store accepts by default. */
+    int DEFAULT_MAX_KEY_LENGTH = 200;
+
+    /**
+     * The longest consumer name or message id this store accepts. Longer ones are rejected with an
+     * {@link IllegalArgumentException}, never truncated (two long keys with a common prefix must
+     * not collide).
+     */
+    default int maxKeyLength() {
+        return DEFAULT_MAX_KEY_LENGTH;
+    }
+
+    /**
+     * Claims one message for {@code lease}: inserts it {@code IN_PROGRESS}, or takes over a row
+     * whose lease has expired (counting one more attempt).
+     *
+     * @return {@code CLAIMED} with the caller's claim, {@code DUPLICATE} with the completed row,
+     *     or {@code BUSY} with the row of the live claim that holds it
+     * @throws IllegalArgumentException if the consumer or message id is empty or too long
+     */
+    default ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
+        return claimAll(consumer, List.of(request), lease).get(0);
+    }
+
+    /**
+     * Claims several messages of one consumer in one round trip, as {@link #claim} does for each.
+     * A message id that occurs more than once is claimed once; each occurrence gets the same result.
+     *
+     * @return one result per request, in the order of {@code requests}
+     */
+    List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease);
+
+    /**
+     * Inserts the message {@code COMPLETED} in the caller's current transaction (transactional
+     * mode). An expired {@code IN_PROGRESS} row is taken over and completed; a live one is
+     * {@code BUSY}.
+     *
+     * @return {@code CLAIMED} if this transaction wrote the row, else {@code DUPLICATE} or
+     *     {@code BUSY} with the existing row
+     */
+    default ClaimResult claimCompleted(String consumer, ClaimRequest request) {
+        return claimAllCompleted(consumer, List.of(request)).get(0);
+    }
+
+    /**
+     * Batch form of {@link #claimCompleted}, in one round trip.
+     *
+     * @return one result per request, in the order of {@code requests}
+     */
+    List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests);
+
+    /**
+     * Marks a lease-mode claim completed.
+     *
+     * @param claim the row returned by a {@code CLAIMED} result
+     * @return {@code false} if the claim was no longer the caller's (its lease expired and another
+     *     consumer took the message over); the row is then left to that consumer
+     */
+    default boolean complete(ProcessedMessage claim) {
+        return completeAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId())) == 1;
+    }
+
+    /**
+     * Marks several claims of one consumer, taken with one token, completed in one round trip.
+     *
+     * @return how many rows were completed
+     */
+    int completeAll(String consumer, long claimToken, Collection<String> messageIds);
+
+    /**
+     * Releases a lease-mode claim after a failure: the lease ends now, so the next delivery of the
+     * message claims it again (as attempt {@code attempts + 1}); {@code error} is kept as
+     * {@code lastError}.
+     *
+     * @return {@code false} if the claim was no longer the caller's
+     */
+    default boolean release(ProcessedMessage claim, @Nullable String error) {
+        return releaseAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId()), error) == 1;
+    }
+
+    /**
+     * Releases several claims of one consumer, taken with one token, in one round trip.
+     *
+     * @return how many rows were released
+     */
+    int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error);
+
+    /**
+     * Reads one row.
+     */
+    Optional<ProcessedMessage> find(String consumer, String messageId);
+
+    /**
+     * Deletes at most {@code limit} {@code COMPLETED} rows processed before {@code cutoff}, in one
+     * short transaction. Safe to call from several instances at once. Callers loop until it returns
+     * less than {@code limit}.
+     *
+     * @return how many rows were deleted
+     */
+    int deleteCompletedBefore(Instant cutoff, int limit);
+}

@@ -1,0 +1,53 @@
+package io.sumi.store.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Locale;
+import javax.sql.DataSource;
+
+/**
+ * The databases the JDBC ledger supports. The vendor differences themselves live in one dialect
+ * per constant.
+ */
+public enum DatabaseType {
+
+    /** PostgreSQL 12 or later. */
+    POSTGRESQL,
+
+    /** MariaDB 10.5 or later ({@code INSERT ... RETURNING} is required). MySQL lacks it. */
+    MARIADB,
+
+    /** H2 2.x, for tests and local development. */
+    H2;
+
+    /**
+     * Detects the database behind a {@link DataSource} from its JDBC metadata.
+     *
+     * @throws IllegalStateException if the database is not supported, naming the ones that are
+     */
+    public static DatabaseType of(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            String product = connection.getMetaData().getDatabaseProductName();
+            String version = connection.getMetaData().getDatabaseProductVersion();
+            return fromProductName(product, version);
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException("Could not detect the ledger's database type: " + ex.getMessage(), ex);
+        }
+    }
+
+    static DatabaseType fromProductName(String product, String version) {
+        String name = product.toLowerCase(Locale.ROOT);
+        if (name.contains("postgresql")) {
+            return POSTGRESQL;
+        }
+        if (name.contains("mariadb") || (name.contains("mysql") && version.toLowerCase(Locale.ROOT).contains("mariadb"))) {
+            return MARIADB;
+        }
+        if (name.equals("h2")) {
+            return H2;
+        }
+        throw new IllegalStateException("The processed-messages ledger does not support " + product + " " + version
+                + "; supported: PostgreSQL, MariaDB 10.5+, H2 (MySQL lacks INSERT ... RETURNING, which the one-statement claim needs)");
+    }
+}

@@ -1,0 +1,140 @@
+package io.sumi.store.jdbc.internal;
+
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The SQL of the ledger for one database. Every vendor difference lives in a subclass; what is
+ * the same everywhere (complete, release, find) lives here.
+ *
+ * <p>The table name is formatted into the statements; it is validated as an SQL identifier before
+ * a dialect is made, so nothing a user writes is ever formatted into SQL unchecked.
+ */
+public abstract class LedgerDialect {
+
+    /** The columns every statement reads, in this order. */
+    protected static final String COLUMNS =
+            "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
+
+    protected final String table;
+
+    protected LedgerDialect(String table) {
+        this.table = table;
+    }
+
+    /**
+     * Claims the messages in one statement where the database allows it.
+     *
+     * @param requests distinct message ids, sorted, so that concurrent batches lock rows in one
+     *     order and cannot deadlock each other
+     * @param leaseUntil the lease to write, or {@code null} to insert the rows {@code COMPLETED}
+     * @return the rows the statement returned, by message id; an id may be missing when a
+     *     concurrent transaction committed it after the statement's snapshot was taken
+     */
+    public abstract Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
+            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException;
+
+    /** Deletes at most {@code limit} completed rows processed before {@code cutoff}. */
+    public abstract int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
+
+    /** Binds an instant as the vendor's timestamp type, in UTC ({@code TIMESTAMP WITH TIME ZONE} unless overridden). */
+    protected void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+        statement.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
+                Types.TIMESTAMP_WITH_TIMEZONE);
+    }
+
+    /** Reads an instant written by {@link #setInstant}. */
+    protected @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
+        OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
+    }
+
+    public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds, Instant now)
+            throws SQLException {
+        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL, last_error = NULL"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id IN (" + placeholders(messageIds.size()) + ")";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            setInstant(statement, 1, now);
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            bindStrings(statement, 4, messageIds);
+            return statement.executeUpdate();
+        }
+    }
+
+    public int release(Connection connection, String consumer, long claimToken, Collection<String> messageIds,
+            @Nullable String error, Instant now) throws SQLException {
+        // Ending the lease now (rather than deleting the row) keeps the attempt count and the last
+        // error for operators; the next claim at or after `now` takes the row over.
+        String sql = "UPDATE " + table + " SET lease_until = ?, last_error = ?"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id IN (" + placeholders(messageIds.size()) + ")";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            setInstant(statement, 1, now);
+            statement.setString(2, error);
+            statement.setString(3, consumer);
+            statement.setLong(4, claimToken);
+            bindStrings(statement, 5, messageIds);
+            return statement.executeUpdate();
+        }
+    }
+
+    public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
+            throws SQLException {
+        String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND message_id IN (" + placeholders(messageIds.size()) + ")";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, consumer);
+            bindStrings(statement, 2, messageIds);
+            return readRows(statement);
+        }
+    }
+
+    public Optional<ProcessedMessage> find(Connection connection, String consumer, String messageId) throws SQLException {
+        return Optional.ofNullable(find(connection, consumer, List.of(messageId)).get(messageId));
+    }
+
+    protected Map<String, ProcessedMessage> readRows(PreparedStatement statement) throws SQLException {
+        Map<String, ProcessedMessage> rows = new HashMap<>();
+        try (ResultSet resultSet = statement.executeQuery()) {
+            while (resultSet.next()) {
+                ProcessedMessage row = readRow(resultSet);
+                rows.put(row.messageId(), row);
+            }
+        }
+        return rows;
+    }
+
+    protected ProcessedMessage readRow(ResultSet rs) throws SQLException {
+        Instant firstSeen = getInstant(rs, "first_seen_at");
+        return new ProcessedMessage(rs.getString("consumer"), rs.getString("message_id"),
+                MessageStatus.valueOf(rs.getString("status")), rs.getLong("claim_token"), getInstant(rs, "lease_until"),
+                rs.getInt("attempts"), rs.getString("fingerprint"), rs.getString("last_error"),
+                firstSeen != null ? firstSeen : Instant.EPOCH, getInstant(rs, "processed_at"));
+    }
+
+    protected static String placeholders(int count) {
+        return String.join(", ", java.util.Collections.nCopies(count, "?"));
+    }
+
+    protected static int bindStrings(PreparedStatement statement, int first, Collection<String> values) throws SQLException {
+        int index = first;
+        for (String value : values) {
+            statement.setString(index++, value);
+        }
+        return index;
+    }
+}

@@ -1,0 +1,99 @@
+package io.sumi.store.jdbc.internal;
+
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ProcessedMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * MariaDB 10.5+: {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}. The update writes the
+ * caller's claim token only when the existing row may be taken over, and the later assignments
+ * test for that token (MariaDB applies assignments left to right, each seeing the ones before),
+ * so the returned row tells by its token whether this statement claimed it.
+ *
+ * <p>Times are bound and read as UTC {@code LocalDateTime}s in {@code DATETIME(6)} columns, so the
+ * JVM's and the session's time zones never shift them.
+ */
+public final class MariaDbLedgerDialect extends LedgerDialect {
+
+    private static final String TAKE_OVER_IF_EXPIRED =
+            "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= ?, VALUES(claim_token), claim_token), "
+            + "attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts), ";
+
+    private final String deleteCompleted;
+
+    public MariaDbLedgerDialect(String table) {
+        super(table);
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE status = 'COMPLETED' AND processed_at < ? ORDER BY processed_at LIMIT ?";
+    }
+
+    @Override
+    public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
+            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException {
+        boolean lease = leaseUntil != null;
+        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table)
+                .append(" (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) VALUES ");
+        String row = lease ? "(?, ?, 'IN_PROGRESS', ?, ?, 1, ?, ?, NULL)" : "(?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)";
+        for (int k = 0; k < requests.size(); k++) {
+            sql.append(k == 0 ? "" : ", ").append(row);
+        }
+        sql.append(" ON DUPLICATE KEY UPDATE ").append(TAKE_OVER_IF_EXPIRED);
+        if (lease) {
+            sql.append("lease_until = IF(claim_token = VALUES(claim_token), VALUES(lease_until), lease_until)");
+        }
+        else {
+            sql.append("status = IF(claim_token = VALUES(claim_token), 'COMPLETED', status), ")
+                    .append("processed_at = IF(claim_token = VALUES(claim_token), VALUES(processed_at), processed_at), ")
+                    .append("lease_until = IF(claim_token = VALUES(claim_token), NULL, lease_until)");
+        }
+        sql.append(" RETURNING ").append(COLUMNS);
+        try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+            int i = 1;
+            for (ClaimRequest request : requests) {
+                statement.setString(i++, consumer);
+                statement.setString(i++, request.messageId());
+                statement.setLong(i++, claimToken);
+                if (lease) {
+                    setInstant(statement, i++, leaseUntil);
+                    statement.setString(i++, request.fingerprint());
+                    setInstant(statement, i++, now);
+                }
+                else {
+                    statement.setString(i++, request.fingerprint());
+                    setInstant(statement, i++, now);
+                    setInstant(statement, i++, now);
+                }
+            }
+            setInstant(statement, i, now);
+            return readRows(statement);
+        }
+    }
+
+    @Override
+    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
+            setInstant(statement, 1, cutoff);
+            statement.setInt(2, limit);
+            return statement.executeUpdate();
+        }
+    }
+
+    @Override
+    protected void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+        statement.setObject(index, instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
+
+    @Override
+    protected @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
+        LocalDateTime value = resultSet.getObject(column, LocalDateTime.class);
+        return value == null ? null : value.toInstant(ZoneOffset.UTC);
+    }
+}

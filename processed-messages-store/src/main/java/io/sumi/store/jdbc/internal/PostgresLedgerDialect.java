@@ -1,0 +1,137 @@
+package io.sumi.store.jdbc.internal;
+
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ProcessedMessage;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * PostgreSQL: {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} claims, wrapped in a CTE that also
+ * returns the existing row when the conflict was not taken over, so a failed claim costs no
+ * second read.
+ *
+ * <p>Race: the outer {@code SELECT} of the CTE reads the statement's snapshot. When another
+ * transaction inserted the same key and committed after that snapshot was taken, {@code ON
+ * CONFLICT} (which waits for and sees that row) does nothing, but the outer {@code SELECT} cannot
+ * see it either, and the id comes back missing. The store reads such ids again in a new statement.
+ */
+public final class PostgresLedgerDialect extends LedgerDialect {
+
+    private final String claimOneLease;
+    private final String claimOneCompleted;
+    private final String claimManyLease;
+    private final String claimManyCompleted;
+    private final String deleteCompleted;
+
+    public PostgresLedgerDialect(String table) {
+        super(table);
+        String insert = "INSERT INTO " + table + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
+        String returning = " RETURNING " + prefixed("pm.");
+        String leaseConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
+                + " SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
+                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ?";
+        String completedConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
+                + " SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,"
+                + " attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at"
+                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ?";
+        String oneExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + COLUMNS + " FROM " + table
+                + " WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
+        // Parameters, one row: consumer, message_id, claim_token, lease_until / now, fingerprint, now, [now],
+        // lease check time, consumer, message_id.
+        this.claimOneLease = "WITH claimed AS (" + insert
+                + "VALUES (?, ?, 'IN_PROGRESS', ?, ?, 1, ?, ?, NULL)" + leaseConflict + returning + ")" + oneExisting;
+        this.claimOneCompleted = "WITH claimed AS (" + insert
+                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)" + completedConflict + returning + ")" + oneExisting;
+        String input = "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
+        String manyExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + COLUMNS + " FROM " + table
+                + " WHERE consumer = ? AND message_id IN (SELECT message_id FROM input)"
+                + " AND message_id NOT IN (SELECT message_id FROM claimed)";
+        // ORDER BY: concurrent batches lock their rows in one order, so they cannot deadlock.
+        this.claimManyLease = input + "claimed AS (" + insert
+                + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, ?, 1, i.fingerprint, ?, NULL FROM input i ORDER BY i.message_id"
+                + leaseConflict + returning + ")" + manyExisting;
+        this.claimManyCompleted = input + "claimed AS (" + insert
+                + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, ?, ? FROM input i ORDER BY i.message_id"
+                + completedConflict + returning + ")" + manyExisting;
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM "
+                + table + " WHERE status = 'COMPLETED' AND processed_at < ? ORDER BY processed_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+    }
+
+    private static String prefixed(String prefix) {
+        return prefix + COLUMNS.replace(", ", ", " + prefix);
+    }
+
+    @Override
+    public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
+            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException {
+        if (requests.size() == 1) {
+            ClaimRequest request = requests.get(0);
+            try (PreparedStatement statement = connection.prepareStatement(leaseUntil != null ? claimOneLease : claimOneCompleted)) {
+                int i = 1;
+                statement.setString(i++, consumer);
+                statement.setString(i++, request.messageId());
+                statement.setLong(i++, claimToken);
+                if (leaseUntil != null) {
+                    setInstant(statement, i++, leaseUntil);
+                    statement.setString(i++, request.fingerprint());
+                    setInstant(statement, i++, now);
+                }
+                else {
+                    statement.setString(i++, request.fingerprint());
+                    setInstant(statement, i++, now);
+                    setInstant(statement, i++, now);
+                }
+                setInstant(statement, i++, now);
+                statement.setString(i++, consumer);
+                statement.setString(i, request.messageId());
+                return readRows(statement);
+            }
+        }
+        String[] ids = new String[requests.size()];
+        String[] fingerprints = new String[requests.size()];
+        for (int k = 0; k < ids.length; k++) {
+            ids[k] = requests.get(k).messageId();
+            fingerprints[k] = requests.get(k).fingerprint();
+        }
+        Array idArray = connection.createArrayOf("varchar", ids);
+        Array fingerprintArray = connection.createArrayOf("varchar", fingerprints);
+        try (PreparedStatement statement = connection.prepareStatement(leaseUntil != null ? claimManyLease : claimManyCompleted)) {
+            int i = 1;
+            statement.setArray(i++, idArray);
+            statement.setArray(i++, fingerprintArray);
+            statement.setString(i++, consumer);
+            statement.setLong(i++, claimToken);
+            if (leaseUntil != null) {
+                setInstant(statement, i++, leaseUntil);
+                setInstant(statement, i++, now);
+            }
+            else {
+                setInstant(statement, i++, now);
+                setInstant(statement, i++, now);
+            }
+            setInstant(statement, i++, now);
+            statement.setString(i, consumer);
+            return readRows(statement);
+        }
+        finally {
+            idArray.free();
+            fingerprintArray.free();
+        }
+    }
+
+    @Override
+    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
+        // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
+        try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
+            setInstant(statement, 1, cutoff);
+            statement.setInt(2, limit);
+            return statement.executeUpdate();
+        }
+    }
+}

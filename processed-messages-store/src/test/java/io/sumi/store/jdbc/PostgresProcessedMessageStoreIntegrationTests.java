@@ -1,0 +1,11 @@
+package io.sumi.store.jdbc;
+
+import io.sumi.testing.TestDatabase;
+
+class PostgresProcessedMessageStoreIntegrationTests extends ProcessedMessageStoreContractTests {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+}

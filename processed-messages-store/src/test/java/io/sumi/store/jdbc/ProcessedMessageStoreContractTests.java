@@ -1,0 +1,362 @@
+package io.sumi.store.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+import io.sumi.store.CachingProcessedMessageStore;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.testing.MutableClock;
+import io.sumi.testing.TestDatabase;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The contract every JDBC ledger keeps, run against each database by a small subclass.
+ * Each test uses a consumer namespace of its own, so tests never see each other's rows.
+ */
+abstract class ProcessedMessageStoreContractTests {
+
+    static final Duration LEASE = Duration.ofMinutes(5);
+
+    final MutableClock clock = MutableClock.at("2026-03-01T10:00:00.123456Z");
+    DataSource dataSource;
+    JdbcProcessedMessageStore store;
+    TransactionTemplate transactions;
+    String consumer;
+
+    abstract TestDatabase database();
+
+    @BeforeEach
+    void setUp() {
+        dataSource = database().dataSource();
+        store = JdbcProcessedMessageStore.builder(dataSource).clock(clock).build();
+        transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        consumer = "contract-" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+    }
+
+    static ClaimRequest request(String id) {
+        return new ClaimRequest(id, id.length() > 40 ? "fp-long" : "fp-" + id);
+    }
+
+    @Test
+    void detectsItsDatabaseType() {
+        assertThat(DatabaseType.of(dataSource)).isEqualTo(DatabaseType.valueOf(database().name()));
+    }
+
+    @Test
+    void firstClaimOfANewKeyIsClaimed() {
+        ClaimResult result = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        ProcessedMessage row = result.message();
+        assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
+        assertThat(row.attempts()).isEqualTo(1);
+        assertThat(row.fingerprint()).isEqualTo("fp-m1");
+        assertThat(row.firstSeenAt()).isEqualTo(clock.instant());
+        assertThat(row.leaseUntil()).isEqualTo(clock.instant().plus(LEASE));
+        assertThat(row.processedAt()).isNull();
+        assertThat(store.find(consumer, "m1")).contains(row);
+    }
+
+    @Test
+    void secondClaimWhileTheLeaseIsLiveIsBusyAndReturnsTheHoldersRow() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        clock.advance(LEASE.minusSeconds(1));
+
+        ClaimResult second = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(second.outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(second.message().claimToken()).isEqualTo(first.message().claimToken());
+        assertThat(second.message().attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void claimAfterTheLeaseExpiredTakesTheMessageOver() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        clock.advance(LEASE);
+
+        ClaimResult second = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(second.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(second.message().attempts()).isEqualTo(2);
+        assertThat(second.message().claimToken()).isNotEqualTo(first.message().claimToken());
+        assertThat(second.message().leaseUntil()).isEqualTo(clock.instant().plus(LEASE));
+        assertThat(second.message().firstSeenAt()).isEqualTo(first.message().firstSeenAt());
+        // The first owner lost its lease: it can neither complete nor release the new claim.
+        assertThat(store.complete(first.message())).isFalse();
+        assertThat(store.release(first.message(), "late")).isFalse();
+        assertThat(store.complete(second.message())).isTrue();
+    }
+
+    @Test
+    void claimAfterCompletionIsADuplicateWithTheCompletedRow() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(store.complete(first.message())).isTrue();
+        clock.advance(LEASE.multipliedBy(10));
+
+        ClaimResult again = store.claim(consumer, new ClaimRequest("m1", "other"), LEASE);
+
+        assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(again.message().status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(again.message().fingerprint()).isEqualTo("fp-m1");
+        assertThat(again.message().processedAt()).isEqualTo(first.message().firstSeenAt().plusSeconds(3));
+        assertThat(again.message().leaseUntil()).isNull();
+    }
+
+    @Test
+    void releaseEndsTheLeaseNowAndKeepsTheError() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(store.release(first.message(), "SMTP 451")).isTrue();
+        ClaimResult retry = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(retry.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(retry.message().attempts()).isEqualTo(2);
+        assertThat(retry.message().lastError()).isEqualTo("SMTP 451");
+        assertThat(store.complete(retry.message())).isTrue();
+        assertThat(store.find(consumer, "m1")).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.lastError()).isNull();
+        });
+    }
+
+    @Test
+    void longErrorsAreCutToTheColumn() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        assertThat(store.release(first.message(), "x".repeat(5000))).isTrue();
+        assertThat(store.find(consumer, "m1")).get().extracting(ProcessedMessage::lastError).asString().hasSize(1000);
+    }
+
+    @Test
+    void batchClaimReturnsOneResultPerRequestInOrder() {
+        ClaimResult done = store.claim(consumer, request("done"), LEASE);
+        store.complete(done.message());
+        ClaimResult held = store.claim(consumer, request("held"), LEASE);
+
+        List<ClaimResult> results = store.claimAll(consumer,
+                List.of(request("new-b"), request("done"), request("held"), request("new-a"), request("new-b")), LEASE);
+
+        assertThat(results).extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE,
+                ClaimOutcome.BUSY, ClaimOutcome.CLAIMED, ClaimOutcome.CLAIMED);
+        assertThat(results.get(0).message()).isEqualTo(results.get(4).message());
+        assertThat(results.get(2).message().claimToken()).isEqualTo(held.message().claimToken());
+        long token = results.get(0).message().claimToken();
+        assertThat(results.get(3).message().claimToken()).isEqualTo(token);
+        assertThat(store.completeAll(consumer, token, List.of("new-a", "new-b"))).isEqualTo(2);
+        assertThat(store.claimAll(consumer, List.of(request("new-a"), request("new-b")), LEASE))
+                .extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.DUPLICATE);
+    }
+
+    @Test
+    void batchReleaseLetsEveryKeyBeClaimedAgain() {
+        List<ClaimResult> results = store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE);
+        long token = results.get(0).message().claimToken();
+
+        assertThat(store.releaseAll(consumer, token, List.of("a", "b", "c"), "boom")).isEqualTo(3);
+
+        assertThat(store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE))
+                .allSatisfy(result -> {
+                    assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+                    assertThat(result.message().attempts()).isEqualTo(2);
+                });
+    }
+
+    @Test
+    void transactionalClaimCommitsWithTheTransaction() {
+        ClaimResult result = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
+
+        assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(result.message().status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(result.message().processedAt()).isEqualTo(clock.instant());
+        ClaimResult again = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
+        assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(store.claim(consumer, request("t1"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    }
+
+    @Test
+    void transactionalClaimRolledBackLeavesNoRow() {
+        transactions.executeWithoutResult(status -> {
+            assertThat(store.claimCompleted(consumer, request("t1")).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+            status.setRollbackOnly();
+        });
+
+        assertThat(store.find(consumer, "t1")).isEmpty();
+        ClaimResult retry = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
+        assertThat(retry.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void transactionalBatchClaimSeesCompletedAndLiveRows() {
+        store.complete(store.claim(consumer, request("done"), LEASE).message());
+        store.claim(consumer, request("held"), LEASE);
+        ClaimResult expired = store.claim(consumer, request("expired"), Duration.ofSeconds(1));
+        clock.advance(Duration.ofSeconds(2));
+
+        List<ClaimResult> results = transactions.execute(status ->
+                store.claimAllCompleted(consumer, List.of(request("new"), request("done"), request("held"), request("expired"))));
+
+        assertThat(results).extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
+        assertThat(results.get(3).message().status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(results.get(3).message().attempts()).isEqualTo(expired.message().attempts() + 1);
+    }
+
+    @Test
+    void transactionalClaimOutsideATransactionIsRefused() {
+        assertThatIllegalStateException().isThrownBy(() -> store.claimCompleted(consumer, request("t1")))
+                .withMessageContaining("transaction");
+        assertThat(store.find(consumer, "t1")).isEmpty();
+    }
+
+    @Test
+    void keysLongerThanTheColumnAreRejectedNotTruncated() {
+        String longKey = "k".repeat(store.maxKeyLength() + 1);
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request(longKey), LEASE))
+                .withMessageContaining("201 characters").withMessageContaining("not truncated");
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request(""), LEASE))
+                .withMessageContaining("empty");
+        String longest = "k".repeat(store.maxKeyLength());
+        assertThat(store.claim(consumer, request(longest), LEASE).message().messageId()).isEqualTo(longest);
+    }
+
+    @Test
+    void unicodeKeysRoundTrip() {
+        String key = "注文-42-é-🎉";
+        assertThat(store.claim(consumer, request(key), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(store.claim(consumer, request(key), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(store.find(consumer, key)).isPresent();
+    }
+
+    @Test
+    void tableNamesThatAreNotIdentifiersAreRejected() {
+        assertThatIllegalArgumentException().isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource)
+                .tableName("processed_messages; DROP TABLE x")).withMessageContaining("Invalid ledger table name");
+        assertThatIllegalArgumentException().isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource).tableName("1abc"));
+        assertThat(JdbcProcessedMessageStore.validateTableName("sumi.processed_messages")).isEqualTo("sumi.processed_messages");
+    }
+
+    @Test
+    void pruningDeletesOnlyOldCompletedRowsInBoundedBatches() {
+        // Rows of this test live in the year 2000, so the cutoff below cannot reach other tests' rows.
+        clock.set(Instant.parse("2000-01-01T00:00:00Z"));
+        List<String> ids = IntStream.range(0, 25).mapToObj(i -> "old-" + i).toList();
+        List<ClaimResult> old = store.claimAll(consumer, ids.stream().map(ProcessedMessageStoreContractTests::request).toList(), LEASE);
+        store.completeAll(consumer, old.get(0).message().claimToken(), ids);
+        store.claim(consumer, request("old-in-progress"), LEASE);
+        clock.advance(Duration.ofDays(20));
+        store.complete(store.claim(consumer, request("recent"), LEASE).message());
+        Instant cutoff = Instant.parse("2000-01-15T00:00:00Z");
+
+        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
+        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
+        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(5);
+        assertThat(store.deleteCompletedBefore(cutoff, 10)).isZero();
+
+        assertThat(store.find(consumer, "old-in-progress")).isPresent();
+        assertThat(store.find(consumer, "recent")).isPresent();
+        assertThat(ids).allSatisfy(id -> assertThat(store.find(consumer, id)).isEmpty());
+    }
+
+    @Test
+    void concurrentClaimsOfOneKeyLetExactlyOneThreadIn() throws Exception {
+        int threads = 8;
+        for (int round = 0; round < 20; round++) {
+            String key = "race-" + round;
+            CountDownLatch start = new CountDownLatch(1);
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                List<Future<ClaimOutcome>> futures = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    Callable<ClaimOutcome> claim = () -> {
+                        start.await();
+                        return store.claim(consumer, request(key), LEASE).outcome();
+                    };
+                    futures.add(pool.submit(claim));
+                }
+                start.countDown();
+                List<ClaimOutcome> outcomes = new ArrayList<>();
+                for (Future<ClaimOutcome> future : futures) {
+                    outcomes.add(future.get());
+                }
+                assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED).hasSize(1);
+                assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.BUSY).hasSize(threads - 1);
+            }
+            finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void concurrentTransactionalClaimsOfOneKeyCommitExactlyOnce() throws Exception {
+        int threads = 8;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<ClaimOutcome>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return transactions.execute(status -> store.claimCompleted(consumer, request("tx-race")).outcome());
+                }));
+            }
+            start.countDown();
+            List<ClaimOutcome> outcomes = new ArrayList<>();
+            for (Future<ClaimOutcome> future : futures) {
+                outcomes.add(future.get());
+            }
+            assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED).hasSize(1);
+            assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE).hasSize(threads - 1);
+        }
+        finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void cacheRemembersOnlyCommittedCompletions() {
+        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
+        transactions.executeWithoutResult(status -> {
+            cached.claimCompleted(consumer, request("rolled-back"));
+            status.setRollbackOnly();
+        });
+        transactions.executeWithoutResult(status -> cached.claimCompleted(consumer, request("committed")));
+        cached.complete(cached.claim(consumer, request("leased"), LEASE).message());
+        assertThat(cached.size()).isEqualTo(2);
+
+        // With the rows gone from the database, only the cache can answer DUPLICATE.
+        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        assertThat(cached.claim(consumer, request("committed"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(cached.claim(consumer, request("leased"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(cached.claim(consumer, request("rolled-back"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+}
