@@ -1,0 +1,17 @@
+package io.sumi.consumer;
+
+/**
+ * A key arrived again with another payload and the handler's policy is
+ * {@link FingerprintMismatchPolicy#REJECT}. Not retryable.
+ */
+public class FingerprintMismatchException extends IdempotencyException {
+
+    public FingerprintMismatchException(String message) {
+        super(message);
+    }
+
+    @Override
+    public boolean isRetryable() {
+        return false;
+    }
+}

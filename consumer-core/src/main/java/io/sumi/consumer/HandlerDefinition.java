@@ -1,0 +1,104 @@
+package io.sumi.consumer;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The settings of one idempotent handler, resolved from its {@link IdempotentHandler} annotation
+ * and the configured defaults. Immutable; build with {@link #builder(String)}.
+ *
+ * @param consumer the ledger namespace
+ * @param mode how the ledger takes messages
+ * @param lease how long a lease-mode claim is held
+ * @param fingerprintPolicy what a reused key with another payload does ({@code WARN} or {@code REJECT})
+ * @param keyHeaders header names tried, in order, for the key
+ * @param keyExpression a SpEL expression computing the key when no header has one, or {@code null}
+ */
+public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration lease,
+        FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders, @Nullable String keyExpression) {
+
+    /** The header the outbox producer writes its row id to. */
+    public static final String OUTBOX_ID_HEADER = "outbox-id";
+
+    /** The conventional idempotency-key header. */
+    public static final String IDEMPOTENCY_KEY_HEADER = "idempotency-key";
+
+    /** Headers tried for the key by default, in order. */
+    public static final List<String> DEFAULT_KEY_HEADERS = List.of(OUTBOX_ID_HEADER, IDEMPOTENCY_KEY_HEADER);
+
+    /** Default lease of a lease-mode claim. */
+    public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
+
+    public HandlerDefinition {
+        Objects.requireNonNull(consumer, "consumer");
+        if (consumer.isBlank()) {
+            throw new IllegalArgumentException("The consumer (ledger namespace) must not be blank");
+        }
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("The lease of consumer '" + consumer + "' must be positive, was " + lease);
+        }
+        if (fingerprintPolicy == FingerprintMismatchPolicy.DEFAULT) {
+            fingerprintPolicy = FingerprintMismatchPolicy.WARN;
+        }
+        keyHeaders = List.copyOf(keyHeaders);
+        if (keyExpression != null && keyExpression.isBlank()) {
+            keyExpression = null;
+        }
+    }
+
+    /** Starts a definition for the ledger namespace {@code consumer}, with the defaults. */
+    public static Builder builder(String consumer) {
+        return new Builder(consumer);
+    }
+
+    /** Builds a {@link HandlerDefinition}. */
+    public static final class Builder {
+
+        private final String consumer;
+        private IdempotencyMode mode = IdempotencyMode.AUTO;
+        private Duration lease = DEFAULT_LEASE;
+        private FingerprintMismatchPolicy fingerprintPolicy = FingerprintMismatchPolicy.WARN;
+        private List<String> keyHeaders = DEFAULT_KEY_HEADERS;
+        private @Nullable String keyExpression;
+
+        private Builder(String consumer) {
+            this.consumer = consumer;
+        }
+
+        public Builder mode(IdempotencyMode mode) {
+            this.mode = mode;
+            return this;
+        }
+
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        public Builder fingerprintPolicy(FingerprintMismatchPolicy fingerprintPolicy) {
+            this.fingerprintPolicy = fingerprintPolicy;
+            return this;
+        }
+
+        public Builder keyHeaders(List<String> keyHeaders) {
+            this.keyHeaders = keyHeaders;
+            return this;
+        }
+
+        public Builder keyExpression(@Nullable String keyExpression) {
+            this.keyExpression = keyExpression;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease)
+         */
+        public HandlerDefinition build() {
+            return new HandlerDefinition(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package io.sumi.consumer;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.internal.DefaultIdempotentExecutor;
+import io.sumi.store.ProcessedMessageStore;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Runs handlers idempotently: resolves each message's key, claims it in the ledger, runs the
+ * handler, and completes or releases the claim. Framework-free; binders call it from their
+ * listener adapters.
+ *
+ * <p>The state machine, per message (see {@link IdempotencyMode}):
+ * <ul>
+ *   <li>lease: claim → {@code CLAIMED}: run, then complete; on an exception release the claim and
+ *   rethrow the exception unchanged. {@code DUPLICATE}: skip. {@code BUSY}: throw
+ *   {@link MessageBusyException} (retryable).</li>
+ *   <li>transactional: in a transaction, insert the row {@code COMPLETED} → {@code CLAIMED}: run;
+ *   commit or roll back both. {@code DUPLICATE}: skip. {@code BUSY}: {@link MessageBusyException}.</li>
+ * </ul>
+ * A message without a usable key throws {@link MissingIdempotencyKeyException} or
+ * {@link InvalidIdempotencyKeyException} before anything is claimed. Exceptions of the handler are
+ * never swallowed. Thread-safe.
+ */
+public interface IdempotentExecutor {
+
+    /**
+     * Runs {@code body} for one message unless its key is already completed.
+     *
+     * @return {@code PROCESSED} with the handler's value, or {@code DUPLICATE}
+     * @throws Exception whatever the handler threw (after its claim was released or rolled back),
+     *     or an {@link IdempotencyException} about the message
+     */
+    <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception;
+
+    /**
+     * Runs {@code body} once for the messages of a batch that are not completed yet, claiming the
+     * whole batch in one round trip.
+     *
+     * <p>When a message of the batch cannot run (no usable key, a live claim elsewhere, a rejected
+     * fingerprint) or the handler reports one with a {@link BatchFailedException}, the messages
+     * before it are completed (in transactional mode: the handler is run again for just those, in
+     * a new transaction, since the failed transaction rolled their rows back), and a
+     * {@link BatchFailedException} with its index is thrown: it and the messages after it must be
+     * delivered again. Any other exception of the handler fails the whole batch.
+     *
+     * @throws BatchFailedException if the batch stopped at a message
+     * @throws Exception whatever the handler threw, for the whole batch
+     */
+    BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception;
+
+    /** The key resolver the executor uses. */
+    MessageKeyResolver keyResolver();
+
+    /** Starts a builder for an executor on {@code store}. */
+    static Builder builder(ProcessedMessageStore store) {
+        return new Builder(store);
+    }
+
+    /**
+     * A handler for one message.
+     */
+    @FunctionalInterface
+    interface HandlerBody<T> {
+        T run() throws Exception;
+    }
+
+    /**
+     * A handler for a batch.
+     */
+    @FunctionalInterface
+    interface BatchBody {
+
+        /**
+         * Processes the messages at {@code indexes} (ascending indexes into the batch given to
+         * {@link #executeBatch}); the others are duplicates or are not to run now. To say that one
+         * message failed and the ones before it are done, throw a {@link BatchFailedException}
+         * with that message's index in the batch.
+         */
+        void run(List<Integer> indexes) throws Exception;
+    }
+
+    /**
+     * Builds an {@link IdempotentExecutor}.
+     */
+    final class Builder {
+
+        private final ProcessedMessageStore store;
+        private TransactionSupport transactionSupport = TransactionSupport.none();
+        private MeterRegistry meterRegistry = new CompositeMeterRegistry();
+        private MessageKeyResolver keyResolver = new MessageKeyResolver();
+
+        private Builder(ProcessedMessageStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+        }
+
+        /** How transactions are seen and opened; {@link TransactionSupport#none()} by default. */
+        public Builder transactionSupport(TransactionSupport transactionSupport) {
+            this.transactionSupport = Objects.requireNonNull(transactionSupport, "transactionSupport");
+            return this;
+        }
+
+        /** Where metrics go; none by default. */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+            return this;
+        }
+
+        public Builder keyResolver(MessageKeyResolver keyResolver) {
+            this.keyResolver = Objects.requireNonNull(keyResolver, "keyResolver");
+            return this;
+        }
+
+        public IdempotentExecutor build() {
+            return new DefaultIdempotentExecutor(store, transactionSupport, meterRegistry, keyResolver);
+        }
+    }
+}

@@ -1,0 +1,466 @@
+package io.sumi.consumer.internal;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.BatchResult;
+import io.sumi.consumer.FingerprintMismatchException;
+import io.sumi.consumer.FingerprintMismatchPolicy;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyException;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.InvalidIdempotencyKeyException;
+import io.sumi.consumer.MessageBusyException;
+import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.internal.ConsumerMetrics.Outcome;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor's state machine (see {@link IdempotentExecutor}).
+ *
+ * <p>Concurrency: the executor holds no per-message state; every race between two deliveries of
+ * one key is decided by the ledger's one-statement claim. Two threads that claim one key at the
+ * same moment get {@code CLAIMED} and {@code BUSY} (lease mode), or the second waits on the
+ * primary key until the first transaction ends and then gets {@code DUPLICATE} (commit) or
+ * {@code CLAIMED} (rollback) (transactional mode).
+ */
+public final class DefaultIdempotentExecutor implements IdempotentExecutor {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultIdempotentExecutor.class);
+
+    private final ProcessedMessageStore store;
+    private final TransactionSupport transactions;
+    private final ConsumerMetrics metrics;
+    private final MessageKeyResolver keyResolver;
+
+    public DefaultIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactions, MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver) {
+        this.store = store;
+        this.transactions = transactions;
+        this.metrics = new ConsumerMetrics(meterRegistry);
+        this.keyResolver = keyResolver;
+    }
+
+    @Override
+    public MessageKeyResolver keyResolver() {
+        return keyResolver;
+    }
+
+    // ---------------------------------------------------------------- one message
+
+    @Override
+    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
+        ClaimRequest request;
+        try {
+            request = new ClaimRequest(key(handler, message), message.fingerprint());
+        }
+        catch (IdempotencyException ex) {
+            metrics.count(handler.consumer(), Outcome.REJECTED);
+            throw ex;
+        }
+        if (mode(handler) == IdempotencyMode.TRANSACTIONAL) {
+            return executeTransactional(handler, request, body);
+        }
+        return executeLease(handler, request, body);
+    }
+
+    private <T> HandlerResult<T> executeLease(HandlerDefinition handler, ClaimRequest request, HandlerBody<T> body) throws Exception {
+        String consumer = handler.consumer();
+        ClaimResult claim = store.claim(consumer, request, handler.lease());
+        if (claim.outcome() != ClaimOutcome.CLAIMED) {
+            try {
+                return notClaimed(handler, request, claim);
+            }
+            catch (FingerprintMismatchException ex) {
+                metrics.count(consumer, Outcome.REJECTED);
+                throw ex;
+            }
+        }
+        ProcessedMessage row = claim.message();
+        try {
+            checkFingerprint(handler, request, row);
+        }
+        catch (FingerprintMismatchException ex) {
+            releaseQuietly(row, ex);
+            metrics.count(consumer, Outcome.REJECTED);
+            throw ex;
+        }
+        T value;
+        long start = System.nanoTime();
+        try (IdempotencyContext.Scope scope = new IdempotencyContext(request.messageId(), consumer, row.attempts(),
+                IdempotencyMode.LEASE).open()) {
+            value = body.run();
+        }
+        catch (Exception | Error ex) {
+            metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+            metrics.count(consumer, Outcome.FAILED);
+            // Release so the redelivery can claim at once; the exception itself goes on unchanged.
+            releaseQuietly(row, ex);
+            throw ex;
+        }
+        metrics.handlerDuration(consumer, true, System.nanoTime() - start);
+        // If completing fails, the exception propagates: the message is redelivered and, once the
+        // lease has expired, run again with the same key (which the provider deduplicates).
+        if (!store.complete(row)) {
+            leaseLost(consumer, List.of(request.messageId()));
+        }
+        metrics.count(consumer, Outcome.PROCESSED);
+        return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    private <T> HandlerResult<T> executeTransactional(HandlerDefinition handler, ClaimRequest request, HandlerBody<T> body)
+            throws Exception {
+        String consumer = handler.consumer();
+        long[] handlerStart = {0L};
+        HandlerResult<T> result;
+        try {
+            result = transactions.inTransaction(() -> {
+                ClaimResult claim = store.claimCompleted(consumer, request);
+                if (claim.outcome() != ClaimOutcome.CLAIMED) {
+                    return notClaimed(handler, request, claim);
+                }
+                checkFingerprint(handler, request, claim.message());
+                handlerStart[0] = System.nanoTime();
+                try (IdempotencyContext.Scope scope = new IdempotencyContext(request.messageId(), consumer,
+                        claim.message().attempts(), IdempotencyMode.TRANSACTIONAL).open()) {
+                    return new HandlerResult<>(MessageOutcome.PROCESSED, body.run());
+                }
+            });
+        }
+        catch (Exception | Error ex) {
+            if (handlerStart[0] != 0L) {
+                metrics.handlerDuration(consumer, false, System.nanoTime() - handlerStart[0]);
+                metrics.count(consumer, Outcome.FAILED);
+            }
+            else if (ex instanceof FingerprintMismatchException) {
+                metrics.count(consumer, Outcome.REJECTED);
+            }
+            else if (!(ex instanceof MessageBusyException)) {
+                metrics.count(consumer, Outcome.FAILED);
+            }
+            throw ex;
+        }
+        if (result.outcome() == MessageOutcome.PROCESSED) {
+            metrics.handlerDuration(consumer, true, System.nanoTime() - handlerStart[0]);
+            metrics.count(consumer, Outcome.PROCESSED);
+        }
+        return result;
+    }
+
+    /**
+     * DUPLICATE: check the fingerprint, count and skip. BUSY: count and throw the retryable busy
+     * exception. A rejected fingerprint is counted by the caller.
+     */
+    private <T> HandlerResult<T> notClaimed(HandlerDefinition handler, ClaimRequest request, ClaimResult claim) {
+        if (claim.outcome() == ClaimOutcome.BUSY) {
+            metrics.count(handler.consumer(), Outcome.BUSY);
+            throw busy(handler, claim.message());
+        }
+        checkFingerprint(handler, request, claim.message());
+        metrics.count(handler.consumer(), Outcome.DUPLICATE);
+        return HandlerResult.duplicate();
+    }
+
+    // ---------------------------------------------------------------- batches
+
+    @Override
+    public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
+            throws Exception {
+        List<ClaimRequest> requests = new ArrayList<>(messages.size());
+        int limit = messages.size();
+        Exception stopCause = null;
+        for (int i = 0; i < messages.size(); i++) {
+            try {
+                requests.add(new ClaimRequest(key(handler, messages.get(i)), messages.get(i).fingerprint()));
+            }
+            catch (IdempotencyException ex) {
+                metrics.count(handler.consumer(), Outcome.REJECTED);
+                limit = i;
+                stopCause = ex;
+                break;
+            }
+        }
+        BatchRun run = mode(handler) == IdempotencyMode.TRANSACTIONAL
+                ? transactionalBatch(handler, requests, limit, stopCause, body)
+                : leaseBatch(handler, requests, limit, stopCause, body);
+        if (run.stop < messages.size()) {
+            throw new BatchFailedException(run.stop, Objects.requireNonNull(run.cause));
+        }
+        return new BatchResult(run.processed, run.duplicates);
+    }
+
+    private record BatchRun(int processed, int duplicates, int stop, @Nullable Throwable cause) {
+    }
+
+    /**
+     * Which messages of a claimed prefix run: the {@code CLAIMED} first occurrences before the first
+     * message that must stop the batch (a live claim elsewhere, a rejected fingerprint).
+     */
+    private static final class Plan {
+        final List<Integer> run = new ArrayList<>();
+        final List<String> runKeys = new ArrayList<>();
+        int duplicates;
+        int stop;
+        @Nullable Exception cause;
+        long token;
+    }
+
+    private Plan plan(HandlerDefinition handler, List<ClaimRequest> requests, List<ClaimResult> results, int limit,
+            @Nullable Exception stopCause) {
+        Plan plan = new Plan();
+        plan.stop = limit;
+        plan.cause = stopCause;
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < results.size(); i++) {
+            ClaimResult result = results.get(i);
+            ClaimRequest request = requests.get(i);
+            if (result.outcome() == ClaimOutcome.BUSY) {
+                metrics.count(handler.consumer(), Outcome.BUSY);
+                plan.stop = i;
+                plan.cause = busy(handler, result.message());
+                break;
+            }
+            try {
+                checkFingerprint(handler, request, result.message());
+            }
+            catch (FingerprintMismatchException ex) {
+                metrics.count(handler.consumer(), Outcome.REJECTED);
+                plan.stop = i;
+                plan.cause = ex;
+                break;
+            }
+            if (result.outcome() == ClaimOutcome.CLAIMED && seen.add(request.messageId())) {
+                plan.run.add(i);
+                plan.runKeys.add(request.messageId());
+                plan.token = result.message().claimToken();
+            }
+            else {
+                plan.duplicates++;
+            }
+        }
+        return plan;
+    }
+
+    private BatchRun leaseBatch(HandlerDefinition handler, List<ClaimRequest> requests, int limit, @Nullable Exception stopCause,
+            BatchBody body) throws Exception {
+        String consumer = handler.consumer();
+        List<ClaimResult> results = limit == 0 ? List.of() : store.claimAll(consumer, requests.subList(0, limit), handler.lease());
+        Plan plan = plan(handler, requests, results, limit, stopCause);
+        // Claims taken beyond the stop are not run now: give them back so the redelivery can run them.
+        Set<String> notRun = new HashSet<>();
+        long token = plan.token;
+        for (int i = plan.stop; i < results.size(); i++) {
+            if (results.get(i).outcome() == ClaimOutcome.CLAIMED && !plan.runKeys.contains(requests.get(i).messageId())) {
+                notRun.add(requests.get(i).messageId());
+                token = results.get(i).message().claimToken();
+            }
+        }
+        if (!notRun.isEmpty()) {
+            store.releaseAll(consumer, token, notRun, "not run: the batch stopped at index " + plan.stop);
+        }
+        if (plan.run.isEmpty()) {
+            metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
+            return new BatchRun(0, plan.duplicates, plan.stop, plan.cause);
+        }
+        long start = System.nanoTime();
+        try {
+            body.run(List.copyOf(plan.run));
+        }
+        catch (BatchFailedException ex) {
+            metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+            List<String> done = new ArrayList<>();
+            List<String> failed = new ArrayList<>();
+            for (int k = 0; k < plan.run.size(); k++) {
+                (plan.run.get(k) < ex.index() ? done : failed).add(plan.runKeys.get(k));
+            }
+            completeAll(consumer, plan.token, done);
+            releaseAllQuietly(consumer, plan.token, failed, ex.getCause() != null ? ex.getCause() : ex);
+            metrics.count(consumer, Outcome.PROCESSED, done.size());
+            metrics.count(consumer, Outcome.FAILED);
+            throw ex;
+        }
+        catch (Exception | Error ex) {
+            metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+            metrics.count(consumer, Outcome.FAILED);
+            releaseAllQuietly(consumer, plan.token, plan.runKeys, ex);
+            throw ex;
+        }
+        metrics.handlerDuration(consumer, true, System.nanoTime() - start);
+        completeAll(consumer, plan.token, plan.runKeys);
+        metrics.count(consumer, Outcome.PROCESSED, plan.run.size());
+        metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
+        return new BatchRun(plan.run.size(), plan.duplicates, plan.stop, plan.cause);
+    }
+
+    /** Signals, inside the transaction, that the batch must stop earlier: roll back and run a shorter prefix. */
+    private static final class Shrink extends RuntimeException {
+        final int stop;
+        final Exception cause;
+
+        Shrink(int stop, Exception cause) {
+            super(null, null, false, false);
+            this.stop = stop;
+            this.cause = cause;
+        }
+    }
+
+    private BatchRun transactionalBatch(HandlerDefinition handler, List<ClaimRequest> requests, int limit,
+            @Nullable Exception stopCause, BatchBody body) throws Exception {
+        String consumer = handler.consumer();
+        int currentLimit = limit;
+        Throwable cause = stopCause;
+        // Each pass runs a strictly shorter prefix, so the loop ends. A pass that must stop at a
+        // message rolls back everything (its claims included) and the next pass runs just the
+        // messages before it: in transactional mode the effects are rows, so running them again
+        // in a fresh transaction is correct, and it is the only way to commit "the ones before".
+        while (currentLimit > 0) {
+            int passLimit = currentLimit;
+            long start = System.nanoTime();
+            try {
+                Plan plan = transactions.inTransaction(() -> {
+                    List<ClaimResult> results = store.claimAllCompleted(consumer, requests.subList(0, passLimit));
+                    Plan p = plan(handler, requests, results, passLimit, null);
+                    if (p.stop < passLimit) {
+                        throw new Shrink(p.stop, Objects.requireNonNull(p.cause));
+                    }
+                    if (!p.run.isEmpty()) {
+                        body.run(List.copyOf(p.run));
+                    }
+                    return p;
+                });
+                if (!plan.run.isEmpty()) {
+                    metrics.handlerDuration(consumer, true, System.nanoTime() - start);
+                }
+                metrics.count(consumer, Outcome.PROCESSED, plan.run.size());
+                metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
+                return new BatchRun(plan.run.size(), plan.duplicates, passLimit, cause);
+            }
+            catch (Shrink shrink) {
+                currentLimit = shrink.stop;
+                cause = shrink.cause;
+            }
+            catch (BatchFailedException ex) {
+                metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+                metrics.count(consumer, Outcome.FAILED);
+                if (ex.index() <= 0 || ex.index() >= passLimit) {
+                    throw ex;
+                }
+                currentLimit = ex.index();
+                cause = ex.getCause() != null ? ex.getCause() : ex;
+            }
+            catch (Exception | Error ex) {
+                metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+                metrics.count(consumer, Outcome.FAILED);
+                throw ex;
+            }
+        }
+        return new BatchRun(0, 0, 0, cause);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private String key(HandlerDefinition handler, InboundMessage message) {
+        String key = keyResolver.resolve(handler, message);
+        if (key.length() > store.maxKeyLength()) {
+            throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer() + "' is "
+                    + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
+                    + " (keys are rejected, not truncated, so that two long keys never collide). Key starts with: "
+                    + key.substring(0, 40));
+        }
+        return key;
+    }
+
+    private IdempotencyMode mode(HandlerDefinition handler) {
+        if (handler.mode() != IdempotencyMode.AUTO) {
+            return handler.mode();
+        }
+        return transactions.isTransactionActive() ? IdempotencyMode.TRANSACTIONAL : IdempotencyMode.LEASE;
+    }
+
+    private void checkFingerprint(HandlerDefinition handler, ClaimRequest request, ProcessedMessage row) {
+        String expected = row.fingerprint();
+        String actual = request.fingerprint();
+        if (expected == null || actual == null || expected.equals(actual)) {
+            return;
+        }
+        metrics.fingerprintMismatch(handler.consumer());
+        String text = "Key '" + request.messageId() + "' of consumer '" + handler.consumer()
+                + "' arrived with another payload than the first time (fingerprint " + abbreviate(actual) + ", ledger has "
+                + abbreviate(expected) + "): a producer reused the key for another message";
+        if (handler.fingerprintPolicy() == FingerprintMismatchPolicy.REJECT) {
+            log.warn("{}; rejecting it", text);
+            throw new FingerprintMismatchException(text);
+        }
+        log.warn("{}; treating it as the same message", text);
+    }
+
+    private static String abbreviate(String fingerprint) {
+        return fingerprint.length() > 12 ? fingerprint.substring(0, 12) + "…" : fingerprint;
+    }
+
+    private static MessageBusyException busy(HandlerDefinition handler, ProcessedMessage holder) {
+        return new MessageBusyException("Key '" + holder.messageId() + "' of consumer '" + handler.consumer()
+                + "' is being processed by another consumer (attempt " + holder.attempts() + ", lease until "
+                + holder.leaseUntil() + "); it must be delivered again later");
+    }
+
+    private void completeAll(String consumer, long token, List<String> keys) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        int completed = store.completeAll(consumer, token, keys);
+        if (completed < keys.size()) {
+            leaseLost(consumer, keys.subList(0, keys.size() - completed));
+        }
+    }
+
+    private void leaseLost(String consumer, List<String> keys) {
+        metrics.leaseLost(consumer, keys.size());
+        log.warn("Consumer '{}' completed {} message(s) after their lease had expired and another consumer had taken them over"
+                + " (e.g. {}); the handler ran more than once for them: raise the lease above the handler's longest run",
+                consumer, keys.size(), keys.get(0));
+    }
+
+    private void releaseQuietly(ProcessedMessage claim, Throwable failure) {
+        try {
+            store.release(claim, summary(failure));
+        }
+        catch (RuntimeException ex) {
+            // The original failure matters more; the lease will expire on its own.
+            failure.addSuppressed(ex);
+        }
+    }
+
+    private void releaseAllQuietly(String consumer, long token, List<String> keys, Throwable failure) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        try {
+            store.releaseAll(consumer, token, keys, summary(failure));
+        }
+        catch (RuntimeException ex) {
+            failure.addSuppressed(ex);
+        }
+    }
+
+    private static String summary(Throwable failure) {
+        return failure.getClass().getName() + (failure.getMessage() != null ? ": " + failure.getMessage() : "");
+    }
+}
