@@ -44,7 +44,11 @@ public interface IdempotentExecutor {
      * before it are completed (in transactional mode: the handler is run again for just those, in
      * a new transaction, since the failed transaction rolled their rows back), and a
      * {@link BatchFailedException} with its index is thrown: it and the messages after it must be
-     * delivered again. Any other exception of the handler fails the whole batch.
+     * delivered again. Any other exception of the handler fails the whole batch. In transactional
+     * mode inside a transaction of the caller's, which the executor joins, a message that stops the
+     * batch while it runs (a live claim, a rejected fingerprint, a {@link BatchFailedException} of
+     * the handler) marks that transaction rollback-only, so no message of the batch can be done: the
+     * {@link BatchFailedException} then has index 0 and the stopping message's failure as its cause.
      *
      * @throws BatchFailedException if the batch stopped at a message
      * @throws Exception whatever the handler threw, for the whole batch

@@ -1,5 +1,6 @@
 package io.sumi.consumer;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
@@ -52,7 +53,7 @@ public final class MessageKeyResolver {
             StandardEvaluationContext context = new StandardEvaluationContext(message.source());
             context.setVariable("message", message.source());
             context.setVariable("payload", message.payload());
-            context.setVariable("headers", message.headers());
+            context.setVariable("headers", decoded(message.headers()));
             value = expression(handler).getValue(context);
         }
         catch (ExpressionException | ClassCastException | NullPointerException ex) {
@@ -65,6 +66,16 @@ public final class MessageKeyResolver {
                     + handler.consumer() + "' yielded " + (key == null ? "null" : "a blank key") + " for a message");
         }
         return key;
+    }
+
+    /** The headers as {@code #headers} shows them: byte arrays decoded as UTF-8 (as documented on {@link IdempotentHandler#key()}). */
+    private static Map<String, @Nullable Object> decoded(Map<String, @Nullable Object> headers) {
+        if (headers.values().stream().noneMatch(byte[].class::isInstance)) {
+            return headers;
+        }
+        Map<String, @Nullable Object> decoded = new LinkedHashMap<>();
+        headers.forEach((name, value) -> decoded.put(name, value instanceof byte[] ? InboundMessage.text(value) : value));
+        return decoded;
     }
 
     private Expression expression(HandlerDefinition handler) {

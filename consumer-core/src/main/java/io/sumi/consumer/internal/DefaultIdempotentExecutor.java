@@ -330,6 +330,11 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         // message rolls back everything (its claims included) and the next pass runs just the
         // messages before it: in transactional mode the effects are rows, so running them again
         // in a fresh transaction is correct, and it is the only way to commit "the ones before".
+        // Inside a transaction of the caller's that the passes join, that does not work: a failed
+        // pass only marks the caller's transaction rollback-only (its rows stay, and a second pass
+        // would see them as duplicates), and nothing of the batch can commit any more. Then no
+        // message is done, and the batch stops at index 0 with the cause of the failure.
+        boolean joined = transactions.isTransactionActive();
         while (currentLimit > 0) {
             int passLimit = currentLimit;
             long start = System.nanoTime();
@@ -353,6 +358,9 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 return new BatchRun(plan.run.size(), plan.duplicates, passLimit, cause);
             }
             catch (Shrink shrink) {
+                if (joined) {
+                    return new BatchRun(0, 0, 0, shrink.cause);
+                }
                 currentLimit = shrink.stop;
                 cause = shrink.cause;
             }
@@ -361,6 +369,9 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 metrics.count(consumer, Outcome.FAILED);
                 if (ex.index() <= 0 || ex.index() >= passLimit) {
                     throw ex;
+                }
+                if (joined) {
+                    return new BatchRun(0, 0, 0, ex.getCause() != null ? ex.getCause() : ex);
                 }
                 currentLimit = ex.index();
                 cause = ex.getCause() != null ? ex.getCause() : ex;
@@ -382,7 +393,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer() + "' is "
                     + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
                     + " (keys are rejected, not truncated, so that two long keys never collide). Key starts with: "
-                    + key.substring(0, 40));
+                    + key.substring(0, Math.min(40, key.length())));
         }
         return key;
     }
