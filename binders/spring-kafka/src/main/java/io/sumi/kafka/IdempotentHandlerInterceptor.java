@@ -1,0 +1,282 @@
+package io.sumi.kafka;
+
+import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.kafka.internal.CurrentRecords;
+import io.sumi.kafka.internal.Durations;
+import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.support.MessageBuilder;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs {@link IdempotentHandler} methods through the {@link IdempotentExecutor}.
+ *
+ * <p>The message is found, in order: the record the listener container is delivering on this
+ * thread (captured by Sumi's record/batch interceptor, so any parameter style works), a
+ * {@link ConsumerRecord} argument, a {@link Message} argument. A batch (the container delivers a
+ * batch, or a {@code List<ConsumerRecord>} argument) is claimed in one round trip, and the method
+ * is called once with the records still to process: every {@code List} argument whose size is the
+ * batch's ({@code List<ConsumerRecord>}, {@code List<Message<?>>}, payload lists, {@code @Header}
+ * lists), {@link ConsumerRecords} and {@code Message<List<?>>} arguments are filtered alike.
+ *
+ * <p>Batch failures use Spring Kafka's {@link BatchListenerFailedException}: when the method
+ * throws one, the records before the failed one count as done and the failed one and the rest are
+ * redelivered; Sumi translates its index between the filtered list the method saw and the batch.
+ */
+public final class IdempotentHandlerInterceptor implements MethodInterceptor {
+
+    private final Supplier<IdempotentExecutor> executorSupplier;
+    private final Supplier<HandlerDefaults> defaults;
+    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
+    private volatile @Nullable IdempotentExecutor executor;
+
+    public IdempotentHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
+        this(() -> executor, () -> defaults);
+    }
+
+    /**
+     * An interceptor that looks its executor and defaults up on first use, so that creating the
+     * advisor (which the auto-proxy creator does early) creates neither the ledger's DataSource nor
+     * the configuration properties early.
+     */
+    public IdempotentHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this.executorSupplier = executor;
+        this.defaults = defaults;
+    }
+
+    private IdempotentExecutor executor() {
+        IdempotentExecutor current = executor;
+        if (current == null) {
+            current = executorSupplier.get();
+            executor = current;
+        }
+        return current;
+    }
+
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
+        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
+        Object[] args = invocation.getArguments();
+
+        ConsumerRecords<?, ?> batch = CurrentRecords.batch();
+        if (batch != null) {
+            List<ConsumerRecord<?, ?>> records = new ArrayList<>(batch.count());
+            batch.forEach(records::add);
+            return invokeBatch(invocation, definition, records);
+        }
+        InboundMessage message = singleMessage(args);
+        if (message == null) {
+            List<ConsumerRecord<?, ?>> records = recordListArgument(args);
+            if (records != null) {
+                return invokeBatch(invocation, definition, records);
+            }
+            throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
+                    + " was called without a message: call it from a Kafka listener container (Sumi's record interceptor"
+                    + " must be installed on its container factory, as the starter does), or give it a ConsumerRecord or"
+                    + " Message parameter");
+        }
+        return executor().execute(definition, message, () -> proceed(invocation)).value();
+    }
+
+    /**
+     * The definition of an annotated method: its annotation, completed by the defaults. Parses the
+     * lease and key expression, so calling it at start-up reports a bad annotation early.
+     *
+     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
+     */
+    public HandlerDefinition definition(Method method, Class<?> targetClass) {
+        return definitions.computeIfAbsent(method, m -> {
+            HandlerDefaults defaults = this.defaults.get();
+            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
+            if (annotation == null) {
+                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
+            }
+            String consumer = annotation.consumer();
+            if (consumer.isBlank()) {
+                KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
+                consumer = listener != null && !listener.id().isBlank() ? listener.id()
+                        : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
+            }
+            IdempotencyMode mode = annotation.mode() != IdempotencyMode.AUTO ? annotation.mode() : defaults.mode();
+            if (mode == IdempotencyMode.AUTO && (AnnotatedElementUtils.hasAnnotation(m, Transactional.class)
+                    || AnnotatedElementUtils.hasAnnotation(targetClass, Transactional.class))) {
+                // The method's own transaction may start inside Sumi's advice; AUTO must still mean
+                // "in the handler's transaction".
+                mode = IdempotencyMode.TRANSACTIONAL;
+            }
+            HandlerDefinition definition = HandlerDefinition.builder(consumer)
+                    .mode(mode)
+                    .lease(annotation.lease().isBlank() ? defaults.lease()
+                            : Durations.parse(annotation.lease(), "lease of @IdempotentHandler on " + m))
+                    .fingerprintPolicy(annotation.onFingerprintMismatch() == io.sumi.consumer.FingerprintMismatchPolicy.DEFAULT
+                            ? defaults.fingerprintPolicy() : annotation.onFingerprintMismatch())
+                    .keyHeaders(defaults.keyHeaders())
+                    .keyExpression(annotation.key())
+                    .build();
+            executor().keyResolver().validate(definition);
+            return definition;
+        });
+    }
+
+    private static @Nullable InboundMessage singleMessage(Object[] args) {
+        ConsumerRecord<?, ?> current = CurrentRecords.record();
+        if (current != null) {
+            return new KafkaInboundMessage(current);
+        }
+        for (Object arg : args) {
+            if (arg instanceof ConsumerRecord<?, ?> record) {
+                return new KafkaInboundMessage(record);
+            }
+        }
+        for (Object arg : args) {
+            if (arg instanceof Message<?> message && !(message.getPayload() instanceof List<?>)) {
+                return new SpringMessageInboundMessage(message);
+            }
+        }
+        return null;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static @Nullable List<ConsumerRecord<?, ?>> recordListArgument(Object[] args) {
+        for (Object arg : args) {
+            if (arg instanceof List<?> list && !list.isEmpty() && list.get(0) instanceof ConsumerRecord<?, ?>) {
+                return (List<ConsumerRecord<?, ?>>) list;
+            }
+            if (arg instanceof ConsumerRecords<?, ?> records) {
+                List<ConsumerRecord<?, ?>> copy = new ArrayList<>(records.count());
+                records.forEach(copy::add);
+                return copy;
+            }
+        }
+        return null;
+    }
+
+    private @Nullable Object invokeBatch(MethodInvocation invocation, HandlerDefinition definition, List<ConsumerRecord<?, ?>> records)
+            throws Exception {
+        List<InboundMessage> messages = new ArrayList<>(records.size());
+        records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
+        Object[] args = invocation.getArguments();
+        try {
+            executor().executeBatch(definition, messages, indexes -> {
+                try {
+                    proceedClone(invocation, indexes.size() == records.size() ? args : filter(args, records, indexes));
+                }
+                catch (BatchListenerFailedException ex) {
+                    int original = originalIndex(ex, records, indexes);
+                    if (original < 0) {
+                        throw ex;
+                    }
+                    throw new BatchFailedException(original, ex.getCause() != null ? ex.getCause() : ex);
+                }
+            });
+        }
+        catch (BatchFailedException ex) {
+            Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
+            ConsumerRecord<?, ?> failed = records.get(ex.index());
+            throw new BatchListenerFailedException("Record " + failed.topic() + "-" + failed.partition() + "@" + failed.offset()
+                    + " (index " + ex.index() + ") failed: " + cause.getMessage(), cause, ex.index());
+        }
+        return null;
+    }
+
+    private static int originalIndex(BatchListenerFailedException ex, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
+        if (ex.getRecord() != null) {
+            for (int i = 0; i < records.size(); i++) {
+                if (records.get(i) == ex.getRecord()) {
+                    return i;
+                }
+            }
+        }
+        int index = ex.getIndex();
+        return index >= 0 && index < indexes.size() ? indexes.get(index) : -1;
+    }
+
+    /** The arguments with every per-record list cut down to {@code indexes}. */
+    private static Object[] filter(Object[] args, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
+        int size = records.size();
+        Object[] filtered = args.clone();
+        for (int a = 0; a < args.length; a++) {
+            Object arg = args[a];
+            if (arg instanceof List<?> list && list.size() == size) {
+                filtered[a] = pick(list, indexes);
+            }
+            else if (arg instanceof ConsumerRecords<?, ?>) {
+                filtered[a] = consumerRecords(records, indexes);
+            }
+            else if (arg instanceof Message<?> message && message.getPayload() instanceof List<?> payload && payload.size() == size) {
+                Map<String, Object> headers = new LinkedHashMap<>();
+                message.getHeaders().forEach((name, value) -> headers.put(name,
+                        value instanceof List<?> values && values.size() == size ? pick(values, indexes) : value));
+                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes)).copyHeaders(headers).build();
+            }
+        }
+        return filtered;
+    }
+
+    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
+        List<T> picked = new ArrayList<>(indexes.size());
+        for (int index : indexes) {
+            picked.add(list.get(index));
+        }
+        return picked;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static ConsumerRecords<?, ?> consumerRecords(List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
+        Map<TopicPartition, List<ConsumerRecord>> byPartition = new LinkedHashMap<>();
+        for (int index : indexes) {
+            ConsumerRecord<?, ?> record = records.get(index);
+            byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), tp -> new ArrayList<>()).add(record);
+        }
+        return new ConsumerRecords(byPartition, Map.of());
+    }
+
+    /**
+     * Calls the method through a clone of the invocation, with {@code args}: a clone can be run
+     * again (a transactional batch re-runs a prefix) and still passes the advice after Sumi's.
+     */
+    private static void proceedClone(MethodInvocation invocation, Object[] args) throws Exception {
+        if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)) {
+            throw new IllegalStateException("@IdempotentHandler batch methods must be called through a Spring AOP proxy");
+        }
+        proceed(proxyInvocation.invocableClone(args));
+    }
+
+    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
+        try {
+            return invocation.proceed();
+        }
+        catch (Exception | Error ex) {
+            throw ex;
+        }
+        catch (Throwable ex) {
+            throw new UndeclaredThrowableException(ex);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.sumi.autoconfigure;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.LedgerPruner;
+import io.sumi.consumer.TransactionSupport;
+import io.sumi.store.CachingProcessedMessageStore;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import java.time.Clock;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * The ledger, the executor and the pruning job. Every bean backs off when the application defines
+ * its own.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+        "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"})
+@EnableConfigurationProperties(SumiProperties.class)
+class SumiAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(DataSource.class)
+    ProcessedMessageStore sumiProcessedMessageStore(DataSource dataSource, SumiProperties properties,
+            ObjectProvider<Clock> clock) {
+        SumiProperties.Ledger ledger = properties.ledger();
+        ProcessedMessageStore store = JdbcProcessedMessageStore.builder(dataSource)
+                .tableName(ledger.tableName())
+                .clock(clock.getIfUnique(Clock::systemUTC))
+                .build();
+        if (!ledger.cache().enabled()) {
+            return store;
+        }
+        return new CachingProcessedMessageStore(store, ledger.cache().maximumSize(), ledger.cache().expireAfterWrite());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    TransactionSupport sumiTransactionSupport(ObjectProvider<PlatformTransactionManager> transactionManager) {
+        PlatformTransactionManager manager = transactionManager.getIfUnique();
+        return manager != null ? TransactionSupport.of(manager) : TransactionSupport.none();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(ProcessedMessageStore.class)
+    IdempotentExecutor sumiIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactionSupport,
+            ObjectProvider<MeterRegistry> meterRegistry) {
+        return IdempotentExecutor.builder(store)
+                .transactionSupport(transactionSupport)
+                .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
+                .build();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(ProcessedMessageStore.class)
+    LedgerPruner sumiLedgerPruner(ProcessedMessageStore store, SumiProperties properties, ObjectProvider<Clock> clock,
+            ObjectProvider<MeterRegistry> meterRegistry) {
+        SumiProperties.Ledger ledger = properties.ledger();
+        return LedgerPruner.builder(store)
+                .retention(ledger.retention())
+                .batchSize(ledger.pruning().batchSize())
+                .maxBatches(ledger.pruning().maxBatches())
+                .clock(clock.getIfUnique(Clock::systemUTC))
+                .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
+                .build();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(LedgerPruner.class)
+    @ConditionalOnProperty(prefix = "sumi.ledger.pruning", name = "enabled", havingValue = "true", matchIfMissing = true)
+    LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
+        return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
+    }
+}

@@ -1,0 +1,117 @@
+package io.sumi.autoconfigure;
+
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.kafka.HandlerDefaults;
+import io.sumi.kafka.IdempotentHandlerAdvisor;
+import io.sumi.kafka.IdempotentHandlerInterceptor;
+import io.sumi.kafka.SumiKafkaErrorHandling;
+import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
+import java.lang.reflect.Method;
+import java.util.Map;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+
+/**
+ * {@code @IdempotentHandler} on {@code @KafkaListener} methods: the advisor, the record-capturing
+ * interceptor on every listener container factory, and Sumi's exception classification on every
+ * {@code DefaultErrorHandler} bean.
+ */
+@AutoConfiguration(after = SumiAutoConfiguration.class,
+        afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+@ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
+@Import(SumiKafkaAutoConfiguration.AutoProxyRegistrar.class)
+class SumiKafkaAutoConfiguration {
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static IdempotentHandlerAdvisor sumiIdempotentHandlerAdvisor(ObjectProvider<IdempotentExecutor> executor,
+            ObjectProvider<SumiProperties> properties) {
+        // Static and lazy: advisors are created early by the auto-proxy creator; the executor (and
+        // with it the DataSource) is looked up on the first message instead.
+        return new IdempotentHandlerAdvisor(new IdempotentHandlerInterceptor(executor::getObject,
+                () -> defaults(properties.getObject())));
+    }
+
+    static HandlerDefaults defaults(SumiProperties properties) {
+        SumiProperties.Consumer consumer = properties.consumer();
+        return new HandlerDefaults(consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+    }
+
+    @Bean
+    static SumiListenerContainerFactoryPostProcessor sumiListenerContainerFactoryPostProcessor() {
+        return new SumiListenerContainerFactoryPostProcessor();
+    }
+
+    @Bean
+    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
+    static BeanPostProcessor sumiErrorHandlerPostProcessor(ObjectProvider<SumiProperties> properties) {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof DefaultErrorHandler handler) {
+                    SumiProperties.Kafka kafka = properties.getObject().kafka();
+                    SumiKafkaErrorHandling.configure(handler, kafka.busyRetryInterval(), kafka.busyMaxWait());
+                }
+                return bean;
+            }
+        };
+    }
+
+    /** Checks every {@code @IdempotentHandler} method once the context is up, so a bad annotation fails start-up. */
+    @Bean
+    static SmartInitializingSingleton sumiIdempotentHandlerValidator(ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<IdempotentHandlerAdvisor> advisor) {
+        return () -> {
+            IdempotentHandlerInterceptor interceptor = advisor.getObject().interceptor();
+            for (String name : beanFactory.getBeanDefinitionNames()) {
+                Class<?> type = beanFactory.getType(name, false);
+                if (type == null) {
+                    continue;
+                }
+                Class<?> userClass = AopUtils.isAopProxy(type) ? type.getSuperclass() : org.springframework.util.ClassUtils.getUserClass(type);
+                Map<Method, IdempotentHandler> methods = MethodIntrospector.selectMethods(userClass,
+                        (MethodIntrospector.MetadataLookup<IdempotentHandler>) m ->
+                                AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class));
+                for (Method method : methods.keySet()) {
+                    try {
+                        interceptor.definition(method, userClass);
+                    }
+                    catch (RuntimeException ex) {
+                        throw new BeanCreationException(name, "Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
+                    }
+                }
+            }
+        };
+    }
+
+    /** Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration may be off). */
+    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+        @Override
+        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+            AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.sumi.autoconfigure;
+
+import io.sumi.consumer.FingerprintMismatchPolicy;
+import io.sumi.consumer.IdempotencyMode;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Sumi's configuration, under {@code sumi}. Immutable.
+ *
+ * @param ledger the processed-messages ledger
+ * @param consumer defaults of {@code @IdempotentHandler} methods
+ * @param kafka the Spring Kafka binder
+ */
+@ConfigurationProperties("sumi")
+public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer consumer, @DefaultValue Kafka kafka) {
+
+    /**
+     * The processed-messages ledger.
+     *
+     * @param tableName the ledger table, an SQL identifier (optionally schema-qualified)
+     * @param retention how long completed rows are kept before the pruning job deletes them
+     * @param cache the in-memory front cache of completed keys
+     * @param pruning the pruning job
+     */
+    public record Ledger(@DefaultValue("processed_messages") String tableName, @DefaultValue("14d") Duration retention,
+            @DefaultValue Cache cache, @DefaultValue Pruning pruning) {
+    }
+
+    /**
+     * The in-memory (Caffeine) cache of completed keys, filled only after the commit that completed them.
+     *
+     * @param enabled whether redeliveries of keys this instance saw completed skip the database
+     * @param maximumSize how many keys are remembered
+     * @param expireAfterWrite how long a key is remembered (keep it below the retention)
+     */
+    public record Cache(@DefaultValue("true") boolean enabled, @DefaultValue("100000") long maximumSize,
+            @DefaultValue("1h") Duration expireAfterWrite) {
+    }
+
+    /**
+     * The job that deletes completed ledger rows older than the retention.
+     *
+     * @param enabled whether this instance runs the job (safe on every instance at once)
+     * @param cron when it runs (Spring cron, six fields, the JVM's time zone)
+     * @param batchSize rows per delete statement (one short transaction each)
+     * @param maxBatches batches per run at most
+     */
+    public record Pruning(@DefaultValue("true") boolean enabled, @DefaultValue("0 */15 * * * *") String cron,
+            @DefaultValue("1000") int batchSize, @DefaultValue("1000") int maxBatches) {
+    }
+
+    /**
+     * Defaults of {@code @IdempotentHandler} methods, used where the annotation leaves an attribute at its default.
+     *
+     * @param mode the mode of handlers that say {@code AUTO}
+     * @param lease how long a lease-mode claim is held; must exceed the handler's longest run
+     * @param fingerprintMismatch what a key reused with another payload does: {@code WARN} or {@code REJECT}
+     * @param keyHeaders the headers tried for the key, in order
+     */
+    public record Consumer(@DefaultValue("AUTO") IdempotencyMode mode, @DefaultValue("5m") Duration lease,
+            @DefaultValue("WARN") FingerprintMismatchPolicy fingerprintMismatch,
+            @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders) {
+    }
+
+    /**
+     * The Spring Kafka binder.
+     *
+     * @param configureErrorHandlers whether every {@code DefaultErrorHandler} bean learns Sumi's
+     *     exceptions (no key: not retryable; busy key: retried for {@code busyMaxWait})
+     * @param busyRetryInterval how often a message whose key another consumer holds is retried
+     * @param busyMaxWait how long such a message is retried before it counts as failed (set it above the lease)
+     */
+    public record Kafka(@DefaultValue("true") boolean configureErrorHandlers, @DefaultValue("1s") Duration busyRetryInterval,
+            @DefaultValue("6m") Duration busyMaxWait) {
+    }
+}
