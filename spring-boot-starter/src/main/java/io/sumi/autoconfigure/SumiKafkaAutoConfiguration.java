@@ -2,7 +2,7 @@ package io.sumi.autoconfigure;
 
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.kafka.HandlerDefaults;
+import io.sumi.consumer.HandlerDefaults;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
 import io.sumi.kafka.SumiKafkaErrorHandling;

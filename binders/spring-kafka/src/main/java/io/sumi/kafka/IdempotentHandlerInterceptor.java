@@ -1,13 +1,13 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.kafka.internal.CurrentRecords;
-import io.sumi.kafka.internal.Durations;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
@@ -117,28 +117,15 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (annotation == null) {
                 throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
             }
-            String consumer = annotation.consumer();
-            if (consumer.isBlank()) {
-                KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-                consumer = listener != null && !listener.id().isBlank() ? listener.id()
-                        : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
-            }
-            IdempotencyMode mode = annotation.mode() != IdempotencyMode.AUTO ? annotation.mode() : defaults.mode();
-            if (mode == IdempotencyMode.AUTO && (AnnotatedElementUtils.hasAnnotation(m, Transactional.class)
-                    || AnnotatedElementUtils.hasAnnotation(targetClass, Transactional.class))) {
-                // The method's own transaction may start inside Sumi's advice; AUTO must still mean
-                // "in the handler's transaction".
-                mode = IdempotencyMode.TRANSACTIONAL;
-            }
-            HandlerDefinition definition = HandlerDefinition.builder(consumer)
-                    .mode(mode)
-                    .lease(annotation.lease().isBlank() ? defaults.lease()
-                            : Durations.parse(annotation.lease(), "lease of @IdempotentHandler on " + m))
-                    .fingerprintPolicy(annotation.onFingerprintMismatch() == io.sumi.consumer.FingerprintMismatchPolicy.DEFAULT
-                            ? defaults.fingerprintPolicy() : annotation.onFingerprintMismatch())
-                    .keyHeaders(defaults.keyHeaders())
-                    .keyExpression(annotation.key())
-                    .build();
+            String defaultConsumer;
+            KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
+            defaultConsumer = listener != null && !listener.id().isBlank() ? listener.id()
+                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
+            // The method's own transaction may start inside Sumi's advice; AUTO must still mean
+            // "in the handler's transaction".
+            boolean transactional = AnnotatedElementUtils.hasAnnotation(m, Transactional.class)
+                    || AnnotatedElementUtils.hasAnnotation(targetClass, Transactional.class);
+            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer, transactional, m.toString());
             executor().keyResolver().validate(definition);
             return definition;
         });

@@ -1,4 +1,4 @@
-package io.sumi.kafka;
+package io.sumi.consumer.messaging;
 
 import io.sumi.consumer.InboundMessage;
 import java.util.Map;
@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.messaging.Message;
 
 /**
- * A Spring {@link Message} as an {@link InboundMessage}.
+ * A Spring {@link Message} as an {@link InboundMessage} (needs spring-messaging, which binders bring).
  */
 public final class SpringMessageInboundMessage implements InboundMessage {
 

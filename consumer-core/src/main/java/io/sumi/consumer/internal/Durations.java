@@ -1,4 +1,4 @@
-package io.sumi.kafka.internal;
+package io.sumi.consumer.internal;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;

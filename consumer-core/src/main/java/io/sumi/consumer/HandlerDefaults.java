@@ -1,0 +1,58 @@
+package io.sumi.consumer;
+
+import io.sumi.consumer.internal.Durations;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What an {@link IdempotentHandler} attribute left at its default means ({@code sumi.consumer.*}
+ * in the starter), and how an annotation becomes a {@link HandlerDefinition}. Binders share it,
+ * so an annotation means the same on every broker.
+ *
+ * @param mode the mode of handlers whose annotation says {@code AUTO} (itself {@code AUTO} unless configured)
+ * @param lease the lease of handlers that set none
+ * @param fingerprintPolicy the policy of handlers that say {@code DEFAULT}
+ * @param keyHeaders the headers tried for the key, in order
+ */
+public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy,
+        List<String> keyHeaders) {
+
+    public HandlerDefaults {
+        if (fingerprintPolicy == FingerprintMismatchPolicy.DEFAULT) {
+            fingerprintPolicy = FingerprintMismatchPolicy.WARN;
+        }
+        keyHeaders = List.copyOf(keyHeaders);
+    }
+
+    /** The library defaults: {@code AUTO}, a 5 minute lease, {@code WARN}, headers {@code outbox-id} then {@code idempotency-key}. */
+    public static HandlerDefaults standard() {
+        return new HandlerDefaults(IdempotencyMode.AUTO, HandlerDefinition.DEFAULT_LEASE, FingerprintMismatchPolicy.WARN,
+                HandlerDefinition.DEFAULT_KEY_HEADERS);
+    }
+
+    /**
+     * The definition of a handler annotated with {@code annotation}.
+     *
+     * @param defaultConsumer the namespace when the annotation names none (listener id or bean method)
+     * @param transactionalHint whether the handler runs in a transaction of its own
+     *     ({@code @Transactional}), which makes {@code AUTO} mean {@code TRANSACTIONAL} even when
+     *     that transaction starts after Sumi's claim would
+     * @param where names the handler in error messages
+     * @throws IllegalArgumentException if the annotation has an invalid lease or consumer
+     */
+    public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, boolean transactionalHint, String where) {
+        String consumer = annotation.consumer().isBlank() ? defaultConsumer : annotation.consumer();
+        IdempotencyMode resolvedMode = annotation.mode() != IdempotencyMode.AUTO ? annotation.mode() : mode;
+        if (resolvedMode == IdempotencyMode.AUTO && transactionalHint) {
+            resolvedMode = IdempotencyMode.TRANSACTIONAL;
+        }
+        return HandlerDefinition.builder(consumer)
+                .mode(resolvedMode)
+                .lease(annotation.lease().isBlank() ? lease : Durations.parse(annotation.lease(), "lease of @IdempotentHandler on " + where))
+                .fingerprintPolicy(annotation.onFingerprintMismatch() == FingerprintMismatchPolicy.DEFAULT
+                        ? fingerprintPolicy : annotation.onFingerprintMismatch())
+                .keyHeaders(keyHeaders)
+                .keyExpression(annotation.key())
+                .build();
+    }
+}
