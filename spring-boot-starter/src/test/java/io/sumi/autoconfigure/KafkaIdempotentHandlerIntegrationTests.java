@@ -216,6 +216,17 @@ class KafkaIdempotentHandlerIntegrationTests {
         assertThat(rows).hasSize(300).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
     }
 
+    @Test
+    void theKeyTravelsOnRecordsAndHttpCallsMadeInsideAHandlerAndNowhereElse() throws Exception {
+        sendAndFlush(List.of(record("chain.topic", "chain-1", "x")));
+        template.send("chained.topic", "outside", "sent outside any handler");
+        template.flush();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.chainedHeaders.size() == 2);
+        assertThat(effects.chainedHeaders).containsExactlyInAnyOrder("chain-1", "<none>");
+        assertThat(effects.providerKeys).containsExactly("chain-1");
+    }
+
     double count(String consumer, String outcome) {
         io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();
@@ -252,6 +263,8 @@ class KafkaIdempotentHandlerIntegrationTests {
         final List<Integer> batchSizes = Collections.synchronizedList(new ArrayList<>());
         final AtomicInteger concurrentDeliveries = new AtomicInteger();
         final Map<String, List<ConsumerRecord<String, String>>> deadLetters = new ConcurrentHashMap<>();
+        final List<String> chainedHeaders = Collections.synchronizedList(new ArrayList<>());
+        final List<String> providerKeys = Collections.synchronizedList(new ArrayList<>());
 
         Map<String, AtomicInteger> counts(String listener) {
             return counts.computeIfAbsent(listener, name -> new ConcurrentHashMap<>());
@@ -276,13 +289,30 @@ class KafkaIdempotentHandlerIntegrationTests {
             return new SimpleMeterRegistry();
         }
 
+        /** A payment provider stub that records the Idempotency-Key of every call. */
+        @Bean(destroyMethod = "")
+        com.sun.net.httpserver.HttpServer provider(Effects effects) throws java.io.IOException {
+            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                    new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/charges", exchange -> {
+                String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+                effects.providerKeys.add(key == null ? "<none>" : key);
+                exchange.sendResponseHeaders(204, -1);
+                exchange.close();
+            });
+            server.start();
+            return server;
+        }
+
         @Bean
-        Listeners listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin) {
+        Listeners listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin, KafkaTemplate<String, String> template,
+                org.springframework.web.client.RestClient.Builder restClient, com.sun.net.httpserver.HttpServer provider) {
             jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_test_effects (consumer VARCHAR(200), message_id VARCHAR(200), at TIMESTAMP)");
             jdbc.update("DELETE FROM sumi_test_effects");
-            jdbc.update("DELETE FROM processed_messages WHERE consumer IN"
-                    + " ('dup-listener', 'flaky-listener', 'poison-listener', 'nokey-listener', 'batch-listener', 'concurrent')");
-            return new Listeners(effects, jdbc, admin);
+            jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('dup-listener', 'flaky-listener', 'poison-listener',"
+                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener')");
+            return new Listeners(effects, jdbc, admin, template,
+                    restClient.baseUrl("http://127.0.0.1:" + provider.getAddress().getPort()).build());
         }
 
         @Bean
@@ -290,7 +320,8 @@ class KafkaIdempotentHandlerIntegrationTests {
             return new KafkaAdmin.NewTopics(new NewTopic("dup.topic", 1, (short) 1), new NewTopic("flaky.topic", 1, (short) 1),
                     new NewTopic("poison.topic", 1, (short) 1), new NewTopic("poison.topic-dlt", 1, (short) 1),
                     new NewTopic("nokey.topic", 1, (short) 1), new NewTopic("nokey.topic-dlt", 1, (short) 1),
-                    new NewTopic("batch.topic", 1, (short) 1), new NewTopic("concurrent.topic", 3, (short) 1));
+                    new NewTopic("batch.topic", 1, (short) 1), new NewTopic("concurrent.topic", 3, (short) 1),
+                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1));
         }
 
         @Bean
@@ -314,11 +345,30 @@ class KafkaIdempotentHandlerIntegrationTests {
         private final Effects effects;
         private final JdbcTemplate jdbc;
         private final KafkaAdmin admin;
+        private final KafkaTemplate<String, String> template;
+        private final org.springframework.web.client.RestClient provider;
 
-        Listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin) {
+        Listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin, KafkaTemplate<String, String> template,
+                org.springframework.web.client.RestClient provider) {
             this.effects = effects;
             this.jdbc = jdbc;
             this.admin = admin;
+            this.template = template;
+            this.provider = provider;
+        }
+
+        /** Calls a provider over HTTP and produces a follow-up record: both must carry the key, with no code here. */
+        @KafkaListener(id = "chain-listener", topics = "chain.topic")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void onChain(String payload) throws Exception {
+            provider.post().uri("/charges").body("amount=10").retrieve().toBodilessEntity();
+            template.send("chained.topic", "next", "follow-up of " + payload).get(10, TimeUnit.SECONDS);
+        }
+
+        @KafkaListener(id = "chained-reader", topics = "chained.topic", groupId = "chained-reader")
+        public void onChained(ConsumerRecord<String, String> record) {
+            String key = header(record, "idempotency-key");
+            effects.chainedHeaders.add(key == null ? "<none>" : key);
         }
 
         /** Payload plus a header parameter: the key still comes from the record, through Sumi's interceptor. */
