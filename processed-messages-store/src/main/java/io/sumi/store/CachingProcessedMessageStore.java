@@ -128,6 +128,11 @@ public final class CachingProcessedMessageStore implements ProcessedMessageStore
     }
 
     @Override
+    public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
+        return delegate.markForReconciliation(claim, reason);
+    }
+
+    @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
         return delegate.find(consumer, messageId);
     }

@@ -9,5 +9,15 @@ public enum MessageStatus {
     IN_PROGRESS,
 
     /** The handler completed; every later delivery of the message is a duplicate. */
-    COMPLETED
+    COMPLETED,
+
+    /**
+     * The outcome is uncertain: the message was claimed, never completed, and is older than the
+     * downstream provider's idempotency-key window, so running it again could repeat its effect.
+     * It is never claimed again on its own: an operator checks the provider and then completes or
+     * deletes the row (see the documentation on paid APIs). Kept by pruning.
+     *
+     * @since 0.1.0
+     */
+    RECONCILE
 }

@@ -118,6 +118,20 @@ public interface ProcessedMessageStore {
     int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error);
 
     /**
+     * Marks a lease-mode claim whose outcome is uncertain {@link MessageStatus#RECONCILE}: its lease
+     * ends, it is never claimed again (claims answer {@code BUSY} with the row) and never pruned,
+     * until an operator completes or deletes it. {@code reason} is kept as {@code lastError}.
+     *
+     * @param claim the row returned by a {@code CLAIMED} result
+     * @return {@code false} if the claim was no longer the caller's
+     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
+     * @since 0.1.0
+     */
+    default boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot mark messages for reconciliation");
+    }
+
+    /**
      * Reads one row.
      */
     Optional<ProcessedMessage> find(String consumer, String messageId);

@@ -189,6 +189,13 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     @Override
+    public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
+        String summary = reason == null || reason.length() <= ERROR_SUMMARY_LENGTH ? reason : reason.substring(0, ERROR_SUMMARY_LENGTH);
+        return inOwnTransaction("mark for reconciliation", connection -> dialect.markForReconciliation(connection,
+                claim.consumer(), claim.claimToken(), claim.messageId(), summary)) == 1;
+    }
+
+    @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
         return Objects.requireNonNull(jdbcTemplate.execute((ConnectionCallback<Optional<ProcessedMessage>>) connection ->
                 dialect.find(connection, consumer, messageId)));

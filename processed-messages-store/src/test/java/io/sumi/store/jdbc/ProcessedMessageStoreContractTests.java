@@ -149,6 +149,30 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
+    void aRowMarkedForReconciliationIsNeverClaimedAgainNorPruned() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        clock.advance(LEASE);
+        ClaimResult takeover = store.claim(consumer, request("m1"), LEASE);
+
+        assertThat(store.markForReconciliation(first.message(), "stale")).isFalse();
+        assertThat(store.markForReconciliation(takeover.message(), "uncertain outcome")).isTrue();
+        clock.advance(LEASE.multipliedBy(10));
+
+        ClaimResult lease = store.claim(consumer, request("m1"), LEASE);
+        assertThat(lease.outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(lease.message().status()).isEqualTo(MessageStatus.RECONCILE);
+        assertThat(lease.message().lastError()).isEqualTo("uncertain outcome");
+        assertThat(lease.message().leaseUntil()).isNull();
+        assertThat(lease.message().attempts()).isEqualTo(2);
+        ClaimResult transactional = transactions.execute(status -> store.claimCompleted(consumer, request("m1")));
+        assertThat(transactional.outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(store.complete(takeover.message())).isFalse();
+        assertThat(store.release(takeover.message(), "late")).isFalse();
+        assertThat(store.deleteCompletedBefore(clock.instant().plus(Duration.ofDays(365)), 1000)).isGreaterThanOrEqualTo(0);
+        assertThat(store.find(consumer, "m1")).get().extracting(ProcessedMessage::status).isEqualTo(MessageStatus.RECONCILE);
+    }
+
+    @Test
     void longErrorsAreCutToTheColumn() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
         assertThat(store.release(first.message(), "x".repeat(5000))).isTrue();

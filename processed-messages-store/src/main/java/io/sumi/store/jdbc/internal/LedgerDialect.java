@@ -93,6 +93,20 @@ public abstract class LedgerDialect {
         }
     }
 
+    /** Sets a live claim's status to {@code RECONCILE}, fenced on its token like {@link #release}. */
+    public int markForReconciliation(Connection connection, String consumer, long claimToken, String messageId,
+            @Nullable String reason) throws SQLException {
+        String sql = "UPDATE " + table + " SET status = 'RECONCILE', lease_until = NULL, last_error = ?"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ?";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, reason);
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            statement.setString(4, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
     public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
             throws SQLException {
         String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND message_id IN (" + placeholders(messageIds.size()) + ")";
