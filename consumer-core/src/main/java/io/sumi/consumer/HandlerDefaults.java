@@ -38,7 +38,7 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
      *     ({@code @Transactional}), which makes {@code AUTO} mean {@code TRANSACTIONAL} even when
      *     that transaction starts after Sumi's claim would
      * @param where names the handler in error messages
-     * @throws IllegalArgumentException if the annotation has an invalid lease or consumer
+     * @throws IllegalArgumentException if the annotation has an invalid lease, reconcile-after window or consumer
      */
     public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, boolean transactionalHint, String where) {
         String consumer = annotation.consumer().isBlank() ? defaultConsumer : annotation.consumer();
@@ -53,6 +53,9 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
                         ? fingerprintPolicy : annotation.onFingerprintMismatch())
                 .keyHeaders(keyHeaders)
                 .keyExpression(annotation.key())
+                .budget(annotation.budget())
+                .reconcileAfter(annotation.reconcileAfter().isBlank() ? null
+                        : Durations.parse(annotation.reconcileAfter(), "reconcileAfter of @IdempotentHandler on " + where))
                 .build();
     }
 }

@@ -15,9 +15,14 @@ import org.jspecify.annotations.Nullable;
  * @param fingerprintPolicy what a reused key with another payload does ({@code WARN} or {@code REJECT})
  * @param keyHeaders header names tried, in order, for the key
  * @param keyExpression a SpEL expression computing the key when no header has one, or {@code null}
+ * @param budget the name of the budget the handler's calls spend, or {@code null} for none (since 0.1.0)
+ * @param reconcileAfter the provider's idempotency-key window after which a taken-over lease-mode
+ *     claim is marked for reconciliation instead of run again; {@code null}: the executor's
+ *     default; zero: never (since 0.1.0)
  */
 public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration lease,
-        FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders, @Nullable String keyExpression) {
+        FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders, @Nullable String keyExpression,
+        @Nullable String budget, @Nullable Duration reconcileAfter) {
 
     /** The header the outbox producer writes its row id to. */
     public static final String OUTBOX_ID_HEADER = "outbox-id";
@@ -48,6 +53,19 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
         if (keyExpression != null && keyExpression.isBlank()) {
             keyExpression = null;
         }
+        if (budget != null && budget.isBlank()) {
+            budget = null;
+        }
+        if (reconcileAfter != null && reconcileAfter.isNegative()) {
+            throw new IllegalArgumentException("The reconcile-after window of consumer '" + consumer + "' must not be negative, was "
+                    + reconcileAfter);
+        }
+    }
+
+    /** A definition bound to no budget, with the executor's reconciliation window. */
+    public HandlerDefinition(String consumer, IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy,
+            List<String> keyHeaders, @Nullable String keyExpression) {
+        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, null, null);
     }
 
     /** Starts a definition for the ledger namespace {@code consumer}, with the defaults. */
@@ -64,6 +82,8 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
         private FingerprintMismatchPolicy fingerprintPolicy = FingerprintMismatchPolicy.WARN;
         private List<String> keyHeaders = DEFAULT_KEY_HEADERS;
         private @Nullable String keyExpression;
+        private @Nullable String budget;
+        private @Nullable Duration reconcileAfter;
 
         private Builder(String consumer) {
             this.consumer = consumer;
@@ -94,11 +114,24 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
             return this;
         }
 
+        /** The budget the handler's calls spend ({@code null} or blank: none). */
+        public Builder budget(@Nullable String budget) {
+            this.budget = budget;
+            return this;
+        }
+
+        /** The provider's idempotency-key window ({@code null}: the executor's default; zero: never). */
+        public Builder reconcileAfter(@Nullable Duration reconcileAfter) {
+            this.reconcileAfter = reconcileAfter;
+            return this;
+        }
+
         /**
-         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease)
+         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease,
+         *     negative reconcile-after window)
          */
         public HandlerDefinition build() {
-            return new HandlerDefinition(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression);
+            return new HandlerDefinition(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter);
         }
     }
 }

@@ -2,10 +2,13 @@ package io.sumi.consumer;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.internal.DefaultIdempotentExecutor;
 import io.sumi.store.ProcessedMessageStore;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs handlers idempotently: resolves each message's key, claims it in the ledger, runs the
@@ -95,6 +98,8 @@ public interface IdempotentExecutor {
         private TransactionSupport transactionSupport = TransactionSupport.none();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
         private MessageKeyResolver keyResolver = new MessageKeyResolver();
+        private @Nullable Duration reconcileAfter;
+        private @Nullable BudgetRegistry budgets;
 
         private Builder(ProcessedMessageStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -117,8 +122,37 @@ public interface IdempotentExecutor {
             return this;
         }
 
+        /**
+         * The downstream provider's idempotency-key window for handlers that set none: a lease-mode
+         * claim taken over after its message was first claimed longer ago than this is marked
+         * {@code RECONCILE} instead of run again (see {@link ReconciliationRequiredException}).
+         * {@code null} (the default) or zero: only handlers that set a window are checked.
+         *
+         * @since 0.1.0
+         */
+        public Builder reconcileAfter(@Nullable Duration reconcileAfter) {
+            if (reconcileAfter != null && reconcileAfter.isNegative()) {
+                throw new IllegalArgumentException("reconcileAfter must not be negative, was " + reconcileAfter);
+            }
+            this.reconcileAfter = reconcileAfter;
+            return this;
+        }
+
+        /**
+         * The budgets handlers can be bound to ({@link HandlerDefinition#budget()}); see
+         * {@link BudgetRegistry#decorate(IdempotentExecutor)}. None by default.
+         *
+         * @since 0.1.0
+         */
+        public Builder budgets(@Nullable BudgetRegistry budgets) {
+            this.budgets = budgets;
+            return this;
+        }
+
         public IdempotentExecutor build() {
-            return new DefaultIdempotentExecutor(store, transactionSupport, meterRegistry, keyResolver);
+            IdempotentExecutor executor = new DefaultIdempotentExecutor(store, transactionSupport, meterRegistry, keyResolver,
+                    reconcileAfter);
+            return budgets != null ? budgets.decorate(executor) : executor;
         }
     }
 }

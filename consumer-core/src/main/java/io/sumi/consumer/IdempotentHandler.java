@@ -56,4 +56,27 @@ public @interface IdempotentHandler {
 
     /** What a reused key with another payload does; see {@link FingerprintMismatchPolicy}. */
     FingerprintMismatchPolicy onFingerprintMismatch() default FingerprintMismatchPolicy.DEFAULT;
+
+    /**
+     * The name of the budget ({@code sumi.budgets.<name>}) the handler's calls spend, or empty for
+     * none. Each run of the handler is one call: it needs the budget's permission before the ledger
+     * is touched, costs {@code cost-per-call} unless the handler records another cost through
+     * {@link io.sumi.consumer.budget.BudgetPermit#current()}, and counts as a success or failure of
+     * the budget's circuit breaker. While the budget is exhausted, messages fail fast with a
+     * retryable {@link io.sumi.consumer.budget.BudgetExhaustedException} and are not acknowledged.
+     *
+     * @since 0.1.0
+     */
+    String budget() default "";
+
+    /**
+     * The downstream provider's idempotency-key window, as a duration ({@code "24h"}, as Stripe
+     * keeps keys about 24 hours). A lease-mode claim taken over after its message was first claimed
+     * longer ago than this is not run again blindly: its outcome is uncertain, so the ledger row is
+     * marked {@code RECONCILE} and a {@link ReconciliationRequiredException} is thrown. Empty: the
+     * executor's default ({@code sumi.consumer.reconcile-after}); {@code "0s"}: never.
+     *
+     * @since 0.1.0
+     */
+    String reconcileAfter() default "";
 }

@@ -86,4 +86,9 @@ final class CountingStore implements ProcessedMessageStore {
         prunes.add(new Prune(cutoff, limit, deleted));
         return deleted;
     }
+
+    @Override
+    public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
+        return delegate.markForReconciliation(claim, reason);
+    }
 }

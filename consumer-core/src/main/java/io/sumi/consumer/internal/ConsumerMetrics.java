@@ -17,9 +17,10 @@ final class ConsumerMetrics {
     static final String HANDLER_DURATION = "sumi.handler.duration";
     static final String FINGERPRINT_MISMATCHES = "sumi.fingerprint.mismatches";
     static final String LEASES_LOST = "sumi.leases.lost";
+    static final String RECONCILE_MARKED = "sumi.reconcile.marked";
 
     enum Outcome {
-        PROCESSED, DUPLICATE, BUSY, FAILED, REJECTED;
+        PROCESSED, DUPLICATE, BUSY, FAILED, REJECTED, RECONCILE;
 
         final String tag = name().toLowerCase(java.util.Locale.ROOT);
     }
@@ -57,6 +58,12 @@ final class ConsumerMetrics {
         counters.computeIfAbsent(new Key(consumer, LEASES_LOST), key -> Counter.builder(LEASES_LOST)
                 .description("Claims completed after another consumer had taken the message over")
                 .tag("consumer", consumer).register(registry)).increment(amount);
+    }
+
+    void reconcileMarked(String consumer) {
+        counters.computeIfAbsent(new Key(consumer, RECONCILE_MARKED), key -> Counter.builder(RECONCILE_MARKED)
+                .description("Messages whose outcome was uncertain and that were marked for reconciliation")
+                .tag("consumer", consumer).register(registry)).increment();
     }
 
     void handlerDuration(String consumer, boolean success, long nanos) {

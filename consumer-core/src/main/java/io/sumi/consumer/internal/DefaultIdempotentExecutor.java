@@ -16,13 +16,17 @@ import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.ReconciliationRequiredException;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.internal.ConsumerMetrics.Outcome;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -40,6 +44,12 @@ import org.slf4j.LoggerFactory;
  * same moment get {@code CLAIMED} and {@code BUSY} (lease mode), or the second waits on the
  * primary key until the first transaction ends and then gets {@code DUPLICATE} (commit) or
  * {@code CLAIMED} (rollback) (transactional mode).
+ *
+ * <p>Uncertain outcomes: a lease-mode claim that takes a message over (attempt 2 or later) whose
+ * first claim is older than the handler's reconcile-after window is not run: the row is marked
+ * {@code RECONCILE} and {@link ReconciliationRequiredException} is thrown. Age is measured on the
+ * ledger's clock (the claim's {@code leaseUntil - lease} is the ledger's "now"), so an executor and
+ * a store with different clocks cannot disagree about it.
  */
 public final class DefaultIdempotentExecutor implements IdempotentExecutor {
 
@@ -49,13 +59,24 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final TransactionSupport transactions;
     private final ConsumerMetrics metrics;
     private final MessageKeyResolver keyResolver;
+    private final @Nullable Duration reconcileAfter;
 
     public DefaultIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactions, MeterRegistry meterRegistry,
             MessageKeyResolver keyResolver) {
+        this(store, transactions, meterRegistry, keyResolver, null);
+    }
+
+    /**
+     * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
+     *     or zero: uncertain outcomes are not detected unless a handler sets a window
+     */
+    public DefaultIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactions, MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver, @Nullable Duration reconcileAfter) {
         this.store = store;
         this.transactions = transactions;
         this.metrics = new ConsumerMetrics(meterRegistry);
         this.keyResolver = keyResolver;
+        this.reconcileAfter = reconcileAfter;
     }
 
     @Override
@@ -101,6 +122,10 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             releaseQuietly(row, ex);
             metrics.count(consumer, Outcome.REJECTED);
             throw ex;
+        }
+        IdempotencyException uncertain = reconcileIfUncertain(handler, row);
+        if (uncertain != null) {
+            throw uncertain;
         }
         T value;
         long start = System.nanoTime();
@@ -152,7 +177,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             else if (ex instanceof FingerprintMismatchException) {
                 metrics.count(consumer, Outcome.REJECTED);
             }
-            else if (!(ex instanceof MessageBusyException)) {
+            else if (!(ex instanceof MessageBusyException) && !(ex instanceof ReconciliationRequiredException)) {
                 metrics.count(consumer, Outcome.FAILED);
             }
             throw ex;
@@ -169,6 +194,10 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * exception. A rejected fingerprint is counted by the caller.
      */
     private <T> HandlerResult<T> notClaimed(HandlerDefinition handler, ClaimRequest request, ClaimResult claim) {
+        if (claim.message().status() == MessageStatus.RECONCILE) {
+            metrics.count(handler.consumer(), Outcome.RECONCILE);
+            throw awaitingReconciliation(handler, claim.message());
+        }
         if (claim.outcome() == ClaimOutcome.BUSY) {
             metrics.count(handler.consumer(), Outcome.BUSY);
             throw busy(handler, claim.message());
@@ -231,6 +260,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         for (int i = 0; i < results.size(); i++) {
             ClaimResult result = results.get(i);
             ClaimRequest request = requests.get(i);
+            if (result.message().status() == MessageStatus.RECONCILE) {
+                metrics.count(handler.consumer(), Outcome.RECONCILE);
+                plan.stop = i;
+                plan.cause = awaitingReconciliation(handler, result.message());
+                break;
+            }
             if (result.outcome() == ClaimOutcome.BUSY) {
                 metrics.count(handler.consumer(), Outcome.BUSY);
                 plan.stop = i;
@@ -247,6 +282,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 break;
             }
             if (result.outcome() == ClaimOutcome.CLAIMED && seen.add(request.messageId())) {
+                IdempotencyException uncertain = reconcileIfUncertain(handler, result.message());
+                if (uncertain != null) {
+                    plan.stop = i;
+                    plan.cause = uncertain;
+                    break;
+                }
                 plan.run.add(i);
                 plan.runKeys.add(request.messageId());
                 plan.token = result.message().claimToken();
@@ -420,6 +461,52 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             throw new FingerprintMismatchException(text);
         }
         log.warn("{}; treating it as the same message", text);
+    }
+
+    /**
+     * Marks a lease-mode takeover whose message was first claimed longer ago than the window
+     * {@code RECONCILE}, and returns the exception to throw; {@code null} if the claim may run.
+     */
+    private @Nullable IdempotencyException reconcileIfUncertain(HandlerDefinition handler, ProcessedMessage row) {
+        Duration window = handler.reconcileAfter() != null ? handler.reconcileAfter() : reconcileAfter;
+        if (window == null || window.isZero() || row.status() != MessageStatus.IN_PROGRESS || row.attempts() < 2
+                || row.leaseUntil() == null) {
+            return null;
+        }
+        Instant now = row.leaseUntil().minus(handler.lease());
+        if (row.firstSeenAt().plus(window).isAfter(now)) {
+            return null;
+        }
+        String text = "Key '" + row.messageId() + "' of consumer '" + handler.consumer() + "' was first claimed at "
+                + row.firstSeenAt() + " and never completed (attempt " + row.attempts() + ", last error: " + row.lastError()
+                + "); that is longer ago than the provider's idempotency-key window (" + window + "), so running it again could"
+                + " repeat its effect. Marked RECONCILE and not run: check the provider for this key, then complete or delete"
+                + " the ledger row";
+        boolean marked;
+        try {
+            marked = store.markForReconciliation(row, "RECONCILE: uncertain outcome after " + window
+                    + (row.lastError() != null ? "; last error: " + row.lastError() : ""));
+        }
+        catch (UnsupportedOperationException ex) {
+            log.error("{}; the ledger cannot hold it for reconciliation ({}), so it is only released", text, ex.getMessage());
+            releaseQuietly(row, new IllegalStateException(text));
+            marked = true;
+        }
+        if (!marked) {
+            // Lost the claim between the two statements: whoever holds it now decides.
+            metrics.count(handler.consumer(), Outcome.BUSY);
+            return busy(handler, row);
+        }
+        metrics.reconcileMarked(handler.consumer());
+        metrics.count(handler.consumer(), Outcome.RECONCILE);
+        log.error(text);
+        return new ReconciliationRequiredException(handler.consumer(), row.messageId(), text);
+    }
+
+    private static ReconciliationRequiredException awaitingReconciliation(HandlerDefinition handler, ProcessedMessage row) {
+        return new ReconciliationRequiredException(handler.consumer(), row.messageId(), "Key '" + row.messageId()
+                + "' of consumer '" + handler.consumer() + "' awaits reconciliation (ledger status RECONCILE since an uncertain"
+                + " outcome; " + row.lastError() + "): it is not run until an operator completes or deletes its ledger row");
     }
 
     private static String abbreviate(String fingerprint) {

@@ -1,0 +1,135 @@
+package io.sumi.consumer.budget.internal;
+
+import io.sumi.consumer.BatchResult;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetPermit;
+import io.sumi.consumer.budget.BudgetRegistry;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs handlers bound to a budget under it (see {@link BudgetRegistry#decorate}). The permit is
+ * taken before the delegate claims the message, so a refused call touches no ledger row and
+ * counts no attempt; it ends as the handler's run ended: success, failure (the handler's own
+ * exception, not a later ledger error), or release when the handler did not run (a duplicate, a
+ * busy key, a message without a key).
+ */
+public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
+
+    private final IdempotentExecutor delegate;
+    private final BudgetRegistry budgets;
+
+    public BudgetedIdempotentExecutor(IdempotentExecutor delegate, BudgetRegistry budgets) {
+        this.delegate = delegate;
+        this.budgets = budgets;
+    }
+
+    /** The registry whose budgets this executor applies. */
+    public BudgetRegistry budgets() {
+        return budgets;
+    }
+
+    /** The executor that runs the handlers. */
+    public IdempotentExecutor delegate() {
+        return delegate;
+    }
+
+    @Override
+    public MessageKeyResolver keyResolver() {
+        return delegate.keyResolver();
+    }
+
+    /** What became of the handler's run. */
+    private static final class Run {
+        int runs;
+        @Nullable Throwable failure;
+    }
+
+    @Override
+    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
+        if (handler.budget() == null) {
+            return delegate.execute(handler, message, body);
+        }
+        BudgetPermit permit = budget(handler).acquire();
+        Run run = new Run();
+        try {
+            HandlerResult<T> result = delegate.execute(handler, message, () -> {
+                run.runs++;
+                run.failure = null;
+                try (BudgetPermit.Scope scope = permit.open()) {
+                    return body.run();
+                }
+                catch (Exception | Error ex) {
+                    run.failure = ex;
+                    throw ex;
+                }
+            });
+            end(permit, run);
+            return result;
+        }
+        catch (Exception | Error ex) {
+            end(permit, run);
+            throw ex;
+        }
+    }
+
+    @Override
+    public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception {
+        if (handler.budget() == null) {
+            return delegate.executeBatch(handler, messages, body);
+        }
+        BudgetPermit permit = budget(handler).acquire();
+        double costPerMessage = permit.budget().config().costPerCall();
+        Run run = new Run();
+        try {
+            BatchResult result = delegate.executeBatch(handler, messages, indexes -> {
+                // A batch is one call that costs cost-per-call for each message it runs; a
+                // transactional batch that runs a shorter prefix again pays for it again.
+                if (run.runs++ == 0) {
+                    permit.recordCost(costPerMessage * indexes.size());
+                }
+                else {
+                    permit.addCost(costPerMessage * indexes.size());
+                }
+                run.failure = null;
+                try (BudgetPermit.Scope scope = permit.open()) {
+                    body.run(indexes);
+                }
+                catch (Exception | Error ex) {
+                    run.failure = ex;
+                    throw ex;
+                }
+            });
+            end(permit, run);
+            return result;
+        }
+        catch (Exception | Error ex) {
+            end(permit, run);
+            throw ex;
+        }
+    }
+
+    private Budget budget(HandlerDefinition handler) {
+        String name = handler.budget();
+        return budgets.find(name != null ? name : "").orElseThrow(() -> new IllegalStateException("The handler of consumer '"
+                + handler.consumer() + "' is bound to budget '" + name + "', which is not configured (sumi.budgets." + name
+                + ".limit); budgets: " + budgets.names()));
+    }
+
+    private static void end(BudgetPermit permit, Run run) {
+        if (run.runs == 0) {
+            permit.release();
+        }
+        else if (run.failure != null) {
+            permit.onError(run.failure);
+        }
+        else {
+            permit.onSuccess();
+        }
+    }
+}

@@ -1,0 +1,362 @@
+package io.sumi.consumer.budget.internal;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetConfig;
+import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.budget.BudgetExhaustedException.Reason;
+import io.sumi.consumer.budget.BudgetPermit;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A budget: a {@link SpendWindow} and a Resilience4j breaker.
+ *
+ * <p>Concurrency: every step that reads or changes the window or may move the breaker (acquire,
+ * the end of a permit, a recorded cost, refresh, reconfiguration) runs synchronized on the budget,
+ * so the breaker's transition events, which Resilience4j publishes on the thread that caused them,
+ * are handled while the budget is consistent, and "would the next call exceed the limit" and
+ * "reserve its cost" are one step: two threads can never both take the last unit. Listeners are
+ * called under that lock too; they must not block.
+ *
+ * <p>Opening for the limit uses {@code transitionToOpenStateUntil(roomAt)}: the breaker's own clock
+ * (the budget's) then half-opens it once enough spend has left the window, on the next permission
+ * asked; {@link #refresh()} does the same for callers that only watch (the Kafka binder).
+ */
+final class DefaultBudget implements Budget {
+
+    private static final Logger log = LoggerFactory.getLogger(Budget.class);
+
+    private final String name;
+    private final Clock clock;
+    private final DefaultBudgetRegistry registry;
+    private final CircuitBreaker breaker;
+    private final SpendWindow spend = new SpendWindow();
+    private final BudgetMetrics metrics;
+    private volatile BudgetConfig config;
+
+    // Guarded by this.
+    private @Nullable Reason pendingOpenReason;
+    private Reason openReason = Reason.LIMIT_REACHED;
+    private @Nullable Instant openUntil;
+
+    DefaultBudget(String name, BudgetConfig config, Clock clock, DefaultBudgetRegistry registry, MeterRegistry meterRegistry) {
+        this.name = name;
+        this.config = config;
+        this.clock = clock;
+        this.registry = registry;
+        this.breaker = CircuitBreaker.of(name, breakerConfig(config));
+        this.breaker.getEventPublisher().onStateTransition(event -> onTransition(event.getStateTransition().getFromState(),
+                event.getStateTransition().getToState()));
+        this.metrics = new BudgetMetrics(this, meterRegistry);
+    }
+
+    private CircuitBreakerConfig breakerConfig(BudgetConfig config) {
+        return CircuitBreakerConfig.custom()
+                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .slidingWindowSize(config.slidingWindowSize())
+                .minimumNumberOfCalls(config.minimumNumberOfCalls())
+                .failureRateThreshold(config.failureRateThreshold())
+                .waitDurationInOpenState(config.waitDurationInOpenState())
+                .permittedNumberOfCallsInHalfOpenState(config.permittedCallsInHalfOpenState())
+                // A refusal by the budget itself is never a failure of the provider.
+                .recordException(failure -> !(failure instanceof BudgetExhaustedException) && this.config.recordFailure().test(failure))
+                .automaticTransitionFromOpenToHalfOpenEnabled(false)
+                .clock(clock)
+                .build();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public BudgetConfig config() {
+        return config;
+    }
+
+    @Override
+    public CircuitBreaker circuitBreaker() {
+        return breaker;
+    }
+
+    @Override
+    public synchronized BudgetPermit acquire() {
+        Instant now = clock.instant();
+        refreshLocked(now);
+        BudgetConfig current = config;
+        double spent = spend.total(now, current.window());
+        if (SpendWindow.exceeds(spent, current)) {
+            openForLimit(now, current);
+            metrics.rejected();
+            throw exhausted(Reason.LIMIT_REACHED, spent, current);
+        }
+        if (!breaker.tryAcquirePermission()) {
+            metrics.rejected();
+            throw exhausted(Reason.CIRCUIT_OPEN, spent, current);
+        }
+        metrics.permitted();
+        return new Permit(spend.reserve(now, current.costPerCall()), System.nanoTime());
+    }
+
+    @Override
+    public <T> T call(Callable<T> call, @Nullable ToDoubleFunction<? super T> cost) throws Exception {
+        BudgetPermit permit = acquire();
+        T result;
+        try (BudgetPermit.Scope scope = permit.open()) {
+            result = call.call();
+        }
+        catch (Exception | Error ex) {
+            permit.onError(ex);
+            throw ex;
+        }
+        try {
+            if (cost != null) {
+                permit.recordCost(cost.applyAsDouble(result));
+            }
+        }
+        finally {
+            permit.onSuccess();
+        }
+        return result;
+    }
+
+    @Override
+    public synchronized double spent() {
+        return spend.total(clock.instant(), config.window());
+    }
+
+    @Override
+    public double remaining() {
+        return Math.max(0, config.limit() - spent());
+    }
+
+    @Override
+    public synchronized CircuitBreaker.State refresh() {
+        refreshLocked(clock.instant());
+        return breaker.getState();
+    }
+
+    @Override
+    public synchronized Optional<Instant> retryAt() {
+        return breaker.getState() == CircuitBreaker.State.OPEN ? Optional.ofNullable(openUntil) : Optional.empty();
+    }
+
+    /** Reconfigures the budget in place (see {@link io.sumi.consumer.budget.BudgetRegistry#update}). */
+    synchronized void reconfigure(BudgetConfig newConfig) {
+        BudgetConfig old = config;
+        config = newConfig;
+        if (!old.toString().equals(newConfig.toString())) {
+            log.info("Budget '{}' reconfigured: limit {} per {} (was {} per {}), cost per call {}", name, fmt(newConfig.limit()),
+                    newConfig.window(), fmt(old.limit()), old.window(), fmt(newConfig.costPerCall()));
+        }
+        Instant now = clock.instant();
+        double spent = spend.total(now, newConfig.window());
+        CircuitBreaker.State state = breaker.getState();
+        if (state == CircuitBreaker.State.OPEN && openReason == Reason.LIMIT_REACHED) {
+            if (SpendWindow.exceeds(spent, newConfig)) {
+                openUntil = spend.roomAt(now, newConfig);
+            }
+            else {
+                breaker.transitionToHalfOpenState();
+            }
+        }
+        else if (state != CircuitBreaker.State.OPEN && SpendWindow.exceeds(spent, newConfig)) {
+            openForLimit(now, newConfig);
+        }
+    }
+
+    // ------------------------------------------------------------------ under the lock
+
+    private void refreshLocked(Instant now) {
+        if (breaker.getState() != CircuitBreaker.State.OPEN || openUntil == null || now.isBefore(openUntil)) {
+            return;
+        }
+        if (openReason == Reason.LIMIT_REACHED) {
+            BudgetConfig current = config;
+            if (SpendWindow.exceeds(spend.total(now, current.window()), current)) {
+                // Costs recorded after the opening moved the date: wait on, without a new transition.
+                openUntil = spend.roomAt(now, current);
+                return;
+            }
+        }
+        breaker.transitionToHalfOpenState();
+    }
+
+    /** Opens the breaker until one more call fits, or moves the date of an open one. */
+    private void openForLimit(Instant now, BudgetConfig current) {
+        Instant roomAt = spend.roomAt(now, current);
+        if (breaker.getState() == CircuitBreaker.State.OPEN) {
+            if (openReason == Reason.LIMIT_REACHED || openUntil == null || openUntil.isBefore(roomAt)) {
+                openUntil = roomAt;
+            }
+            return;
+        }
+        pendingOpenReason = Reason.LIMIT_REACHED;
+        openUntil = roomAt;
+        breaker.transitionToOpenStateUntil(roomAt);
+    }
+
+    /** After a call ended or a cost was recorded: open at once if no further call fits. */
+    private void checkRoom() {
+        Instant now = clock.instant();
+        BudgetConfig current = config;
+        if (SpendWindow.exceeds(spend.total(now, current.window()), current)) {
+            openForLimit(now, current);
+        }
+    }
+
+    private void onTransition(CircuitBreaker.State from, CircuitBreaker.State to) {
+        // Runs on the thread that moved the breaker, which holds the budget's lock, except when
+        // Resilience4j half-opens by itself inside tryAcquirePermission (also under the lock, in acquire).
+        synchronized (this) {
+            BudgetConfig current = config;
+            double spent = spend.total(clock.instant(), current.window());
+            if (to == CircuitBreaker.State.OPEN) {
+                Reason reason = pendingOpenReason != null ? pendingOpenReason : Reason.CIRCUIT_OPEN;
+                pendingOpenReason = null;
+                openReason = reason;
+                if (reason == Reason.CIRCUIT_OPEN) {
+                    openUntil = clock.instant().plus(current.waitDurationInOpenState());
+                    log.warn("Budget '{}' circuit OPEN ({} -> OPEN): {}% of the last calls failed (threshold {}%); calls fail fast"
+                            + " until {}, then {} probe call(s) decide", name, from, fmt(breaker.getMetrics().getFailureRate()),
+                            fmt(current.failureRateThreshold()), openUntil, current.permittedCallsInHalfOpenState());
+                }
+                else {
+                    log.warn("Budget '{}' EXHAUSTED ({} -> OPEN): spent {} of {} in the last {}; calls fail fast until {}, when"
+                            + " enough spend has left the window", name, from, fmt(spent), fmt(current.limit()), current.window(),
+                            openUntil);
+                }
+                metrics.opened(reason);
+            }
+            else if (to == CircuitBreaker.State.HALF_OPEN) {
+                openUntil = null;
+                log.info("Budget '{}' HALF_OPEN ({} -> HALF_OPEN): spent {} of {}; {} probe call(s) decide whether it closes",
+                        name, from, fmt(spent), fmt(current.limit()), current.permittedCallsInHalfOpenState());
+            }
+            else if (to == CircuitBreaker.State.CLOSED) {
+                openUntil = null;
+                log.info("Budget '{}' CLOSED ({} -> CLOSED): calls flow again; spent {} of {}", name, from, fmt(spent),
+                        fmt(current.limit()));
+            }
+            else {
+                log.info("Budget '{}' {} -> {}", name, from, to);
+            }
+        }
+        registry.fire(this, from, to);
+    }
+
+    private BudgetExhaustedException exhausted(Reason reason, double spent, BudgetConfig current) {
+        Instant retryAt = breaker.getState() == CircuitBreaker.State.OPEN ? openUntil : null;
+        String text = reason == Reason.LIMIT_REACHED
+                ? "Budget '" + name + "' is exhausted: spent " + fmt(spent) + " of " + fmt(current.limit()) + " in the last "
+                        + current.window() + " (a call costs " + fmt(current.costPerCall()) + "); retry after " + retryAt
+                : "Budget '" + name + "' does not permit a call: its circuit is " + breaker.getState()
+                        + (retryAt != null ? " until " + retryAt : " (a probe call is running)");
+        return new BudgetExhaustedException(name, reason, spent, current.limit(), retryAt, text);
+    }
+
+    private static String fmt(double value) {
+        return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long) value) : String.format("%.2f", value);
+    }
+
+    @Override
+    public String toString() {
+        return "Budget[" + name + ", " + breaker.getState() + ", " + config + "]";
+    }
+
+    /** One call's permission and reserved cost. */
+    private final class Permit implements BudgetPermit {
+
+        private final SpendWindow.Entry entry;
+        private final long start;
+        private boolean ended; // guarded by the budget
+
+        Permit(SpendWindow.Entry entry, long start) {
+            this.entry = entry;
+            this.start = start;
+        }
+
+        @Override
+        public Budget budget() {
+            return DefaultBudget.this;
+        }
+
+        @Override
+        public void recordCost(double cost) {
+            check(cost);
+            synchronized (DefaultBudget.this) {
+                entry.cost = cost;
+                checkRoom();
+            }
+        }
+
+        @Override
+        public void addCost(double cost) {
+            check(cost);
+            synchronized (DefaultBudget.this) {
+                entry.cost += cost;
+                checkRoom();
+            }
+        }
+
+        @Override
+        public double cost() {
+            synchronized (DefaultBudget.this) {
+                return entry.cost;
+            }
+        }
+
+        private void check(double cost) {
+            if (!(cost >= 0) || Double.isInfinite(cost)) {
+                throw new IllegalArgumentException("A cost must be a finite number >= 0, was " + cost);
+            }
+        }
+
+        @Override
+        public void onSuccess() {
+            synchronized (DefaultBudget.this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                checkRoom();
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            synchronized (DefaultBudget.this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                breaker.onError(System.nanoTime() - start, TimeUnit.NANOSECONDS, failure);
+                checkRoom();
+            }
+        }
+
+        @Override
+        public void release() {
+            synchronized (DefaultBudget.this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                spend.remove(entry);
+                breaker.releasePermission();
+            }
+        }
+    }
+}

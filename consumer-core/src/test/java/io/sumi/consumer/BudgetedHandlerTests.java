@@ -1,0 +1,142 @@
+package io.sumi.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetConfig;
+import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.budget.BudgetPermit;
+import io.sumi.consumer.budget.BudgetRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Handlers bound to a budget ({@code @IdempotentHandler(budget = ...)}): the budget is asked before
+ * the ledger, a refusal claims nothing, duplicates cost nothing, the handler's cost is recorded.
+ */
+class BudgetedHandlerTests extends H2ExecutorTestSupport {
+
+    BudgetRegistry budgets;
+    IdempotentExecutor budgeted;
+
+    @BeforeEach
+    void budgets() {
+        budgets = BudgetRegistry.builder().clock(clock).meterRegistry(meters)
+                .budget("stripe", BudgetConfig.of(3, Duration.ofHours(1)))
+                .budget("openai", BudgetConfig.custom().limit(10_000).costPerCall(500).window(Duration.ofHours(1)).build())
+                .build();
+        budgeted = IdempotentExecutor.builder(counting).meterRegistry(meters).budgets(budgets).build();
+    }
+
+    HandlerDefinition bound(String budget) {
+        return definition(IdempotencyMode.LEASE).budget(budget).build();
+    }
+
+    @Test
+    void theCallAfterTheLimitFailsFastBeforeTheLedgerIsTouched() throws Exception {
+        AtomicInteger charges = new AtomicInteger();
+        for (int i = 1; i <= 3; i++) {
+            assertThat(budgeted.execute(bound("stripe"), message("order-" + i), charges::incrementAndGet).outcome())
+                    .isEqualTo(MessageOutcome.PROCESSED);
+        }
+        int claimsBefore = counting.claimAll.get();
+
+        assertThatThrownBy(() -> budgeted.execute(bound("stripe"), message("order-4"), charges::incrementAndGet))
+                .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
+                    assertThat(ex.budget()).isEqualTo("stripe");
+                    assertThat(ex.isRetryable()).isTrue();
+                });
+
+        assertThat(charges).hasValue(3);
+        assertThat(counting.claimAll).hasValue(claimsBefore);
+        assertThat(row("order-4")).isEmpty();
+        assertThat(budgets.budget("stripe").circuitBreaker().getState()).isEqualTo(State.OPEN);
+
+        // After the window the breaker half-opens; the message is claimed as its first attempt.
+        clock.advance(Duration.ofHours(1));
+        assertThat(budgeted.execute(bound("stripe"), message("order-4"), charges::incrementAndGet).outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(row("order-4").orElseThrow().attempts()).isEqualTo(1);
+        assertThat(budgets.budget("stripe").circuitBreaker().getState()).isEqualTo(State.CLOSED);
+    }
+
+    @Test
+    void duplicatesCostNothing() throws Exception {
+        budgeted.execute(bound("stripe"), message("order-1"), () -> "charged");
+        for (int i = 0; i < 5; i++) {
+            assertThat(budgeted.execute(bound("stripe"), message("order-1"), () -> "again").outcome())
+                    .isEqualTo(MessageOutcome.DUPLICATE);
+        }
+        assertThat(budgets.budget("stripe").spent()).isEqualTo(1);
+    }
+
+    @Test
+    void aHandlerRecordsTheTokensItsCallUsed() throws Exception {
+        Budget openai = budgets.budget("openai");
+
+        budgeted.execute(bound("openai"), message("prompt-1"), () -> {
+            assertThat(openai.spent()).isEqualTo(500); // reserved while the call runs
+            BudgetPermit.current().recordCost(7_000);
+            return "summary";
+        });
+        assertThat(openai.spent()).isEqualTo(7_000);
+        budgeted.execute(bound("openai"), message("prompt-2"), () -> {
+            BudgetPermit.current().recordCost(2_600);
+            return "summary";
+        });
+
+        // 9,600 spent: another 500 would exceed 10,000.
+        assertThat(openai.circuitBreaker().getState()).isEqualTo(State.OPEN);
+        assertThatThrownBy(() -> budgeted.execute(bound("openai"), message("prompt-3"), () -> "never"))
+                .isInstanceOf(BudgetExhaustedException.class);
+        assertThat(row("prompt-3")).isEmpty();
+    }
+
+    @Test
+    void handlerFailuresCountForTheBreakerAndReleaseTheClaim() {
+        budgets.update("flaky", BudgetConfig.custom().limit(100).minimumNumberOfCalls(2).slidingWindowSize(2).build());
+
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> budgeted.execute(bound("flaky"), message("order-1"), () -> {
+                throw new IllegalStateException("provider answered 503");
+            })).hasMessage("provider answered 503");
+        }
+
+        assertThat(budgets.budget("flaky").circuitBreaker().getState()).isEqualTo(State.OPEN);
+        assertThatThrownBy(() -> budgeted.execute(bound("flaky"), message("order-1"), () -> "x"))
+                .isInstanceOfSatisfying(BudgetExhaustedException.class,
+                        ex -> assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN));
+        assertThat(row("order-1").orElseThrow().attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void aBatchCostsCostPerCallForEachMessageItRuns() throws Exception {
+        budgets.update("batch", BudgetConfig.of(10, Duration.ofHours(1)));
+        budgeted.execute(definition(IdempotencyMode.LEASE).budget("batch").build(), message("m-0"), () -> "single");
+
+        budgeted.executeBatch(definition(IdempotencyMode.LEASE).budget("batch").build(),
+                List.of(message("m-0"), message("m-1"), message("m-2"), message("m-3")), indexes -> {
+                    assertThat(indexes).containsExactly(1, 2, 3);
+                });
+
+        assertThat(budgets.budget("batch").spent()).isEqualTo(4);
+    }
+
+    @Test
+    void handlersWithoutABudgetAreNotAffected() throws Exception {
+        budgets.update("stripe", BudgetConfig.of(1, Duration.ofHours(1)));
+        budgets.budget("stripe").call(() -> "spend it");
+        assertThat(budgeted.execute(lease(), message("free"), () -> "ran").outcome()).isEqualTo(MessageOutcome.PROCESSED);
+    }
+
+    @Test
+    void anUnknownBudgetIsAClearError() {
+        assertThatThrownBy(() -> budgeted.execute(bound("nope"), message("m"), () -> "x"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("sumi.budgets.nope.limit");
+    }
+}
