@@ -4,6 +4,8 @@ import io.sumi.consumer.FingerprintMismatchException;
 import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.consumer.ReconciliationRequiredException;
+import io.sumi.consumer.budget.BudgetExhaustedException;
 import java.time.Duration;
 import java.util.function.BiFunction;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -20,7 +22,13 @@ import org.springframework.util.backoff.FixedBackOff;
  *   <li>a busy key (another consumer holds a live lease): retried every {@code busyInterval} for up
  *   to {@code busyMaxWait} (set it above the lease: by then the other consumer has completed the
  *   message, which then is a duplicate, or its lease has expired and this consumer takes over);
- *   other exceptions keep the handler's own back-off.</li>
+ *   other exceptions keep the handler's own back-off;</li>
+ *   <li>an uncertain outcome ({@link ReconciliationRequiredException}): not retryable, to the
+ *   recoverer, where it waits next to its {@code RECONCILE} ledger row;</li>
+ *   <li>a budget refusal ({@link BudgetExhaustedException}): retried every {@code busyInterval}
+ *   without limit, so the budget never dead-letters a record. With a {@link BudgetListenerPauser}
+ *   (the starter installs one when budgets are configured) such records do not even reach this
+ *   handler: the container is paused until the budget half-opens.</li>
  * </ul>
  *
  * <pre>{@code
@@ -45,10 +53,12 @@ public final class SumiKafkaErrorHandling {
      */
     public static DefaultErrorHandler configure(DefaultErrorHandler handler, Duration busyInterval, Duration busyMaxWait) {
         handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
-                FingerprintMismatchException.class);
+                FingerprintMismatchException.class, ReconciliationRequiredException.class);
         long attempts = Math.max(1, busyMaxWait.toMillis() / Math.max(1, busyInterval.toMillis()));
         FixedBackOff busyBackOff = new FixedBackOff(busyInterval.toMillis(), attempts);
-        BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) -> isBusy(ex) ? busyBackOff : null;
+        FixedBackOff budgetBackOff = new FixedBackOff(busyInterval.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
+        BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) ->
+                BudgetExhaustedException.find(ex).isPresent() ? budgetBackOff : isBusy(ex) ? busyBackOff : null;
         handler.setBackOffFunction(function);
         return handler;
     }

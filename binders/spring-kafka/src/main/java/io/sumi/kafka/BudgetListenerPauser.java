@@ -1,0 +1,223 @@
+package io.sumi.kafka;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.budget.BudgetRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.ListenerContainerRegistry;
+import org.springframework.kafka.listener.MessageListenerContainer;
+
+/**
+ * Pauses Kafka listener containers while the budget their handler is bound to is exhausted, and
+ * resumes them when the budget's breaker half-opens, so a spent budget costs no hot loop of refused
+ * retries and dead-letters nothing.
+ *
+ * <p>How: on start (before the listener containers start) it wraps the error handler of every
+ * container in the {@link ListenerContainerRegistry} in a {@link BudgetAwareErrorHandler}. When a
+ * record fails with a {@link BudgetExhaustedException}, that handler seeks the record and the rest
+ * of the poll back (nothing is acknowledged, the error handler's retry count is untouched) and
+ * calls {@link #pause}: the container (the whole concurrent container, not just the child) is
+ * paused. A check every {@code checkInterval}, and every state transition of a budget, resumes the
+ * containers of a budget whose breaker is {@code HALF_OPEN} or {@code CLOSED}; the first record
+ * they deliver is the probe call that decides whether the breaker closes. A container paused while
+ * the breaker was already half-open (its probe was still running elsewhere) waits for {@code CLOSED}.
+ *
+ * <p>Containers created after start are not wrapped; wrap their error handlers with
+ * {@link #errorHandler(CommonErrorHandler)}. Thread-safe; lock-free, because budget transitions
+ * call it under the budget's lock.
+ */
+public class BudgetListenerPauser implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(BudgetListenerPauser.class);
+
+    /** The default period of the resume check. */
+    public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
+
+    private record Paused(String budget, boolean whileHalfOpen) {
+    }
+
+    private final BudgetRegistry budgets;
+    private final @Nullable ListenerContainerRegistry containers;
+    private final Duration checkInterval;
+    private final MeterRegistry meterRegistry;
+    private final Map<MessageListenerContainer, Paused> paused = new ConcurrentHashMap<>();
+    private final Map<String, Counter> pauseCounters = new ConcurrentHashMap<>();
+    private final Map<String, Counter> resumeCounters = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> pauses = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> resumes = new ConcurrentHashMap<>();
+    private volatile @Nullable ScheduledExecutorService scheduler;
+
+    /**
+     * @param containers the containers whose error handlers are wrapped on start, or {@code null}
+     *     to wrap none (then wrap them with {@link #errorHandler})
+     */
+    public BudgetListenerPauser(BudgetRegistry budgets, @Nullable ListenerContainerRegistry containers, Duration checkInterval,
+            @Nullable MeterRegistry meterRegistry) {
+        this.budgets = Objects.requireNonNull(budgets, "budgets");
+        this.containers = containers;
+        if (checkInterval.isNegative() || checkInterval.isZero()) {
+            throw new IllegalArgumentException("The check interval must be positive, was " + checkInterval);
+        }
+        this.checkInterval = checkInterval;
+        this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
+        budgets.addListener((budget, from, to) -> {
+            if (to == CircuitBreaker.State.HALF_OPEN || to == CircuitBreaker.State.CLOSED) {
+                resumeReady(budget.name(), to);
+            }
+        });
+    }
+
+    /** An error handler that gives budget refusals to this pauser and everything else to {@code delegate}. */
+    public CommonErrorHandler errorHandler(@Nullable CommonErrorHandler delegate) {
+        if (delegate instanceof BudgetAwareErrorHandler aware && aware.pauser() == this) {
+            return delegate;
+        }
+        return new BudgetAwareErrorHandler(delegate != null ? delegate : new DefaultErrorHandler(), this);
+    }
+
+    /**
+     * Pauses {@code container} (its parent, for a child of a concurrent container) until the
+     * refusing budget can take calls again.
+     */
+    public void pause(MessageListenerContainer container, BudgetExhaustedException refusal) {
+        MessageListenerContainer target = topLevel(container);
+        Budget budget = budgets.find(refusal.budget()).orElse(null);
+        CircuitBreaker.State state = budget != null ? budget.refresh() : CircuitBreaker.State.OPEN;
+        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN);
+        if (paused.putIfAbsent(target, entry) == null) {
+            target.pause();
+            pauses.computeIfAbsent(refusal.budget(), b -> new AtomicLong()).incrementAndGet();
+            counter(pauseCounters, "sumi.budget.pauses", refusal.budget()).increment();
+            log.warn("Paused Kafka listener container '{}': budget '{}' refused a call ({}); resuming when it half-opens{}",
+                    target.getListenerId(), refusal.budget(), refusal.reason(),
+                    refusal.retryAt().map(at -> ", due " + at).orElse(""));
+        }
+        // A budget that moved on while we paused (another thread's probe closed it) must not strand us.
+        if (budget != null) {
+            resumeReady(budget.name(), budget.circuitBreaker().getState());
+        }
+    }
+
+    /** Applies due budget transitions and resumes containers whose budget can take calls. */
+    public void check() {
+        for (Paused entry : paused.values()) {
+            budgets.find(entry.budget()).ifPresent(budget -> resumeReady(budget.name(), budget.refresh()));
+        }
+    }
+
+    private void resumeReady(String budget, CircuitBreaker.State state) {
+        if (state != CircuitBreaker.State.HALF_OPEN && state != CircuitBreaker.State.CLOSED) {
+            return;
+        }
+        paused.forEach((container, entry) -> {
+            if (entry.budget().equals(budget) && (state == CircuitBreaker.State.CLOSED || !entry.whileHalfOpen())
+                    && paused.remove(container, entry)) {
+                container.resume();
+                resumes.computeIfAbsent(budget, b -> new AtomicLong()).incrementAndGet();
+                counter(resumeCounters, "sumi.budget.resumes", budget).increment();
+                log.info("Resumed Kafka listener container '{}': budget '{}' is {}", container.getListenerId(), budget, state);
+            }
+        });
+    }
+
+    /** Whether {@code container} (or its parent) is paused by this pauser. */
+    public boolean isPaused(MessageListenerContainer container) {
+        return paused.containsKey(topLevel(container));
+    }
+
+    /** How many times a container was paused for {@code budget} (also the counter {@code sumi.budget.pauses}). */
+    public long pauses(String budget) {
+        AtomicLong count = pauses.get(budget);
+        return count == null ? 0 : count.get();
+    }
+
+    /** How many times a container paused for {@code budget} was resumed (also {@code sumi.budget.resumes}). */
+    public long resumes(String budget) {
+        AtomicLong count = resumes.get(budget);
+        return count == null ? 0 : count.get();
+    }
+
+    private Counter counter(Map<String, Counter> counters, String name, String budget) {
+        return counters.computeIfAbsent(budget, b -> Counter.builder(name)
+                .description("Kafka listener containers paused or resumed for a budget").tag("budget", b).register(meterRegistry));
+    }
+
+    private MessageListenerContainer topLevel(MessageListenerContainer container) {
+        if (containers != null) {
+            for (MessageListenerContainer candidate : containers.getAllListenerContainers()) {
+                if (candidate == container || (candidate instanceof ConcurrentMessageListenerContainer<?, ?> concurrent
+                        && concurrent.getContainers().contains(container))) {
+                    return candidate;
+                }
+            }
+        }
+        return container;
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public void start() {
+        if (containers != null) {
+            for (MessageListenerContainer container : containers.getAllListenerContainers()) {
+                if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
+                    listenerContainer.setCommonErrorHandler(errorHandler(listenerContainer.getCommonErrorHandler()));
+                }
+            }
+        }
+        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "sumi-budget-pauser");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long period = checkInterval.toMillis();
+        executor.scheduleWithFixedDelay(() -> {
+            try {
+                check();
+            }
+            catch (RuntimeException ex) {
+                log.warn("Checking paused listener containers failed; the next check tries again", ex);
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
+        scheduler = executor;
+    }
+
+    @Override
+    public void stop() {
+        ScheduledExecutorService executor = scheduler;
+        if (executor != null) {
+            executor.shutdownNow();
+            scheduler = null;
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return scheduler != null;
+    }
+
+    /** Starts just before the listener containers, so their error handlers are wrapped first. */
+    @Override
+    public int getPhase() {
+        return AbstractMessageListenerContainer.DEFAULT_PHASE - 1;
+    }
+}
