@@ -58,9 +58,10 @@ class SumiAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(ProcessedMessageStore.class)
     IdempotentExecutor sumiIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactionSupport,
-            ObjectProvider<MeterRegistry> meterRegistry) {
+            ObjectProvider<MeterRegistry> meterRegistry, SumiProperties properties) {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(transactionSupport)
+                .reconcileAfter(properties.consumer().reconcileAfter())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
     }

@@ -59,10 +59,14 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      * @param lease how long a lease-mode claim is held; must exceed the handler's longest run
      * @param fingerprintMismatch what a key reused with another payload does: {@code WARN} or {@code REJECT}
      * @param keyHeaders the headers tried for the key, in order
+     * @param reconcileAfter the downstream provider's idempotency-key window (Stripe keeps keys about
+     *     24 hours): a lease-mode message first claimed longer ago than this and never completed is
+     *     marked {@code RECONCILE} instead of run again ({@code 0s}: never); handlers may set their own
      */
     public record Consumer(@DefaultValue("AUTO") IdempotencyMode mode, @DefaultValue("5m") Duration lease,
             @DefaultValue("WARN") FingerprintMismatchPolicy fingerprintMismatch,
-            @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders) {
+            @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders,
+            @DefaultValue("24h") Duration reconcileAfter) {
     }
 
     /**

@@ -1,0 +1,76 @@
+package io.sumi.autoconfigure;
+
+import io.sumi.consumer.budget.BudgetConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Budgets for paid APIs, under {@code sumi.budgets.<name>.*}, and how the Kafka binder pauses
+ * listener containers while one is exhausted ({@code sumi.budget-pause.*}). Immutable; the budgets
+ * can nonetheless change at run time (see {@link BudgetConfigurationRefresher}).
+ *
+ * @param budgets the budgets, by name (the name handlers give in {@code @IdempotentHandler(budget = ...)})
+ * @param budgetPause pausing of Kafka listener containers bound to an exhausted budget
+ */
+@ConfigurationProperties("sumi")
+public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets, @DefaultValue BudgetPause budgetPause) {
+
+    /**
+     * One budget.
+     *
+     * @param limit the spend allowed per window (required; calls, cents, tokens: whatever the costs count)
+     * @param window how long a call's cost counts (a sliding window)
+     * @param costPerCall what each call reserves when it is permitted (a handler may record the real cost after the call)
+     * @param failureRateThreshold the failure rate, in percent, at which the breaker also opens
+     * @param slidingWindowSize how many recent calls the failure rate is computed over
+     * @param minimumNumberOfCalls how many calls are needed before the failure rate counts
+     * @param waitDurationInOpenState how long the breaker stays open after too many failures
+     * @param permittedCallsInHalfOpenState how many probe calls decide whether a half-open breaker closes
+     * @param ignoreExceptions exceptions that are answers, not failures of the provider (a declined
+     *     card): they never open the breaker
+     */
+    public record Budget(@Nullable Double limit, @DefaultValue("1h") Duration window, @DefaultValue("1") double costPerCall,
+            @DefaultValue("50") float failureRateThreshold, @DefaultValue("20") int slidingWindowSize,
+            @DefaultValue("10") int minimumNumberOfCalls, @DefaultValue("30s") Duration waitDurationInOpenState,
+            @DefaultValue("1") int permittedCallsInHalfOpenState, @DefaultValue List<Class<? extends Throwable>> ignoreExceptions) {
+
+        /**
+         * @throws IllegalArgumentException naming the budget if a setting is missing or invalid
+         */
+        public BudgetConfig toConfig(String name) {
+            if (limit == null) {
+                throw new IllegalArgumentException("sumi.budgets." + name + ".limit is required");
+            }
+            List<Class<? extends Throwable>> ignored = List.copyOf(ignoreExceptions);
+            try {
+                return BudgetConfig.custom()
+                        .limit(limit)
+                        .window(window)
+                        .costPerCall(costPerCall)
+                        .failureRateThreshold(failureRateThreshold)
+                        .slidingWindowSize(slidingWindowSize)
+                        .minimumNumberOfCalls(minimumNumberOfCalls)
+                        .waitDurationInOpenState(waitDurationInOpenState)
+                        .permittedCallsInHalfOpenState(permittedCallsInHalfOpenState)
+                        .recordFailure(failure -> ignored.stream().noneMatch(type -> type.isInstance(failure)))
+                        .build();
+            }
+            catch (IllegalArgumentException ex) {
+                throw new IllegalArgumentException("Invalid sumi.budgets." + name + ": " + ex.getMessage(), ex);
+            }
+        }
+    }
+
+    /**
+     * Pausing of Kafka listener containers bound to an exhausted budget.
+     *
+     * @param enabled whether containers are paused (else budget refusals are retried by the error handler, never dead-lettered)
+     * @param checkInterval how often paused containers check whether their budget half-opened
+     */
+    public record BudgetPause(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration checkInterval) {
+    }
+}
