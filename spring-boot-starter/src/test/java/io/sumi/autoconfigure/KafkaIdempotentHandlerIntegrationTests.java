@@ -217,6 +217,25 @@ class KafkaIdempotentHandlerIntegrationTests {
     }
 
     @Test
+    void aTransactionalListenerCommitsItsRowsWithTheLedgerRowAndRollsBothBack() throws Exception {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            records.add(record("txauto.topic", "t" + i, "v" + i));
+            records.add(record("txauto.topic", "t" + i, "v" + i));
+        }
+        sendAndFlush(records);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("txauto-listener", "processed") == 20
+                && count("txauto-listener", "duplicate") == 20);
+        // t3's first run wrote its row and then threw: the row rolled back with the ledger row.
+        List<Map<String, Object>> rows = jdbc.queryForList(
+                "SELECT message_id, COUNT(*) AS n FROM sumi_test_effects WHERE consumer = 'txauto' GROUP BY message_id");
+        assertThat(rows).hasSize(20).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        assertThat(effects.txAutoRunsOfT3.get()).as("t3 ran twice: once failing, once committing").isEqualTo(2);
+        assertThat(store.find("txauto-listener", "t3")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    @Test
     void theKeyTravelsOnRecordsAndHttpCallsMadeInsideAHandlerAndNowhereElse() throws Exception {
         sendAndFlush(List.of(record("chain.topic", "chain-1", "x")));
         template.send("chained.topic", "outside", "sent outside any handler");
@@ -265,6 +284,7 @@ class KafkaIdempotentHandlerIntegrationTests {
         final Map<String, List<ConsumerRecord<String, String>>> deadLetters = new ConcurrentHashMap<>();
         final List<String> chainedHeaders = Collections.synchronizedList(new ArrayList<>());
         final List<String> providerKeys = Collections.synchronizedList(new ArrayList<>());
+        final AtomicInteger txAutoRunsOfT3 = new AtomicInteger();
 
         Map<String, AtomicInteger> counts(String listener) {
             return counts.computeIfAbsent(listener, name -> new ConcurrentHashMap<>());
@@ -310,7 +330,7 @@ class KafkaIdempotentHandlerIntegrationTests {
             jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_test_effects (consumer VARCHAR(200), message_id VARCHAR(200), at TIMESTAMP)");
             jdbc.update("DELETE FROM sumi_test_effects");
             jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('dup-listener', 'flaky-listener', 'poison-listener',"
-                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener')");
+                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener', 'txauto-listener')");
             return new Listeners(effects, jdbc, admin, template,
                     restClient.baseUrl("http://127.0.0.1:" + provider.getAddress().getPort()).build());
         }
@@ -321,7 +341,7 @@ class KafkaIdempotentHandlerIntegrationTests {
                     new NewTopic("poison.topic", 1, (short) 1), new NewTopic("poison.topic-dlt", 1, (short) 1),
                     new NewTopic("nokey.topic", 1, (short) 1), new NewTopic("nokey.topic-dlt", 1, (short) 1),
                     new NewTopic("batch.topic", 1, (short) 1), new NewTopic("concurrent.topic", 3, (short) 1),
-                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1));
+                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("txauto.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1));
         }
 
         @Bean
@@ -355,6 +375,19 @@ class KafkaIdempotentHandlerIntegrationTests {
             this.admin = admin;
             this.template = template;
             this.provider = provider;
+        }
+
+        /** AUTO mode on a @Transactional method: the ledger row joins the method's transaction. */
+        @KafkaListener(id = "txauto-listener", topics = "txauto.topic")
+        @IdempotentHandler
+        @org.springframework.transaction.annotation.Transactional
+        public void onTransactional(String payload) {
+            String key = IdempotencyContext.current().key();
+            assertThat(IdempotencyContext.current().mode()).isEqualTo(IdempotencyMode.TRANSACTIONAL);
+            jdbc.update("INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('txauto', ?, CURRENT_TIMESTAMP)", key);
+            if (key.equals("t3") && effects.txAutoRunsOfT3.getAndIncrement() == 0) {
+                throw new IllegalStateException("fails after writing its row");
+            }
         }
 
         /** Calls a provider over HTTP and produces a follow-up record: both must carry the key, with no code here. */
