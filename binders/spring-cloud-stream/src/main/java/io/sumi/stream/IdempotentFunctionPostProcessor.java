@@ -1,0 +1,180 @@
+package io.sumi.stream;
+
+import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.stream.internal.IdempotentConsumer;
+import io.sumi.stream.internal.IdempotentFunction;
+import io.sumi.stream.internal.IdempotentInvoker;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Collection;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.messaging.Message;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Makes Spring Cloud Stream functional beans idempotent: a {@code Consumer} or {@code Function}
+ * bean whose {@code @Bean} method is annotated {@link IdempotentHandler} is replaced by a wrapper
+ * that runs it through the {@link IdempotentExecutor}, once per message key.
+ *
+ * <pre>{@code
+ * @Bean
+ * @IdempotentHandler(mode = IdempotencyMode.LEASE)
+ * Consumer<Message<MailRequest>> sendMail(Mailer mailer) {
+ *     return message -> mailer.send(message.getPayload(), IdempotencyContext.current().key());
+ * }
+ * }</pre>
+ *
+ * <p>The annotation is found on the bean's factory method (through its bean definition, since a
+ * lambda has no annotations of its own), or on the {@code accept} / {@code apply} method of a bean
+ * class that implements {@code Consumer} / {@code Function}. The ledger namespace defaults to the
+ * bean name. The wrapper keeps the bean's generic type visible to Spring Cloud Function, which
+ * reads it from the bean definition, so payloads are converted as before.
+ *
+ * <p>Supported inputs: {@code T}, {@code Message<T>}, and for batch bindings {@code List<T>} and
+ * {@code Message<List<T>>} (consumers only; each batch is claimed in one round trip). Reactive
+ * functions ({@code Flux}, {@code Mono}), suppliers and bi-functions are rejected at start-up with
+ * a clear error, as is an invalid annotation (bad lease or key expression).
+ *
+ * <p>Works together with the {@link SumiStreamChannelInterceptor}, which must be registered as a
+ * global channel interceptor so that payload-only functions see their message's headers.
+ */
+public final class IdempotentFunctionPostProcessor implements BeanPostProcessor, BeanFactoryAware {
+
+    private final Supplier<IdempotentExecutor> executor;
+    private final Supplier<HandlerDefaults> defaults;
+    private final Supplier<StreamSettings> settings;
+    private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+    public IdempotentFunctionPostProcessor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults,
+            StreamSettings settings) {
+        this(executor, defaults, () -> settings);
+    }
+
+    /**
+     * @param executor looked up on the first message, so that post-processing creates neither the ledger nor its DataSource early
+     * @param defaults what annotation attributes left at their defaults mean, looked up when the first annotated bean is wrapped
+     * @param settings looked up when the first annotated bean is wrapped
+     */
+    public IdempotentFunctionPostProcessor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults,
+            Supplier<StreamSettings> settings) {
+        this.executor = memoize(executor);
+        this.defaults = defaults;
+        this.settings = memoize(settings);
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) throws BeansException {
+        if (beanFactory instanceof ConfigurableListableBeanFactory configurable) {
+            this.beanFactory = configurable;
+        }
+    }
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
+        boolean consumer = bean instanceof Consumer<?>;
+        boolean function = bean instanceof Function<?, ?>;
+        if (!consumer && !function) {
+            if (bean instanceof Supplier<?> || bean instanceof BiFunction<?, ?, ?> || bean instanceof BiConsumer<?, ?>) {
+                if (annotated(bean, beanName) != null) {
+                    throw new BeanCreationException(beanName, "@IdempotentHandler is supported on Consumer and Function beans"
+                            + " only, not on " + ClassUtils.getUserClass(bean).getName());
+                }
+            }
+            return bean;
+        }
+        Annotated annotated = annotated(bean, beanName);
+        if (annotated == null) {
+            return bean;
+        }
+        try {
+            ResolvableType functionType = annotated.type().as(function ? Function.class : Consumer.class);
+            checkInput(functionType.getGeneric(0), function);
+            HandlerDefinition definition = defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
+            new MessageKeyResolver().validate(definition);
+            IdempotentInvoker invoker = new IdempotentInvoker(beanName, definition, executor, settings.get());
+            return function ? new IdempotentFunction((Function<?, ?>) bean, invoker) : new IdempotentConsumer((Consumer<?>) bean, invoker);
+        }
+        catch (IllegalArgumentException | IllegalStateException ex) {
+            throw new BeanCreationException(beanName, "Invalid @IdempotentHandler on " + annotated.where() + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    private record Annotated(IdempotentHandler annotation, ResolvableType type, String where) {
+    }
+
+    /** The annotation on the bean's factory method, or on its class's functional method. */
+    private @Nullable Annotated annotated(Object bean, String beanName) {
+        if (beanFactory != null && beanFactory.containsBeanDefinition(beanName)) {
+            BeanDefinition definition = beanFactory.getMergedBeanDefinition(beanName);
+            if (definition instanceof RootBeanDefinition root) {
+                Method factoryMethod = root.getResolvedFactoryMethod();
+                if (factoryMethod != null) {
+                    IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(factoryMethod, IdempotentHandler.class);
+                    return annotation == null ? null
+                            : new Annotated(annotation, ResolvableType.forMethodReturnType(factoryMethod), factoryMethod.toString());
+                }
+            }
+        }
+        Class<?> userClass = ClassUtils.getUserClass(bean);
+        for (Method method : userClass.getMethods()) {
+            if ((method.getName().equals("accept") || method.getName().equals("apply")) && method.getParameterCount() == 1
+                    && !method.isBridge() && !Modifier.isStatic(method.getModifiers())) {
+                IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class);
+                if (annotation != null) {
+                    return new Annotated(annotation, ResolvableType.forClass(userClass), method.toString());
+                }
+            }
+        }
+        return null;
+    }
+
+    private static void checkInput(ResolvableType input, boolean function) {
+        Class<?> raw = input.resolve(Object.class);
+        if (Publisher.class.isAssignableFrom(raw)) {
+            throw new IllegalStateException("reactive functions (" + raw.getSimpleName() + " input) are not supported:"
+                    + " Sumi claims each message before the function runs, which needs an imperative function");
+        }
+        boolean batch = Collection.class.isAssignableFrom(raw)
+                || (Message.class.isAssignableFrom(raw) && Collection.class.isAssignableFrom(input.getGeneric(0).resolve(Object.class)));
+        if (batch && function) {
+            throw new IllegalStateException("batch Functions are not supported (a batch has no one key for its output):"
+                    + " use a batch Consumer that sends its results with StreamBridge");
+        }
+    }
+
+    private static <T> Supplier<T> memoize(Supplier<T> supplier) {
+        return new Supplier<>() {
+            private volatile @Nullable T value;
+
+            @Override
+            public T get() {
+                T current = value;
+                if (current == null) {
+                    current = supplier.get();
+                    value = current;
+                }
+                return current;
+            }
+        };
+    }
+}

@@ -1,0 +1,292 @@
+package io.sumi.stream.internal;
+
+import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageBusyException;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.stream.StreamSettings;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.MessageHeaders;
+import org.springframework.messaging.support.MessageBuilder;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs one idempotent function through the {@link IdempotentExecutor}, for the wrappers that the
+ * post-processor puts around function beans.
+ *
+ * <p>Per call: the message is the one the binder delivered to the input binding on this thread
+ * ({@link InboundMessages}), else the function's input if it is a {@link Message}. A batch (a
+ * {@code List} payload with per-record headers: the Kafka binder's
+ * {@value #KAFKA_BATCH_HEADERS}, the Rabbit binder's {@value #RABBIT_BATCH_HEADERS}) is claimed in
+ * one round trip, and the function is called with the records still to process, its list (or the
+ * list payload and list-valued headers of its {@code Message<List<?>>}) filtered alike.
+ *
+ * <p>A busy key is claimed again every {@link StreamSettings#busyRetryInterval()} for up to
+ * {@link StreamSettings#busyMaxWait()} on the listener thread; after that, and for every other
+ * failure, the exception goes to the binder unchanged (its retry, then its dead-letter
+ * destination). A batch that stops at a record throws a {@link BatchFailedException} with the
+ * record's index, on the Kafka binder Spring Kafka's {@code BatchListenerFailedException}, so the
+ * container commits the records before it and delivers the rest again. Thread-safe.
+ */
+public final class IdempotentInvoker {
+
+    static final String KAFKA_BATCH_HEADERS = "kafka_batchConvertedHeaders";
+    static final String RABBIT_BATCH_HEADERS = "amqp_batchedHeaders";
+
+    private static final Logger log = LoggerFactory.getLogger(IdempotentInvoker.class);
+
+    private static final boolean KAFKA_PRESENT = ClassUtils.isPresent("org.springframework.kafka.listener.BatchListenerFailedException",
+            IdempotentInvoker.class.getClassLoader());
+
+    private final String beanName;
+    private final HandlerDefinition definition;
+    private final Supplier<IdempotentExecutor> executor;
+    private final StreamSettings settings;
+
+    /**
+     * @param beanName the function bean, for messages
+     * @param definition the handler's resolved settings
+     * @param executor looked up on the first message, so that wrapping the bean does not create the ledger early
+     */
+    public IdempotentInvoker(String beanName, HandlerDefinition definition, Supplier<IdempotentExecutor> executor,
+            StreamSettings settings) {
+        this.beanName = beanName;
+        this.definition = definition;
+        this.executor = executor;
+        this.settings = settings;
+    }
+
+    public HandlerDefinition definition() {
+        return definition;
+    }
+
+    /**
+     * Runs {@code target} on {@code input} (as Spring Cloud Function converted it) unless the
+     * message is done.
+     *
+     * @return what {@code target} returned, or {@code null} for a duplicate (no output)
+     */
+    public @Nullable Object invoke(Object input, Function<Object, @Nullable Object> target) {
+        Message<?> delivered = deliveredMessage(input);
+        if (isBatch(delivered)) {
+            invokeBatch(delivered, input, target);
+            return null;
+        }
+        InboundMessages.Frame frame = InboundMessages.current();
+        InboundMessage message = new StreamInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
+        String[] key = new String[1];
+        HandlerResult<@Nullable Object> result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
+            key[0] = IdempotencyContext.current().key();
+            return target.apply(input);
+        }));
+        if (result.outcome() == MessageOutcome.PROCESSED && frame != null && frame.message() == delivered) {
+            // The function's output is sent after it returns: it gets the key too.
+            frame.outputKey(key[0]);
+        }
+        return result.value();
+    }
+
+    // ---------------------------------------------------------------- batches
+
+    private void invokeBatch(Message<?> delivered, Object input, Function<Object, @Nullable Object> target) {
+        List<?> raw = (List<?>) delivered.getPayload();
+        List<?> converted = payloadList(input);
+        if (converted.size() != raw.size()) {
+            throw new IllegalStateException("The batch function '" + beanName + "' received " + converted.size()
+                    + " payloads for a batch of " + raw.size() + " messages");
+        }
+        List<Map<String, Object>> recordHeaders = recordHeaders(delivered, raw.size());
+        List<InboundMessage> messages = new ArrayList<>(raw.size());
+        for (int i = 0; i < raw.size(); i++) {
+            Message<?> view = MessageBuilder.createMessage(converted.get(i), new MessageHeaders(recordHeaders.get(i)));
+            messages.add(new StreamInboundMessage(view, raw.get(i)));
+        }
+        int offset = 0;
+        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        while (true) {
+            int from = offset;
+            try {
+                call(() -> executor.get().executeBatch(definition, messages.subList(from, messages.size()), indexes -> {
+                    List<Integer> absolute = new ArrayList<>(indexes.size());
+                    indexes.forEach(index -> absolute.add(index + from));
+                    runBatch(input, absolute, from, target);
+                }));
+                return;
+            }
+            catch (BatchFailedException ex) {
+                int failed = from + ex.index();
+                if (ex.getCause() instanceof MessageBusyException && waitWhileBusy(deadline)) {
+                    // The records before the busy one are done; claim again from the busy one.
+                    offset = failed;
+                    continue;
+                }
+                BatchFailedException absolute = failed == ex.index() ? ex : new BatchFailedException(failed, causeOf(ex));
+                if (KAFKA_PRESENT && delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS)) {
+                    throw KafkaBatchFailures.toKafka(absolute, "function '" + beanName + "'");
+                }
+                throw absolute;
+            }
+        }
+    }
+
+    /**
+     * Calls the function with the records at {@code absolute}. A batch failure the function throws
+     * (Sumi's {@link BatchFailedException} or Spring Kafka's {@code BatchListenerFailedException})
+     * names a record of the list it received; it is translated to the list the executor was given.
+     */
+    private void runBatch(Object input, List<Integer> absolute, int from, Function<Object, @Nullable Object> target) {
+        int size = payloadList(input).size();
+        Object filtered = absolute.size() == size ? input : filter(input, size, absolute);
+        try {
+            target.apply(filtered);
+        }
+        catch (RuntimeException ex) {
+            int index = ex instanceof BatchFailedException failed ? failed.index() : KAFKA_PRESENT ? KafkaBatchFailures.failedIndex(ex) : -1;
+            if (index < 0 || index >= absolute.size()) {
+                throw ex;
+            }
+            // The function named a record of the list it saw; the executor counts in the list it was given.
+            throw new BatchFailedException(absolute.get(index) - from, ex.getCause() != null ? ex.getCause() : ex);
+        }
+    }
+
+    private static boolean isBatch(Message<?> delivered) {
+        return delivered.getPayload() instanceof List<?>
+                && (delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS) || delivered.getHeaders().containsKey(RABBIT_BATCH_HEADERS));
+    }
+
+    /** The headers of each record of a batch, as the binder reports them. */
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> recordHeaders(Message<?> delivered, int size) {
+        Object value = delivered.getHeaders().get(KAFKA_BATCH_HEADERS);
+        if (value == null) {
+            value = delivered.getHeaders().get(RABBIT_BATCH_HEADERS);
+        }
+        List<Map<String, Object>> headers = new ArrayList<>(size);
+        List<?> list = value instanceof List<?> l ? l : List.of();
+        for (int i = 0; i < size; i++) {
+            Object element = i < list.size() ? list.get(i) : null;
+            headers.add(element instanceof Map<?, ?> map ? new LinkedHashMap<>((Map<String, Object>) map) : new LinkedHashMap<>());
+        }
+        return headers;
+    }
+
+    private List<?> payloadList(Object input) {
+        Object payload = input instanceof Message<?> message ? message.getPayload() : input;
+        if (payload instanceof List<?> list) {
+            return list;
+        }
+        throw new IllegalStateException("The function '" + beanName + "' is bound to a batch binding (batch-mode) but takes "
+                + payload.getClass().getName() + ": declare its input as List<T> or Message<List<T>>");
+    }
+
+    /** The input with only the records at {@code indexes}: the list, or a message's list payload and its per-record list headers. */
+    private static Object filter(Object input, int size, List<Integer> indexes) {
+        if (input instanceof Message<?> message) {
+            Map<String, Object> headers = new LinkedHashMap<>();
+            message.getHeaders().forEach((name, value) -> headers.put(name,
+                    value instanceof List<?> values && values.size() == size ? pick(values, indexes) : value));
+            return MessageBuilder.withPayload(pick((List<?>) message.getPayload(), indexes)).copyHeaders(headers).build();
+        }
+        return pick((List<?>) input, indexes);
+    }
+
+    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
+        List<T> picked = new ArrayList<>(indexes.size());
+        for (int index : indexes) {
+            picked.add(list.get(index));
+        }
+        return picked;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Message<?> deliveredMessage(Object input) {
+        InboundMessages.Frame frame = InboundMessages.current();
+        if (frame != null) {
+            return frame.message();
+        }
+        if (input instanceof Message<?> message) {
+            return message;
+        }
+        throw new IllegalStateException("The @IdempotentHandler function '" + beanName + "' was called with a bare payload"
+                + " outside a Spring Cloud Stream input binding, so the message's key headers are unknown. Bind it with"
+                + " Spring Cloud Stream with Sumi's SumiStreamChannelInterceptor registered (the starter does), or declare"
+                + " its input as Message<T>");
+    }
+
+    private static Object payloadOf(Object input) {
+        return input instanceof Message<?> message ? message.getPayload() : input;
+    }
+
+    private static Message<?> viewOf(Message<?> delivered, Object payload) {
+        return payload == delivered.getPayload() ? delivered : MessageBuilder.createMessage(payload, delivered.getHeaders());
+    }
+
+    private <T> T retryingWhileBusy(Callable<T> call) {
+        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        while (true) {
+            try {
+                return call(call);
+            }
+            catch (MessageBusyException ex) {
+                if (!waitWhileBusy(deadline)) {
+                    throw ex;
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits one retry interval if that ends before {@code deadline}.
+     *
+     * @return whether to claim again
+     */
+    private boolean waitWhileBusy(long deadline) {
+        Duration interval = settings.busyRetryInterval();
+        if (System.nanoTime() + interval.toNanos() > deadline) {
+            return false;
+        }
+        log.debug("A message of consumer '{}' is held by another consumer; claiming it again in {}", definition.consumer(), interval);
+        try {
+            Thread.sleep(interval.toMillis());
+            return true;
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static Throwable causeOf(BatchFailedException ex) {
+        return ex.getCause() != null ? ex.getCause() : ex;
+    }
+
+    private static <T> T call(Callable<T> call) {
+        try {
+            return call.call();
+        }
+        catch (RuntimeException | Error ex) {
+            throw ex;
+        }
+        catch (Exception ex) {
+            throw new UndeclaredThrowableException(ex);
+        }
+    }
+}

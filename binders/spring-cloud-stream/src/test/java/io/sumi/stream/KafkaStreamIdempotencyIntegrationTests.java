@@ -1,0 +1,412 @@
+package io.sumi.stream;
+
+import static io.sumi.stream.Effects.header;
+import static io.sumi.stream.Effects.payload;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.store.MessageStatus;
+import io.sumi.testing.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.cloud.stream.binding.BindingsLifecycleController;
+import org.springframework.cloud.stream.function.StreamBridge;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.BatchListenerFailedException;
+import org.springframework.kafka.test.EmbeddedKafkaBroker;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.kafka.test.utils.KafkaTestUtils;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.support.MessageBuilder;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * {@code @IdempotentHandler} functional beans on Spring Cloud Stream's Kafka binder, against an
+ * in-process KRaft broker and the local PostgreSQL. One context serves every test (bindings in
+ * {@code application-kafkatest.properties}); keys carry a per-run prefix, so rows left in the
+ * ledger by earlier runs never collide.
+ */
+@SpringBootTest(classes = KafkaStreamIdempotencyIntegrationTests.App.class)
+@ActiveProfiles("kafkatest")
+@EmbeddedKafka(partitions = 4, topics = "concurrent.topic")
+class KafkaStreamIdempotencyIntegrationTests {
+
+    static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+
+    static ConfigurableApplicationContext secondInstance;
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        String[] settings = TestDatabase.POSTGRESQL.settings();
+        registry.add("spring.datasource.url", () -> settings[0]);
+        registry.add("spring.datasource.username", () -> settings[1]);
+        registry.add("spring.datasource.password", () -> settings[2]);
+    }
+
+    static JdbcTemplate database;
+
+    @AfterAll
+    static void cleanUp() {
+        if (secondInstance != null) {
+            secondInstance.close();
+        }
+        if (database != null) {
+            database.update("DELETE FROM sumi_stream_effects WHERE message_id LIKE ?", RUN + "-%");
+            database.update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
+        }
+    }
+
+    @Autowired
+    void remember(JdbcTemplate jdbcTemplate) {
+        database = jdbcTemplate;
+    }
+
+    @Autowired
+    EmbeddedKafkaBroker broker;
+
+    @Autowired
+    Effects effects;
+
+    @Autowired
+    CountingStore store;
+
+    @Autowired
+    MeterRegistry meters;
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    @Autowired
+    BindingsLifecycleController bindings;
+
+    KafkaTemplate<String, String> template() {
+        Map<String, Object> props = KafkaTestUtils.producerProps(broker);
+        return new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(props, new StringSerializer(), new StringSerializer()));
+    }
+
+    static ProducerRecord<String, String> record(String topic, String key, String payload) {
+        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
+        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    void send(List<ProducerRecord<String, String>> records) {
+        KafkaTemplate<String, String> template = template();
+        records.forEach(template::send);
+        template.flush();
+        template.getProducerFactory().reset();
+    }
+
+    double count(String consumer, String outcome) {
+        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void duplicatesRunTheFunctionOnce() {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            for (int copy = 0; copy < 3; copy++) {
+                records.add(record("dup.topic", RUN + "-dup-" + i, "payload-" + i));
+            }
+        }
+        send(records);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("dup", "processed") + count("dup", "duplicate") == 60);
+        for (int i = 0; i < 20; i++) {
+            assertThat(effects.count("dup:" + RUN + "-dup-" + i)).as("effects of key %d", i).isEqualTo(1);
+        }
+        assertThat(count("dup", "duplicate")).isEqualTo(40);
+        assertThat(store.find("dup", RUN + "-dup-7")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    @Test
+    void aPayloadOnlyFunctionThatThrowsThenSucceedsIsProcessedOnceAfterTheBinderRetries() {
+        String key = RUN + "-flaky";
+        send(List.of(record("flaky.topic", key, "flaky payload")));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("flaky:" + key) == 1);
+        assertThat(effects.count("flaky-attempts:" + key)).isEqualTo(3);
+        assertThat(store.find("flaky", key)).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.attempts()).isEqualTo(3);
+        });
+    }
+
+    @Test
+    void aPoisonMessageGoesToTheDlqAfterTheConfiguredAttemptsAndTheLedgerNeverSaysDone() {
+        String key = RUN + "-poison";
+        send(List.of(record("poison.topic", key, "poison payload")));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> dlq("poison.dlq", key) != null);
+        Message<?> dead = dlq("poison.dlq", key);
+        assertThat(header(dead, "x-exception-message")).contains("poisoned payload " + key);
+        assertThat(header(dead, "x-original-topic")).isEqualTo("poison.topic");
+        assertThat(payload(dead)).isEqualTo("poison payload");
+        assertThat(effects.count("poison-attempts:" + key)).isEqualTo(3);
+        assertThat(store.find("poison", key)).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
+            assertThat(row.lastError()).contains("poisoned payload");
+        });
+    }
+
+    @Test
+    void aMessageWithoutAKeyGoesToTheDlqAtOnceWithAClearError() {
+        String marker = RUN + "-no key here";
+        send(List.of(new ProducerRecord<>("nokey.topic", "k", marker)));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.received("nokey.dlq").stream().anyMatch(m -> payload(m).equals(marker)));
+        Message<?> dead = effects.received("nokey.dlq").stream().filter(m -> payload(m).equals(marker)).findFirst().orElseThrow();
+        assertThat(header(dead, "x-exception-message")).contains("No idempotency key").contains("outbox-id");
+        assertThat(header(dead, "x-exception-stacktrace")).contains(MissingIdempotencyKeyException.class.getName());
+        assertThat(effects.count("nokey-calls")).isZero();
+        // Not retried: the binder's retry classifies it as not retryable.
+        assertThat(count("noKey", "rejected")).isEqualTo(1);
+    }
+
+    @Test
+    void aFunctionsOutputCarriesTheKeyAndADuplicateProducesNoOutput() {
+        String key = RUN + "-enrich";
+        // No key header: the key comes from the function's key expression, and still travels on.
+        send(List.of(new ProducerRecord<>("enrich.topic", key + ":hello"), new ProducerRecord<>("enrich.topic", key + ":hello"),
+                new ProducerRecord<>("enrich.topic", key + "-last:bye")));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> outputs("enrich.out", key + "-last").size() == 1);
+        List<Message<?>> outputs = outputs("enrich.out", key + ":");
+        assertThat(outputs).hasSize(1);
+        assertThat(payload(outputs.get(0))).isEqualTo((key + ":hello").toUpperCase());
+        assertThat(header(outputs.get(0), "idempotency-key")).isEqualTo(key);
+        assertThat(count("enrich", "duplicate")).isGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void messagesSentWithStreamBridgeInsideTheFunctionCarryTheKeyUnlessTheySetTheirOwn() {
+        String key = RUN + "-relay";
+        send(List.of(record("relay.topic", key, "relay me")));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> outputs("relay.out", "relay me").size() == 2);
+        List<Message<?>> outputs = outputs("relay.out", "relay me");
+        assertThat(outputs).extracting(m -> header(m, "idempotency-key")).containsExactlyInAnyOrder(key, key + "/own");
+    }
+
+    @Test
+    void twoInstancesInOneGroupReceivingTheSameKeysConcurrentlyWriteEachEffectOnce() {
+        // Command-line arguments: they override the profile's function definition (default properties would not).
+        String[] database = TestDatabase.POSTGRESQL.settings();
+        secondInstance = new SpringApplicationBuilder(App.class).profiles("kafkatest").run(
+                "--spring.cloud.function.definition=concurrent",
+                "--spring.embedded.kafka.brokers=" + broker.getBrokersAsString(),
+                "--spring.datasource.url=" + database[0], "--spring.datasource.username=" + database[1],
+                "--spring.datasource.password=" + database[2]);
+        // Wait for the group to settle: four consumers (two per instance), a partition each.
+        await().atMost(Duration.ofSeconds(60)).until(() -> membersWithPartitions("concurrent") == 4);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            String key = RUN + "-c" + i;
+            // Each key twice, on two partitions, which the group's four consumers share.
+            records.add(withOutboxId(new ProducerRecord<>("concurrent.topic", i % 4, key, "v" + i), key));
+            records.add(withOutboxId(new ProducerRecord<>("concurrent.topic", (i + 1) % 4, key, "v" + i), key));
+        }
+        send(records);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> effectRows("concurrent").size() == 100
+                && store.find("concurrent", RUN + "-c99").isPresent());
+        assertThat(effectRows("concurrent")).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
+                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'concurrent' AND message_id LIKE ? AND status = 'COMPLETED'",
+                Integer.class, RUN + "-c%") == 100);
+        assertThat(effectRows("concurrent")).hasSize(100);
+        // Both instances took part.
+        assertThat(deliveries(meters, "concurrent")).isPositive();
+        assertThat(deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent")).isPositive();
+    }
+
+    long membersWithPartitions(String group) throws Exception {
+        try (AdminClient client = AdminClient.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
+            ConsumerGroupDescription description = client.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                    .get(10, TimeUnit.SECONDS);
+            return description.members().stream().filter(member -> !member.assignment().topicPartitions().isEmpty()).count();
+        }
+    }
+
+    static double deliveries(MeterRegistry registry, String consumer) {
+        return registry.find("sumi.messages").tag("consumer", consumer).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    @Test
+    void aBatchConsumerClaimsEachBatchInOneRoundTripAndRedeliversFromAFailedRecord() {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(record("batch.topic", RUN + "-b" + i, "v" + i));
+        }
+        records.add(4, record("batch.topic", RUN + "-b2", "v2")); // a duplicate inside the batch
+        send(records);
+        bindings.changeState("batch-in-0", BindingsLifecycleController.State.STARTED);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            for (int i = 0; i < 10; i++) {
+                if (effects.count("batch:v" + i) != 1) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        for (int i = 0; i < 10; i++) {
+            assertThat(effects.count("batch:v" + i)).as("v%d", i).isEqualTo(1);
+        }
+        assertThat(effects.count("batch-failed")).isEqualTo(1);
+        // The first delivery: 11 records in one claim, the duplicate filtered out of the function's list.
+        assertThat(store.claims("batch").get(0)).isEqualTo(11);
+        assertThat(effects.received("batch-sizes").get(0).getPayload()).isEqualTo(10);
+        // The redelivery started at the failed record: one claim for the 5 records from b5 on.
+        assertThat(store.claims("batch")).hasSize(2);
+        assertThat(store.claims("batch").get(1)).isEqualTo(5);
+        assertThat(store.find("batch", RUN + "-b5")).get().extracting(row -> row.attempts()).isEqualTo(2);
+        assertThat(store.find("batch", RUN + "-b4")).get().extracting(row -> row.attempts()).isEqualTo(1);
+    }
+
+    static ProducerRecord<String, String> withOutboxId(ProducerRecord<String, String> record, String key) {
+        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    List<Map<String, Object>> effectRows(String consumer) {
+        return jdbc.queryForList("SELECT message_id, COUNT(*) AS n FROM sumi_stream_effects WHERE consumer = ? AND message_id LIKE ?"
+                + " GROUP BY message_id", consumer, RUN + "-%");
+    }
+
+    Message<?> dlq(String topic, String key) {
+        return effects.received(topic).stream().filter(m -> key.equals(header(m, "outbox-id"))).findFirst().orElse(null);
+    }
+
+    List<Message<?>> outputs(String topic, String payloadPrefix) {
+        return effects.received(topic).stream().filter(m -> payload(m).toUpperCase().startsWith(payloadPrefix.toUpperCase())).toList();
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(SumiStreamTestConfiguration.class)
+    static class App {
+
+        @Bean
+        Effects effects(JdbcTemplate jdbc) {
+            jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_stream_effects (consumer VARCHAR(200), message_id VARCHAR(200))");
+            return new Effects();
+        }
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        Consumer<Message<String>> dup(Effects effects) {
+            return message -> effects.effect("dup:" + IdempotencyContext.current().key());
+        }
+
+        /** Takes only the payload: the key still comes from the record's header. */
+        @Bean
+        @IdempotentHandler
+        Consumer<String> flaky(Effects effects) {
+            return payload -> {
+                String key = IdempotencyContext.current().key();
+                effects.effect("flaky-attempts:" + key);
+                if (effects.count("flaky-attempts:" + key) < 3) {
+                    throw new IllegalStateException("transient failure");
+                }
+                effects.effect("flaky:" + key);
+            };
+        }
+
+        @Bean
+        @IdempotentHandler
+        Consumer<String> poison(Effects effects) {
+            return payload -> {
+                String key = IdempotencyContext.current().key();
+                effects.effect("poison-attempts:" + key);
+                throw new IllegalStateException("poisoned payload " + key);
+            };
+        }
+
+        @Bean
+        @IdempotentHandler
+        Consumer<String> noKey(Effects effects) {
+            return payload -> effects.effect("nokey-calls");
+        }
+
+        @Bean
+        @IdempotentHandler(key = "#payload.split(':')[0]")
+        Function<String, String> enrich() {
+            return String::toUpperCase;
+        }
+
+        @Bean
+        @IdempotentHandler
+        Consumer<Message<String>> relay(StreamBridge bridge) {
+            return message -> {
+                bridge.send("relay.out", message.getPayload());
+                bridge.send("relay.out", MessageBuilder.withPayload(message.getPayload())
+                        .setHeader("idempotency-key", IdempotencyContext.current().key() + "/own").build());
+            };
+        }
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
+        Consumer<String> concurrent(JdbcTemplate jdbc) {
+            return payload -> jdbc.update("INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('concurrent', ?)",
+                    IdempotencyContext.current().key());
+        }
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        Consumer<List<String>> batch(Effects effects) {
+            AtomicBoolean failed = new AtomicBoolean();
+            return payloads -> {
+                effects.receive("batch-sizes", MessageBuilder.withPayload(payloads.size()).build());
+                for (int i = 0; i < payloads.size(); i++) {
+                    if (payloads.get(i).equals("v5") && failed.compareAndSet(false, true)) {
+                        effects.effect("batch-failed");
+                        throw new BatchListenerFailedException("v5 fails once", new IllegalStateException("v5 fails once"), i);
+                    }
+                    effects.effect("batch:" + payloads.get(i));
+                }
+            };
+        }
+
+        /** Not idempotent: sees the DLQs and the output topics. */
+        @Bean
+        Consumer<Message<byte[]>> observer(Effects effects) {
+            return message -> effects.receive(String.valueOf(header(message, "kafka_receivedTopic")), message);
+        }
+    }
+
+}
