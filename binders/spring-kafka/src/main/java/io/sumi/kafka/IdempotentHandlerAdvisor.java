@@ -3,9 +3,14 @@ package io.sumi.kafka;
 import io.sumi.consumer.IdempotentHandler;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
+import java.lang.reflect.Method;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.StaticMethodMatcher;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
  * Applies the {@link IdempotentHandlerInterceptor} to {@link IdempotentHandler} methods. Ordered
@@ -26,7 +31,16 @@ public final class IdempotentHandlerAdvisor extends AbstractPointcutAdvisor {
 
     @Override
     public Pointcut getPointcut() {
-        return new AnnotationMatchingPointcut(null, IdempotentHandler.class, true);
+        // @Bean methods are excluded: there the annotation marks a functional bean (Spring Cloud
+        // Stream) that another binder wraps; advising the factory method would run bean creation
+        // as a message handler.
+        return new ComposablePointcut(new AnnotationMatchingPointcut(null, IdempotentHandler.class, true))
+                .intersection(new StaticMethodMatcher() {
+                    @Override
+                    public boolean matches(Method method, Class<?> targetClass) {
+                        return !AnnotatedElementUtils.hasAnnotation(method, Bean.class);
+                    }
+                });
     }
 
     @Override

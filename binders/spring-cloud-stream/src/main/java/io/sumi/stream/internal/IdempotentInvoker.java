@@ -6,6 +6,7 @@ import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.stream.StreamSettings;
@@ -89,7 +90,7 @@ public final class IdempotentInvoker {
             return null;
         }
         InboundMessages.Frame frame = InboundMessages.current();
-        InboundMessage message = new StreamInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
+        InboundMessage message = new SpringMessageInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
         String[] key = new String[1];
         HandlerResult<@Nullable Object> result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
             key[0] = IdempotencyContext.current().key();
@@ -115,7 +116,7 @@ public final class IdempotentInvoker {
         List<InboundMessage> messages = new ArrayList<>(raw.size());
         for (int i = 0; i < raw.size(); i++) {
             Message<?> view = MessageBuilder.createMessage(converted.get(i), new MessageHeaders(recordHeaders.get(i)));
-            messages.add(new StreamInboundMessage(view, raw.get(i)));
+            messages.add(new SpringMessageInboundMessage(view, raw.get(i)));
         }
         int offset = 0;
         long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
