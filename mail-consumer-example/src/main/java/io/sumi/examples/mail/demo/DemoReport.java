@@ -99,7 +99,7 @@ public record DemoReport(int published, int uniqueKeys, int concurrentDuplicates
     }
 
     private static void line(StringBuilder out, String label, long value, String note) {
-        out.append(String.format(Locale.ROOT, "  %-26s %6d   %s%n", label, value, note));
+        out.append(String.format(Locale.ROOT, "  %-26s %6d   %s", label, value, note).stripTrailing()).append('\n');
     }
 
     private static String seconds(Duration duration) {
