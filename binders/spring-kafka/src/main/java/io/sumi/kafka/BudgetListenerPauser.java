@@ -39,7 +39,8 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * paused. A check every {@code checkInterval}, and every state transition of a budget, resumes the
  * containers of a budget whose breaker is {@code HALF_OPEN} or {@code CLOSED}; the first record
  * they deliver is the probe call that decides whether the breaker closes. A container paused while
- * the breaker was already half-open (its probe was still running elsewhere) waits for {@code CLOSED}.
+ * the breaker was already half-open (its probe was still running elsewhere) waits for {@code CLOSED}
+ * or for the next half-opening.
  *
  * <p>Containers created after start are not wrapped; wrap their error handlers with
  * {@link #errorHandler(CommonErrorHandler)}. Thread-safe; lock-free, because budget transitions
@@ -52,7 +53,12 @@ public class BudgetListenerPauser implements SmartLifecycle {
     /** The default period of the resume check. */
     public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
 
-    private record Paused(String budget, boolean whileHalfOpen) {
+    /**
+     * A paused container: its budget, and the number of half-openings of that budget seen when it
+     * was paused if it was paused while the budget was half-open (its probe running elsewhere),
+     * else -1.
+     */
+    private record Paused(String budget, long halfOpenedWhilePaused) {
     }
 
     private final BudgetRegistry budgets;
@@ -64,6 +70,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
     private final Map<String, Counter> resumeCounters = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> pauses = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> resumes = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> halfOpenings = new ConcurrentHashMap<>();
     private volatile @Nullable ScheduledExecutorService scheduler;
 
     /**
@@ -80,8 +87,11 @@ public class BudgetListenerPauser implements SmartLifecycle {
         this.checkInterval = checkInterval;
         this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
         budgets.addListener((budget, from, to) -> {
+            if (to == CircuitBreaker.State.HALF_OPEN) {
+                halfOpenings(budget.name()).incrementAndGet();
+            }
             if (to == CircuitBreaker.State.HALF_OPEN || to == CircuitBreaker.State.CLOSED) {
-                resumeReady(budget.name(), to);
+                resumeReady(budget, to);
             }
         });
     }
@@ -101,8 +111,11 @@ public class BudgetListenerPauser implements SmartLifecycle {
     public void pause(MessageListenerContainer container, BudgetExhaustedException refusal) {
         MessageListenerContainer target = topLevel(container);
         Budget budget = budgets.find(refusal.budget()).orElse(null);
+        // Read the count before the state: a half-opening in between then resumes us at once,
+        // instead of leaving us waiting for a probe that only we could make.
+        long halfOpened = halfOpenings(refusal.budget()).get();
         CircuitBreaker.State state = budget != null ? budget.refresh() : CircuitBreaker.State.OPEN;
-        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN);
+        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1);
         if (paused.putIfAbsent(target, entry) == null) {
             target.pause();
             pauses.computeIfAbsent(refusal.budget(), b -> new AtomicLong()).incrementAndGet();
@@ -113,30 +126,41 @@ public class BudgetListenerPauser implements SmartLifecycle {
         }
         // A budget that moved on while we paused (another thread's probe closed it) must not strand us.
         if (budget != null) {
-            resumeReady(budget.name(), budget.circuitBreaker().getState());
+            resumeReady(budget, budget.circuitBreaker().getState());
         }
     }
 
     /** Applies due budget transitions and resumes containers whose budget can take calls. */
     public void check() {
         for (Paused entry : paused.values()) {
-            budgets.find(entry.budget()).ifPresent(budget -> resumeReady(budget.name(), budget.refresh()));
+            budgets.find(entry.budget()).ifPresent(budget -> resumeReady(budget, budget.refresh()));
         }
     }
 
-    private void resumeReady(String budget, CircuitBreaker.State state) {
+    private void resumeReady(Budget target, CircuitBreaker.State state) {
         if (state != CircuitBreaker.State.HALF_OPEN && state != CircuitBreaker.State.CLOSED) {
             return;
         }
+        String budget = target.name();
+        long halfOpened = halfOpenings(budget).get();
         paused.forEach((container, entry) -> {
-            if (entry.budget().equals(budget) && (state == CircuitBreaker.State.CLOSED || !entry.whileHalfOpen())
-                    && paused.remove(container, entry)) {
+            // Paused while half-open: the probe ran elsewhere; wait until it closed the breaker, or
+            // the breaker half-opened again (the probe failed, the breaker reopened and its wait
+            // ended), or no call is running any more (the probe was given back undecided: its
+            // message was a duplicate or busy), so that some container can make the probe.
+            boolean ready = state == CircuitBreaker.State.CLOSED || entry.halfOpenedWhilePaused() < 0
+                    || halfOpened > entry.halfOpenedWhilePaused() || target.callsInFlight() == 0;
+            if (entry.budget().equals(budget) && ready && paused.remove(container, entry)) {
                 container.resume();
                 resumes.computeIfAbsent(budget, b -> new AtomicLong()).incrementAndGet();
                 counter(resumeCounters, "sumi.budget.resumes", budget).increment();
                 log.info("Resumed Kafka listener container '{}': budget '{}' is {}", container.getListenerId(), budget, state);
             }
         });
+    }
+
+    private AtomicLong halfOpenings(String budget) {
+        return halfOpenings.computeIfAbsent(budget, b -> new AtomicLong());
     }
 
     /** Whether {@code container} (or its parent) is paused by this pauser. */

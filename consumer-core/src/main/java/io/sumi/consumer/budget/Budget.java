@@ -80,6 +80,9 @@ public interface Budget {
      */
     CircuitBreaker.State refresh();
 
+    /** Permits acquired and not yet ended: calls running under the budget right now. */
+    int callsInFlight();
+
     /** When an open breaker is due to half-open; empty unless open. */
     Optional<Instant> retryAt();
 }

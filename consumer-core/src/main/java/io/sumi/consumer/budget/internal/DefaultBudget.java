@@ -48,6 +48,7 @@ final class DefaultBudget implements Budget {
     private @Nullable Reason pendingOpenReason;
     private Reason openReason = Reason.LIMIT_REACHED;
     private @Nullable Instant openUntil;
+    private int inFlight;
 
     DefaultBudget(String name, BudgetConfig config, Clock clock, DefaultBudgetRegistry registry, MeterRegistry meterRegistry) {
         this.name = name;
@@ -106,6 +107,7 @@ final class DefaultBudget implements Budget {
             throw exhausted(Reason.CIRCUIT_OPEN, spent, current);
         }
         metrics.permitted();
+        inFlight++;
         return new Permit(spend.reserve(now, current.costPerCall()), System.nanoTime());
     }
 
@@ -145,6 +147,11 @@ final class DefaultBudget implements Budget {
     public synchronized CircuitBreaker.State refresh() {
         refreshLocked(clock.instant());
         return breaker.getState();
+    }
+
+    @Override
+    public synchronized int callsInFlight() {
+        return inFlight;
     }
 
     @Override
@@ -330,6 +337,7 @@ final class DefaultBudget implements Budget {
                     return;
                 }
                 ended = true;
+                inFlight--;
                 breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
                 checkRoom();
             }
@@ -342,6 +350,7 @@ final class DefaultBudget implements Budget {
                     return;
                 }
                 ended = true;
+                inFlight--;
                 breaker.onError(System.nanoTime() - start, TimeUnit.NANOSECONDS, failure);
                 checkRoom();
             }
@@ -354,6 +363,7 @@ final class DefaultBudget implements Budget {
                     return;
                 }
                 ended = true;
+                inFlight--;
                 spend.remove(entry);
                 breaker.releasePermission();
             }
