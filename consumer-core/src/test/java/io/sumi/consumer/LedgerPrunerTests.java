@@ -72,7 +72,8 @@ class LedgerPrunerTests {
     void deletesCompletedRowsOlderThanTheRetentionInBoundedBatches() {
         complete("mail", 3);
         complete("charge", 2);
-        store.claim("mail", new ClaimRequest("stuck", null), LEASE); // in progress, and old: never pruned
+        // In progress with a lease that runs past the cutoff: a live claim, never pruned (however old).
+        store.claim("mail", new ClaimRequest("stuck", null), Duration.ofDays(30));
         clock.advance(Duration.ofDays(10));
         complete("recent", 3);
         clock.advance(Duration.ofDays(5));
@@ -86,6 +87,15 @@ class LedgerPrunerTests {
         assertThat(rows("COMPLETED")).isEqualTo(3);
         assertThat(rows("IN_PROGRESS")).isEqualTo(1);
         assertThat(meters.get("sumi.ledger.pruned").counter().count()).isEqualTo(5.0);
+    }
+
+    @Test
+    void claimsReleasedLongAgoAndNeverTakenAgainArePrunedToo() {
+        store.release(store.claim("mail", new ClaimRequest("dead-lettered", null), LEASE).message(), "poison");
+        clock.advance(Duration.ofDays(15));
+
+        assertThat(pruner().build().prune()).isEqualTo(1);
+        assertThat(rows("IN_PROGRESS")).isZero();
     }
 
     @Test

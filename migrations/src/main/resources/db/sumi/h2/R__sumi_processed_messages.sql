@@ -15,3 +15,6 @@ CREATE TABLE IF NOT EXISTS processed_messages (
 
 CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
     ON processed_messages (status, processed_at);
+
+CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
+    ON processed_messages (status, lease_until);

@@ -19,3 +19,7 @@ CREATE TABLE IF NOT EXISTS processed_messages (
 
 CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
     ON processed_messages (status, processed_at);
+
+-- Pruning also removes claims released after a failure and never taken again (dead-lettered messages).
+CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
+    ON processed_messages (status, lease_until);

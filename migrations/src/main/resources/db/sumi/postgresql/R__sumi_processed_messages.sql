@@ -18,3 +18,7 @@ CREATE TABLE IF NOT EXISTS processed_messages (
 -- The pruning job reads completed rows by age; in-progress rows never match.
 CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
     ON processed_messages (processed_at) WHERE status = 'COMPLETED';
+
+-- Pruning also removes claims released after a failure and never taken again (dead-lettered messages).
+CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
+    ON processed_messages (lease_until) WHERE status = 'IN_PROGRESS';

@@ -137,9 +137,12 @@ public interface ProcessedMessageStore {
     Optional<ProcessedMessage> find(String consumer, String messageId);
 
     /**
-     * Deletes at most {@code limit} {@code COMPLETED} rows processed before {@code cutoff}, in one
-     * short transaction. Safe to call from several instances at once. Callers loop until it returns
-     * less than {@code limit}.
+     * Deletes at most {@code limit} rows the ledger is done with, in one short transaction:
+     * {@code COMPLETED} rows processed before {@code cutoff}, and {@code IN_PROGRESS} rows whose
+     * lease ended before {@code cutoff} (claims released after a failure and never taken again,
+     * such as dead-lettered messages). Live claims and {@code RECONCILE} rows are never deleted.
+     * Safe to call from several instances at once. Callers loop until it returns less than
+     * {@code limit}.
      *
      * @return how many rows were deleted
      */

@@ -11,6 +11,7 @@ import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.time.Clock;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -30,6 +31,12 @@ import org.springframework.transaction.PlatformTransactionManager;
         "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"})
 @EnableConfigurationProperties(SumiProperties.class)
 class SumiAutoConfiguration {
+
+    /** Fails start-up when an {@code @IdempotentHandler} has no binder to handle it. */
+    @Bean
+    static IdempotentHandlerVerifier sumiIdempotentHandlerVerifier(ConfigurableListableBeanFactory beanFactory) {
+        return new IdempotentHandlerVerifier(beanFactory);
+    }
 
     @Bean
     @ConditionalOnMissingBean

@@ -1,16 +1,12 @@
 package io.sumi.autoconfigure;
 
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
-import java.lang.reflect.Method;
-import java.util.Map;
 import org.springframework.aop.config.AopConfigUtils;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -26,7 +22,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.annotation.KafkaListener;
@@ -79,30 +74,23 @@ class SumiKafkaAutoConfiguration {
         };
     }
 
-    /** Checks every {@code @IdempotentHandler} method once the context is up, so a bad annotation fails start-up. */
+    /** Validates every {@code @IdempotentHandler} listener method once the context is up, so a bad annotation fails start-up. */
     @Bean
     static SmartInitializingSingleton sumiIdempotentHandlerValidator(ConfigurableListableBeanFactory beanFactory,
             ObjectProvider<IdempotentHandlerAdvisor> advisor) {
         return () -> {
             IdempotentHandlerInterceptor interceptor = advisor.getObject().interceptor();
-            for (String name : beanFactory.getBeanDefinitionNames()) {
-                Class<?> type = beanFactory.getType(name, false);
-                if (type == null) {
-                    continue;
+            new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
+                if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)) {
+                    return; // a functional bean: the Spring Cloud Stream binder validates it
                 }
-                Class<?> userClass = AopUtils.isAopProxy(type) ? type.getSuperclass() : org.springframework.util.ClassUtils.getUserClass(type);
-                Map<Method, IdempotentHandler> methods = MethodIntrospector.selectMethods(userClass,
-                        (MethodIntrospector.MetadataLookup<IdempotentHandler>) m ->
-                                AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class));
-                for (Method method : methods.keySet()) {
-                    try {
-                        interceptor.definition(method, userClass);
-                    }
-                    catch (RuntimeException ex) {
-                        throw new BeanCreationException(name, "Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
-                    }
+                try {
+                    interceptor.definition(method, userClass);
                 }
-            }
+                catch (RuntimeException ex) {
+                    throw new BeanCreationException("Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
+                }
+            });
         };
     }
 

@@ -288,24 +288,30 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
-    void pruningDeletesOnlyOldCompletedRowsInBoundedBatches() {
+    void pruningDeletesOldCompletedAndAbandonedRowsInBoundedBatches() {
         // Rows of this test live in the year 2000, so the cutoff below cannot reach other tests' rows.
         clock.set(Instant.parse("2000-01-01T00:00:00Z"));
         List<String> ids = IntStream.range(0, 25).mapToObj(i -> "old-" + i).toList();
         List<ClaimResult> old = store.claimAll(consumer, ids.stream().map(ProcessedMessageStoreContractTests::request).toList(), LEASE);
         store.completeAll(consumer, old.get(0).message().claimToken(), ids);
-        store.claim(consumer, request("old-in-progress"), LEASE);
+        // Failed, released and never taken again (a dead-lettered message): done with, too.
+        store.release(store.claim(consumer, request("old-abandoned"), LEASE).message(), "poison");
+        // A claim whose lease still runs past the cutoff is live and stays.
+        store.claim(consumer, request("old-live"), Duration.ofDays(30));
         clock.advance(Duration.ofDays(20));
         store.complete(store.claim(consumer, request("recent"), LEASE).message());
+        store.release(store.claim(consumer, request("recent-failed"), LEASE).message(), "boom");
         Instant cutoff = Instant.parse("2000-01-15T00:00:00Z");
 
         assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
         assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
-        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(5);
+        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(6);
         assertThat(store.deleteCompletedBefore(cutoff, 10)).isZero();
 
-        assertThat(store.find(consumer, "old-in-progress")).isPresent();
+        assertThat(store.find(consumer, "old-abandoned")).isEmpty();
+        assertThat(store.find(consumer, "old-live")).isPresent();
         assertThat(store.find(consumer, "recent")).isPresent();
+        assertThat(store.find(consumer, "recent-failed")).isPresent();
         assertThat(ids).allSatisfy(id -> assertThat(store.find(consumer, id)).isEmpty());
     }
 

@@ -32,7 +32,7 @@ public final class H2LedgerDialect extends LedgerDialect {
         this.takeOverCompleted = "UPDATE " + table + " SET claim_token = ?, processed_at = ?, status = 'COMPLETED', lease_until = NULL,"
                 + " attempts = attempts + 1" + expired;
         this.insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, 1, ?, NULL, ?, ?)";
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE status = 'COMPLETED' AND processed_at < ? FETCH FIRST ? ROWS ONLY";
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + PRUNABLE + " FETCH FIRST ? ROWS ONLY";
     }
 
     @Override
@@ -75,7 +75,8 @@ public final class H2LedgerDialect extends LedgerDialect {
     public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
             setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
+            setInstant(statement, 2, cutoff);
+            statement.setInt(3, limit);
             return statement.executeUpdate();
         }
     }

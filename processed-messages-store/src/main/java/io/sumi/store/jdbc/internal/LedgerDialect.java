@@ -49,7 +49,15 @@ public abstract class LedgerDialect {
     public abstract Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
             long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException;
 
-    /** Deletes at most {@code limit} completed rows processed before {@code cutoff}. */
+    /**
+     * The rows pruning deletes, with the cutoff bound twice: completed rows processed before it,
+     * and in-progress rows whose lease ended before it (claims released after a failure and never
+     * taken again, e.g. dead-lettered messages). Live claims and rows held for reconciliation stay.
+     */
+    protected static final String PRUNABLE =
+            "((status = 'COMPLETED' AND processed_at < ?) OR (status = 'IN_PROGRESS' AND lease_until < ?))";
+
+    /** Deletes at most {@code limit} rows that {@link #PRUNABLE} matches. */
     public abstract int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
 
     /** Binds an instant as the vendor's timestamp type, in UTC ({@code TIMESTAMP WITH TIME ZONE} unless overridden). */

@@ -32,7 +32,7 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
 
     public MariaDbLedgerDialect(String table) {
         super(table);
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE status = 'COMPLETED' AND processed_at < ? ORDER BY processed_at LIMIT ?";
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + PRUNABLE + " LIMIT ?";
     }
 
     @Override
@@ -81,7 +81,8 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
     public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
             setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
+            setInstant(statement, 2, cutoff);
+            statement.setInt(3, limit);
             return statement.executeUpdate();
         }
     }

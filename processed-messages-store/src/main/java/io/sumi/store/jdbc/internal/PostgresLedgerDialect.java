@@ -60,7 +60,7 @@ public final class PostgresLedgerDialect extends LedgerDialect {
                 + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, ?, ? FROM input i ORDER BY i.message_id"
                 + completedConflict + returning + ")" + manyExisting;
         this.deleteCompleted = "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM "
-                + table + " WHERE status = 'COMPLETED' AND processed_at < ? ORDER BY processed_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+                + table + " WHERE " + PRUNABLE + " LIMIT ? FOR UPDATE SKIP LOCKED)";
     }
 
     private static String prefixed(String prefix) {
@@ -130,7 +130,8 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
         try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
             setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
+            setInstant(statement, 2, cutoff);
+            statement.setInt(3, limit);
             return statement.executeUpdate();
         }
     }

@@ -1,0 +1,88 @@
+package io.sumi.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.testing.TestDatabase;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * An {@code @IdempotentHandler} that no binder handles must fail start-up, never be ignored.
+ */
+class IdempotentHandlerVerifierTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class))
+            .withUserConfiguration(Handlers.class);
+
+    @Test
+    void aListenerMethodWithoutTheKafkaBinderFailsStartUpWithAClearMessage() {
+        runner.withClassLoader(new FilteredClassLoader("io.sumi.kafka")).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining("would be ignored")
+                    .hasMessageContaining("Listener.onMessage").hasMessageContaining("sumi-binder-spring-kafka");
+        });
+    }
+
+    @Test
+    void aListenerMethodWithTheKafkaBinderStarts() {
+        runner.run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void anInvalidLeaseFailsStartUp() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class))
+                .withUserConfiguration(BadHandlers.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).hasMessageContaining("Invalid lease").hasMessageContaining("five minutes");
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Handlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        Handlers.Listener listener() {
+            return new Listener();
+        }
+
+        static class Listener {
+            @IdempotentHandler
+            public void onMessage(String payload) {
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BadHandlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        BadListener badListener() {
+            return new BadListener();
+        }
+
+        static class BadListener {
+            @IdempotentHandler(lease = "five minutes")
+            public void onMessage(String payload) {
+            }
+        }
+    }
+}
