@@ -1,0 +1,383 @@
+package io.sumi.outbox.internal;
+
+import io.sumi.outbox.DispatchOutcome;
+import io.sumi.outbox.OutboxRecord;
+import io.sumi.outbox.OutboxStats;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The outbox's SQL for one database. What differs per vendor (the claim, the bounded delete, time
+ * binding) lives in a subclass; the rest lives here.
+ *
+ * <p>The table name is formatted into the statements; it is validated as an SQL identifier before
+ * a dialect is made. Every other value is a bind parameter.
+ *
+ * <p>The claim. A pending row is one with {@code dispatched_at IS NULL}; it may be claimed when it
+ * is not parked, is due ({@code available_at <= now}) and has no live lease. For an ordered topic
+ * it must also be the earliest undispatched row of its topic and aggregate ("head-only"): a row
+ * waits while an earlier one of the same aggregate is in flight, in backoff or parked. That test
+ * reads {@code dispatched_at}, which only ever changes from {@code NULL} to a time, so a stale view
+ * of it can only make the claim more cautious, never let a row overtake an earlier one. Each
+ * subclass claims in ONE statement that picks the rows (skipping rows other claims have locked,
+ * where the database supports that) and writes the claim token and lease on them, re-checking the
+ * lease on the newest version of each row; the statement commits before anything is sent.
+ */
+public abstract class OutboxDialect {
+
+    /** The columns every read returns, in this order. */
+    protected static final String COLUMNS = "id, aggregate_id, topic, payload, headers, created_at, available_at,"
+            + " dispatched_at, attempts, last_error, parked_at, dispatch_outcome";
+
+    protected final String table;
+
+    private final String insert;
+    private final String markDispatchedPrefix;
+    private final String markFailed;
+    private final String stats;
+    private final String findById;
+    private final String parked;
+    private final String redriveOne;
+    private final String redriveAll;
+    private final String redriveTopic;
+
+    protected OutboxDialect(String table) {
+        this.table = table;
+        this.insert = "INSERT INTO " + table + " (aggregate_id, topic, payload, headers, created_at, available_at, attempts)"
+                + " VALUES (?, ?, ?, ?, ?, ?, 0)";
+        this.markDispatchedPrefix = "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
+                + " WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (";
+        this.markFailed = "UPDATE " + table + " SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?,"
+                + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL";
+        this.stats = "SELECT COUNT(*) AS undispatched, COUNT(parked_at) AS parked,"
+                + " MIN(CASE WHEN parked_at IS NULL THEN available_at END) AS oldest_due FROM " + table
+                + " WHERE dispatched_at IS NULL";
+        this.findById = "SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?";
+        this.parked = "SELECT " + COLUMNS + " FROM " + table + " WHERE dispatched_at IS NULL AND parked_at IS NOT NULL"
+                + " ORDER BY id LIMIT ?";
+        String redrive = "UPDATE " + table + " SET parked_at = NULL, attempts = 0, available_at = ?, lease_until = NULL"
+                + " WHERE dispatched_at IS NULL AND parked_at IS NOT NULL";
+        this.redriveOne = redrive + " AND id = ?";
+        this.redriveAll = redrive;
+        this.redriveTopic = redrive + " AND topic = ?";
+    }
+
+    /** The rows a dispatcher may claim: which topics keep per-aggregate order. */
+    public record Ordering(boolean allTopics, Set<String> topics) {
+
+        public Ordering {
+            topics = Set.copyOf(topics);
+        }
+
+        public boolean none() {
+            return !allTopics && topics.isEmpty();
+        }
+    }
+
+    /** A claim statement prepared for one ordering, reused for every claim of one dispatcher. */
+    public interface Claim {
+
+        /**
+         * Claims at most {@code limit} rows for {@code claimToken} until {@code leaseUntil}, in one
+         * statement, committed on return (the connection is in auto-commit mode).
+         *
+         * @return the claimed rows, in id order
+         */
+        List<OutboxRecord> claim(Connection connection, long claimToken, Instant now, Instant leaseUntil, int limit)
+                throws SQLException;
+    }
+
+    /** Prepares the claim for {@code ordering}. */
+    public abstract Claim claim(Ordering ordering);
+
+    /** Deletes at most {@code limit} rows dispatched before {@code cutoff}; auto-commit. */
+    public abstract int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
+
+    /**
+     * Makes the next transaction on {@code connection} run at READ COMMITTED, where the database
+     * needs that for the dispatcher's statements not to block on, or gap-lock against, the
+     * appending transactions. A no-op unless overridden.
+     */
+    public void readCommitted(Connection connection) throws SQLException {
+    }
+
+    /**
+     * Refreshes the planner's statistics of the table after a bulk insert, where the database does
+     * not do so soon by itself. A no-op unless overridden.
+     */
+    public void analyze(Connection connection) throws SQLException {
+    }
+
+    // ---------------------------------------------------------------- candidates
+
+    /**
+     * The rows a claim may take, locked and skipping rows others have locked: {@code SELECT c.id
+     * ... ORDER BY c.id}, without the limit and lock clauses, which the vendors spell differently.
+     * Parameters: see {@link #bindCandidates}.
+     */
+    protected String candidates(Ordering ordering) {
+        StringBuilder sql = new StringBuilder("SELECT c.id FROM ").append(table).append(" c")
+                .append(" WHERE c.dispatched_at IS NULL AND c.parked_at IS NULL AND c.available_at <= ?")
+                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ?)");
+        String noEarlierRow = "NOT EXISTS (SELECT 1 FROM " + table + " e WHERE e.topic = c.topic"
+                + " AND e.aggregate_id = c.aggregate_id AND e.dispatched_at IS NULL AND e.id < c.id)";
+        if (ordering.allTopics()) {
+            sql.append(" AND ").append(noEarlierRow);
+        }
+        else if (!ordering.topics().isEmpty()) {
+            sql.append(" AND (c.topic NOT IN (").append(placeholders(ordering.topics().size())).append(") OR ")
+                    .append(noEarlierRow).append(')');
+        }
+        return sql.append(" ORDER BY ").append(candidateOrder()).toString();
+    }
+
+    /** The order of {@link #candidates}: by id, spelled so the database walks its pending-rows index. */
+    protected String candidateOrder() {
+        return "c.id";
+    }
+
+    /** Binds the parameters of {@link #candidates} from {@code index}; returns the next index. */
+    protected int bindCandidates(PreparedStatement statement, int index, Ordering ordering, Instant now) throws SQLException {
+        setInstant(statement, index++, now);
+        setInstant(statement, index++, now);
+        if (!ordering.allTopics()) {
+            for (String topic : ordering.topics()) {
+                statement.setString(index++, topic);
+            }
+        }
+        return index;
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /** Inserts one row; returns its id. */
+    public long insert(Connection connection, String aggregateId, String topic, String payload, String headers,
+            Instant createdAt, Instant availableAt) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(insert, new String[] {"id"})) {
+            bindInsert(statement, aggregateId, topic, payload, headers, createdAt, availableAt);
+            statement.executeUpdate();
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("The database returned no id for the outbox row");
+                }
+                return keys.getLong(1);
+            }
+        }
+    }
+
+    /** A row to insert. */
+    public record NewRow(String aggregateId, String topic, String payload, String headers, Instant createdAt, Instant availableAt) {
+    }
+
+    /** Inserts rows in one JDBC batch; returns their ids, in order. */
+    public List<Long> insertAll(Connection connection, List<NewRow> rows) throws SQLException {
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        try (PreparedStatement statement = connection.prepareStatement(insert, new String[] {"id"})) {
+            for (NewRow row : rows) {
+                bindInsert(statement, row.aggregateId(), row.topic(), row.payload(), row.headers(), row.createdAt(), row.availableAt());
+                statement.addBatch();
+            }
+            statement.executeBatch();
+            List<Long> ids = new ArrayList<>(rows.size());
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                while (keys.next()) {
+                    ids.add(keys.getLong(1));
+                }
+            }
+            if (ids.size() != rows.size()) {
+                throw new SQLException("The database returned " + ids.size() + " ids for " + rows.size() + " outbox rows");
+            }
+            return ids;
+        }
+    }
+
+    private void bindInsert(PreparedStatement statement, String aggregateId, String topic, String payload, String headers,
+            Instant createdAt, Instant availableAt) throws SQLException {
+        statement.setString(1, aggregateId);
+        statement.setString(2, topic);
+        statement.setString(3, payload);
+        statement.setString(4, headers);
+        setInstant(statement, 5, createdAt);
+        setInstant(statement, 6, availableAt);
+    }
+
+    /** Marks the rows of a claim dispatched, in one statement; returns how many were still this claim's. */
+    public int markDispatched(Connection connection, long claimToken, Collection<Long> ids, Instant at, DispatchOutcome outcome)
+            throws SQLException {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        try (PreparedStatement statement = connection.prepareStatement(markDispatchedPrefix + placeholders(ids.size()) + ")")) {
+            setInstant(statement, 1, at);
+            statement.setString(2, outcome.name());
+            statement.setLong(3, claimToken);
+            int index = 4;
+            for (Long id : ids) {
+                statement.setLong(index++, id);
+            }
+            return statement.executeUpdate();
+        }
+    }
+
+    /** A failed send to record. */
+    public record Failure(long id, String error, Instant availableAt, @Nullable Instant parkedAt) {
+    }
+
+    /** Records failed sends (one JDBC batch, in the caller's transaction); returns how many were still this claim's. */
+    public int markFailed(Connection connection, long claimToken, List<Failure> failures) throws SQLException {
+        if (failures.isEmpty()) {
+            return 0;
+        }
+        try (PreparedStatement statement = connection.prepareStatement(markFailed)) {
+            for (Failure failure : failures) {
+                statement.setString(1, failure.error());
+                setInstant(statement, 2, failure.availableAt());
+                setInstant(statement, 3, failure.parkedAt());
+                statement.setLong(4, failure.id());
+                statement.setLong(5, claimToken);
+                statement.addBatch();
+            }
+            int updated = 0;
+            for (int count : statement.executeBatch()) {
+                updated += count == Statement.SUCCESS_NO_INFO ? 1 : Math.max(count, 0);
+            }
+            return updated;
+        }
+    }
+
+    /** Makes parked rows pending again, due at {@code now}, with their attempts reset. */
+    public int redrive(Connection connection, @Nullable Long id, @Nullable String topic, boolean all, Instant now) throws SQLException {
+        String sql = id != null ? redriveOne : topic != null ? redriveTopic : redriveAll;
+        if (id == null && topic == null && !all) {
+            return 0;
+        }
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            setInstant(statement, 1, now);
+            if (id != null) {
+                statement.setLong(2, id);
+            }
+            else if (topic != null) {
+                statement.setString(2, topic);
+            }
+            return statement.executeUpdate();
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** Counts the backlog. */
+    public OutboxStats stats(Connection connection, Instant now) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(stats); ResultSet rs = statement.executeQuery()) {
+            if (!rs.next()) {
+                return OutboxStats.EMPTY;
+            }
+            long undispatched = rs.getLong("undispatched");
+            long parkedRows = rs.getLong("parked");
+            Instant oldestDue = getInstant(rs, "oldest_due");
+            Duration age = oldestDue == null || oldestDue.isAfter(now) ? Duration.ZERO : Duration.between(oldestDue, now);
+            return new OutboxStats(undispatched - parkedRows, parkedRows, oldestDue, age);
+        }
+    }
+
+    public Optional<OutboxRecord> find(Connection connection, long id) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(findById)) {
+            statement.setLong(1, id);
+            List<OutboxRecord> rows = readRows(statement);
+            return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+        }
+    }
+
+    public List<OutboxRecord> parked(Connection connection, int limit) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(parked)) {
+            statement.setInt(1, limit);
+            return readRows(statement);
+        }
+    }
+
+    /** Which of {@code aggregateIds} already have a row of {@code topic}, dispatched or not. */
+    public Set<String> existingAggregates(Connection connection, String topic, Collection<String> aggregateIds) throws SQLException {
+        if (aggregateIds.isEmpty()) {
+            return Set.of();
+        }
+        String sql = "SELECT DISTINCT aggregate_id FROM " + table + " WHERE topic = ? AND aggregate_id IN ("
+                + placeholders(aggregateIds.size()) + ")";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, topic);
+            int index = 2;
+            for (String aggregateId : aggregateIds) {
+                statement.setString(index++, aggregateId);
+            }
+            Set<String> existing = new HashSet<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    existing.add(rs.getString(1));
+                }
+            }
+            return existing;
+        }
+    }
+
+    protected List<OutboxRecord> readRows(PreparedStatement statement) throws SQLException {
+        List<OutboxRecord> rows = new ArrayList<>();
+        try (ResultSet rs = statement.executeQuery()) {
+            while (rs.next()) {
+                rows.add(readRow(rs));
+            }
+        }
+        return rows;
+    }
+
+    protected OutboxRecord readRow(ResultSet rs) throws SQLException {
+        String outcome = rs.getString("dispatch_outcome");
+        String headers = rs.getString("headers");
+        Instant createdAt = getInstant(rs, "created_at");
+        Instant availableAt = getInstant(rs, "available_at");
+        return new OutboxRecord(rs.getLong("id"), rs.getString("aggregate_id"), rs.getString("topic"), rs.getString("payload"),
+                headers == null || headers.isBlank() ? Collections.emptyMap() : HeadersJson.read(headers),
+                createdAt != null ? createdAt : Instant.EPOCH, availableAt != null ? availableAt : Instant.EPOCH,
+                getInstant(rs, "dispatched_at"), rs.getInt("attempts"), rs.getString("last_error"), getInstant(rs, "parked_at"),
+                outcome == null ? null : DispatchOutcome.valueOf(outcome));
+    }
+
+    /** Sorts claimed rows by id (RETURNING gives no order). */
+    protected static List<OutboxRecord> inIdOrder(List<OutboxRecord> rows) {
+        rows.sort((a, b) -> Long.compare(a.id(), b.id()));
+        return rows;
+    }
+
+    // ---------------------------------------------------------------- time
+
+    /** Binds an instant in UTC ({@code TIMESTAMP WITH TIME ZONE} unless overridden). */
+    public void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+        statement.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
+                Types.TIMESTAMP_WITH_TIMEZONE);
+    }
+
+    /** Reads an instant written by {@link #setInstant}. */
+    public @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
+        OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
+    }
+
+    protected static String placeholders(int count) {
+        return String.join(", ", Collections.nCopies(count, "?"));
+    }
+}

@@ -1,0 +1,11 @@
+package io.sumi.outbox;
+
+import io.sumi.testing.TestDatabase;
+
+class H2OutboxDispatcherIntegrationTests extends OutboxDispatcherContractTests {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.H2;
+    }
+}

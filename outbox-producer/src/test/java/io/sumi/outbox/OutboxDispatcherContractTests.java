@@ -1,0 +1,581 @@
+package io.sumi.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.MutableClock;
+import io.sumi.testing.TestDatabase;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The dispatcher: claim, send, mark; retries, parking, ordering, leases, retrofit switches,
+ * retention, metrics, and two dispatchers racing on one table. Run against every database by the
+ * subclasses.
+ */
+abstract class OutboxDispatcherContractTests {
+
+    abstract TestDatabase database();
+
+    DataSource dataSource;
+    JdbcTemplate jdbc;
+    MutableClock clock;
+    OutboxTable table;
+    Outbox outbox;
+    TransactionTemplate tx;
+    SimpleMeterRegistry meters;
+    RecordingPublisher publisher;
+
+    @BeforeEach
+    void setUp() {
+        dataSource = OutboxTestDatabases.dataSource(database());
+        jdbc = new JdbcTemplate(dataSource);
+        jdbc.update("DELETE FROM outbox");
+        clock = MutableClock.at("2030-01-01T00:00:00Z");
+        table = OutboxTable.builder(dataSource).clock(clock).build();
+        outbox = Outbox.builder(table).build();
+        tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        meters = new SimpleMeterRegistry();
+        publisher = new RecordingPublisher();
+    }
+
+    OutboxDispatcher.Builder dispatcher(OutboxPublisher publisher) {
+        return OutboxDispatcher.builder(table, publisher).jitter(() -> 0).meterRegistry(meters);
+    }
+
+    long append(String aggregateId, String topic, String payload) {
+        return tx.execute(status -> outbox.append(aggregateId, topic, payload));
+    }
+
+    long append(OutboxMessage message) {
+        return tx.execute(status -> outbox.append(message));
+    }
+
+    OutboxRecord row(long id) {
+        return table.find(id).orElseThrow();
+    }
+
+    double counter(String name, String... tags) {
+        Counter counter = meters.find(name).tags(tags).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    // ---------------------------------------------------------------- the round
+
+    @Test
+    void aRoundSendsDueRowsWithTheirKeyAndHeadersAndMarksThemDispatched() {
+        long id = append(OutboxMessage.builder("order-1", "mail.send", "{\"to\":\"a@example.com\"}")
+                .schemaVersion("2").tenant("acme").traceId("trace-1").header("x-custom", "v").build());
+        clock.advance(Duration.ofMillis(250));
+        OutboxDispatcher dispatcher = dispatcher(publisher).build();
+
+        DispatchResult result = dispatcher.dispatchOnce();
+
+        assertThat(result).isEqualTo(new DispatchResult(1, 1, 0, 0, 0, 0));
+        OutboxRecord sent = publisher.sent().get(0);
+        assertThat(sent.id()).isEqualTo(id);
+        assertThat(sent.aggregateId()).isEqualTo("order-1");
+        assertThat(sent.topic()).isEqualTo("mail.send");
+        assertThat(sent.payload()).isEqualTo("{\"to\":\"a@example.com\"}");
+        assertThat(sent.brokerHeaders()).containsExactly(Map.entry(OutboxHeaders.OUTBOX_ID, Long.toString(id)),
+                Map.entry(OutboxHeaders.SCHEMA_VERSION, "2"), Map.entry(OutboxHeaders.TENANT_ID, "acme"),
+                Map.entry(OutboxHeaders.TRACE_ID, "trace-1"), Map.entry("x-custom", "v"));
+        OutboxRecord row = row(id);
+        assertThat(row.dispatchedAt()).isEqualTo(clock.instant());
+        assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(row.pending()).isFalse();
+        assertThat(meters.get("outbox.dispatch.latency").tag("topic", "mail.send").timer().totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
+                .isEqualTo(250.0);
+        assertThat(meters.get("outbox.attempts").tag("topic", "mail.send").summary().max()).isEqualTo(1.0);
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "sent")).isEqualTo(1);
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(DispatchResult.NOTHING);
+        assertThat(publisher.sent()).hasSize(1);
+    }
+
+    @Test
+    void aDelayedRowIsSentOnlyOnceItIsDue() {
+        long id = append(OutboxMessage.builder("user-1", "mail.welcome", "{}").delay(Duration.ofMinutes(3)).build());
+        OutboxDispatcher dispatcher = dispatcher(publisher).build();
+
+        assertThat(dispatcher.dispatchOnce().claimed()).isZero();
+        clock.advance(Duration.ofMinutes(3).minusSeconds(1));
+        assertThat(dispatcher.dispatchOnce().claimed()).isZero();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(dispatcher.dispatchOnce().sent()).isOne();
+        assertThat(publisher.sentIds()).containsExactly(id);
+    }
+
+    @Test
+    void aBatchTakesAtMostTheBatchSizeInIdOrder() {
+        List<Long> ids = tx.execute(status -> outbox.appendAll(IntStream.range(0, 7)
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i)).toList()));
+        OutboxDispatcher dispatcher = dispatcher(publisher).batchSize(3).build();
+
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(3);
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(3);
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(1);
+        assertThat(publisher.sentIds()).containsExactlyElementsOf(ids);
+    }
+
+    // ---------------------------------------------------------------- failures
+
+    @Test
+    void aFailedSendIsRetriedWithBackoffAndThenSucceeds() {
+        long id = append("order-2", "stripe.charge", "{\"amount\":100}");
+        AtomicInteger failuresLeft = new AtomicInteger(2);
+        publisher.failWith(record -> failuresLeft.getAndDecrement() > 0 ? new IllegalStateException("broker unavailable") : null);
+        OutboxDispatcher dispatcher = dispatcher(publisher).build();
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(1, 0, 0, 0, 1, 0));
+        OutboxRecord afterFirst = row(id);
+        assertThat(afterFirst.attempts()).isEqualTo(1);
+        assertThat(afterFirst.lastError()).isEqualTo("java.lang.IllegalStateException: broker unavailable");
+        assertThat(afterFirst.availableAt()).isEqualTo(clock.instant().plusSeconds(30));
+        assertThat(afterFirst.pending()).isTrue();
+
+        assertThat(dispatcher.dispatchOnce().claimed()).as("waits out the backoff").isZero();
+        clock.advance(Duration.ofSeconds(29));
+        assertThat(dispatcher.dispatchOnce().claimed()).isZero();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(dispatcher.dispatchOnce().failed()).isOne();
+        assertThat(row(id).attempts()).isEqualTo(2);
+        assertThat(row(id).availableAt()).as("the backoff doubles").isEqualTo(clock.instant().plusSeconds(60));
+
+        clock.advance(Duration.ofSeconds(60));
+        assertThat(dispatcher.dispatchOnce().sent()).isOne();
+        OutboxRecord done = row(id);
+        assertThat(done.outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(done.attempts()).isEqualTo(2);
+        assertThat(publisher.attempted).hasSize(3);
+        assertThat(meters.get("outbox.attempts").tag("topic", "stripe.charge").summary().max()).isEqualTo(3.0);
+        assertThat(counter("outbox.send.failures", "topic", "stripe.charge")).isEqualTo(2);
+    }
+
+    @Test
+    void aPublisherThatThrowsFailsTheWholeBatch() {
+        append("a", "t", "1");
+        append("b", "t", "2");
+        OutboxDispatcher dispatcher = dispatcher(records -> {
+            throw new IllegalStateException("producer closed");
+        }).build();
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 0, 0, 0, 2, 0));
+        assertThat(jdbc.queryForList("SELECT last_error FROM outbox", String.class))
+                .containsOnly("java.lang.IllegalStateException: producer closed");
+    }
+
+    @Test
+    void pastTheAttemptLimitARowIsParkedCountedAndCanBeRedriven() {
+        long id = append("order-3", "mail.send", "{}");
+        publisher.failWith(record -> new IllegalArgumentException("record too large"));
+        OutboxMetrics gauges = new OutboxMetrics(table, Duration.ZERO);
+        gauges.bindTo(meters);
+        OutboxDispatcher dispatcher = dispatcher(publisher).maxAttempts(3).build();
+
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            assertThat(dispatcher.dispatchOnce().failed()).isOne();
+            clock.advance(Duration.ofMinutes(15));
+        }
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(1, 0, 0, 0, 0, 1));
+
+        OutboxRecord parked = row(id);
+        assertThat(parked.parked()).isTrue();
+        assertThat(parked.parkedAt()).isEqualTo(clock.instant());
+        assertThat(parked.attempts()).isEqualTo(3);
+        assertThat(parked.lastError()).contains("record too large");
+        assertThat(table.stats()).satisfies(stats -> {
+            assertThat(stats.parked()).isEqualTo(1);
+            assertThat(stats.pending()).isZero();
+        });
+        assertThat(table.parked(10)).extracting(OutboxRecord::id).containsExactly(id);
+        assertThat(meters.get("outbox.parked").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("outbox.pending.total").gauge().value()).isZero();
+        assertThat(counter("outbox.rows.parked", "topic", "mail.send")).isEqualTo(1);
+
+        clock.advance(Duration.ofDays(1));
+        assertThat(dispatcher.dispatchOnce().claimed()).as("a parked row is not retried").isZero();
+
+        publisher.failWith(record -> null);
+        assertThat(table.redrive(id)).isTrue();
+        assertThat(table.redrive(id)).as("no longer parked").isFalse();
+        assertThat(row(id).attempts()).isZero();
+        assertThat(dispatcher.dispatchOnce().sent()).isOne();
+        assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(meters.get("outbox.parked").gauge().value()).isZero();
+    }
+
+    @Test
+    void parkedRowsCanBeRedrivenByTopic() {
+        long mail = append("a", "mail.send", "{}");
+        long charge = append("b", "stripe.charge", "{}");
+        publisher.failWith(record -> new IllegalStateException("down"));
+        OutboxDispatcher dispatcher = dispatcher(publisher).maxAttempts(1).build();
+        assertThat(dispatcher.dispatchOnce().parked()).isEqualTo(2);
+
+        assertThat(table.redriveParked("mail.send")).isOne();
+        assertThat(row(mail).parked()).isFalse();
+        assertThat(row(charge).parked()).isTrue();
+        assertThat(table.redriveParked(null)).isOne();
+        assertThat(table.stats().parked()).isZero();
+    }
+
+    // ---------------------------------------------------------------- at-least-once
+
+    @Test
+    void aDispatcherThatDiesAfterSendingLeavesTheRowToBeSentAgainAndTheConsumerDedupsIt() throws Exception {
+        jdbc.update("DELETE FROM processed_messages WHERE consumer = 'outbox-dedup'");
+        IdempotentExecutor executor = IdempotentExecutor.builder(JdbcProcessedMessageStore.builder(dataSource).clock(clock).build()).build();
+        HandlerDefinition handler = HandlerDefinition.builder("outbox-dedup").mode(IdempotencyMode.LEASE).build();
+        List<String> mails = Collections.synchronizedList(new ArrayList<>());
+        List<MessageOutcome> outcomes = Collections.synchronizedList(new ArrayList<>());
+        OutboxPublisher consumer = records -> {
+            for (OutboxRecord record : records) {
+                Map<String, @Nullable Object> headers = new LinkedHashMap<>(record.brokerHeaders());
+                try {
+                    HandlerResult<Void> result = executor.execute(handler, InboundMessage.of(record.payload(), headers), () -> {
+                        mails.add(record.payload());
+                        return null;
+                    });
+                    outcomes.add(result.outcome());
+                }
+                catch (Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }
+            return PublishResult.allSent();
+        };
+        long id = append("order-4", "mail.send", "welcome order-4");
+
+        // The first dispatcher delivers, then dies before it can mark the row.
+        OutboxDispatcher dying = dispatcher(records -> {
+            consumer.publish(records);
+            throw new SimulatedCrash();
+        }).build();
+        assertThatThrownBy(dying::dispatchOnce).isInstanceOf(SimulatedCrash.class);
+        assertThat(row(id).pending()).isTrue();
+
+        // Another dispatcher leaves the row alone while the dead one's lease lasts...
+        OutboxDispatcher survivor = dispatcher(consumer).build();
+        clock.advance(OutboxDispatcher.DEFAULT_LEASE.minusSeconds(1));
+        assertThat(survivor.dispatchOnce().claimed()).isZero();
+        // ...and sends it again when the lease ends: at-least-once.
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(survivor.dispatchOnce().sent()).isOne();
+
+        assertThat(outcomes).containsExactly(MessageOutcome.PROCESSED, MessageOutcome.DUPLICATE);
+        assertThat(mails).containsExactly("welcome order-4");
+        assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
+    }
+
+    /** Stands for the process dying: nothing after it runs. */
+    static final class SimulatedCrash extends Error {
+        SimulatedCrash() {
+            super("simulated crash after the send");
+        }
+    }
+
+    @Test
+    void aLateMarkOfADispatcherWhoseLeaseWasTakenOverChangesNothing() {
+        long id = append("order-5", "mail.send", "{}");
+        AtomicInteger slowSends = new AtomicInteger();
+        OutboxDispatcher[] other = new OutboxDispatcher[1];
+        RecordingPublisher fast = new RecordingPublisher();
+        other[0] = dispatcher(fast).build();
+        OutboxDispatcher slow = dispatcher(records -> {
+            // While this send hangs past the lease, another dispatcher takes the row over and sends it.
+            slowSends.incrementAndGet();
+            clock.advance(OutboxDispatcher.DEFAULT_LEASE.plusSeconds(1));
+            assertThat(other[0].dispatchOnce().sent()).isOne();
+            return PublishResult.failed(Map.of(records.get(0).id(), new IllegalStateException("late failure")));
+        }).build();
+
+        slow.dispatchOnce();
+
+        OutboxRecord row = row(id);
+        assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(row.attempts()).as("the stale claim's failure was not recorded").isZero();
+        assertThat(fast.sentIds()).containsExactly(id);
+    }
+
+    // ---------------------------------------------------------------- ordering
+
+    @Test
+    void aRowWaitsWhileAnEarlierRowOfItsAggregateIsInBackoffOrParkedAndOtherAggregatesDoNot() {
+        long a1 = append("A", "orders", "A1");
+        long a2 = append("A", "orders", "A2");
+        long b1 = append("B", "orders", "B1");
+        long x1 = append("X", "mail.send", "X1");
+        long x2 = append("X", "mail.send", "X2");
+        AtomicInteger a1Failures = new AtomicInteger();
+        publisher.failWith(record -> (record.id() == a1 && a1Failures.incrementAndGet() <= 2) || record.id() == x1
+                ? new IllegalStateException("fails") : null);
+        OutboxDispatcher dispatcher = dispatcher(publisher).orderedTopics(List.of("orders")).maxAttempts(2).build();
+
+        DispatchResult first = dispatcher.dispatchOnce();
+        // A1 failed; B1 went; mail.send is not ordered, so X2 went although X1 failed.
+        assertThat(first.sent()).isEqualTo(2);
+        assertThat(publisher.sentIds()).containsExactly(b1, x2);
+        assertThat(dispatcher.dispatchOnce().claimed()).as("A2 waits for A1, in backoff").isZero();
+
+        clock.advance(Duration.ofSeconds(30));
+        assertThat(dispatcher.dispatchOnce().parked()).isEqualTo(2);
+        assertThat(row(a1).parked()).isTrue();
+        clock.advance(Duration.ofHours(1));
+        assertThat(dispatcher.dispatchOnce().claimed()).as("A2 waits for A1, parked").isZero();
+        assertThat(row(a2).pending()).isTrue();
+
+        table.redrive(a1);
+        assertThat(dispatcher.dispatchOnce().sent()).as("A1 alone: A2 still waits for it").isOne();
+        assertThat(dispatcher.dispatchOnce().sent()).isOne();
+        assertThat(publisher.sentIds()).containsExactly(b1, x2, a1, a2);
+    }
+
+    @Test
+    void anEarlierRowClaimedByAnotherDispatcherHoldsBackTheNextRowOfItsAggregate() {
+        long a1 = append("A", "orders", "A1");
+        long a2 = append("A", "orders", "A2");
+        long b1 = append("B", "orders", "B1");
+        RecordingPublisher second = new RecordingPublisher();
+        OutboxDispatcher other = dispatcher(second).build();
+        // While the first dispatcher sends A1 and B1, the second one runs: A2 must wait.
+        OutboxDispatcher first = dispatcher(records -> {
+            assertThat(other.dispatchOnce().claimed()).isZero();
+            return PublishResult.allSent();
+        }).build();
+
+        assertThat(first.dispatchOnce().sent()).isEqualTo(2);
+        assertThat(other.dispatchOnce().sent()).isOne();
+        assertThat(second.sentIds()).containsExactly(a2);
+        assertThat(row(a1).outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(row(b1).outcome()).isEqualTo(DispatchOutcome.SENT);
+    }
+
+    @Test
+    void twoDispatchersOnTenThousandRowsSendEveryRowOnceInAggregateOrder() {
+        raceTwoDispatchers(false);
+    }
+
+    @Test
+    void twoDispatchersOnTenThousandRowsSendEveryRowOnceInAggregateOrderWhileThePublisherFailsForAWhile() {
+        raceTwoDispatchers(true);
+    }
+
+    /**
+     * 10,000 rows, 20 per aggregate across 500 aggregates, two dispatchers with their own loops and
+     * publishers, one consumer that records what arrives. With {@code failing}, the first 4,000
+     * sends fail at random (30 %) and are retried with a short backoff.
+     */
+    private void raceTwoDispatchers(boolean failing) {
+        int aggregates = 500;
+        int perAggregate = 20;
+        OutboxTable realTime = OutboxTable.builder(dataSource).build();
+        Outbox realTimeOutbox = Outbox.builder(realTime).build();
+        for (int seq = 0; seq < perAggregate; seq++) {
+            int s = seq;
+            tx.executeWithoutResult(status -> realTimeOutbox.appendAll(IntStream.range(0, aggregates)
+                    .mapToObj(agg -> OutboxMessage.of("agg-" + agg, "race", agg + ":" + s)).toList()));
+        }
+        analyze();
+        Map<String, List<Integer>> received = new ConcurrentHashMap<>();
+        Map<Long, Integer> deliveries = new ConcurrentHashMap<>();
+        AtomicInteger sends = new AtomicInteger();
+        AtomicInteger failures = new AtomicInteger();
+        OutboxPublisher consumer = records -> {
+            Map<Long, Throwable> failed = new LinkedHashMap<>();
+            for (OutboxRecord record : records) {
+                if (failing && sends.incrementAndGet() <= 4_000 && Math.random() < 0.3) {
+                    failures.incrementAndGet();
+                    failed.put(record.id(), new IllegalStateException("broker hiccup"));
+                    continue;
+                }
+                String[] parts = record.payload().split(":");
+                deliveries.merge(record.id(), 1, Integer::sum);
+                received.computeIfAbsent(parts[0], key -> Collections.synchronizedList(new ArrayList<>())).add(Integer.parseInt(parts[1]));
+            }
+            return PublishResult.failed(failed);
+        };
+        List<OutboxDispatcher> dispatchers = List.of(racer(realTime, consumer), racer(realTime, consumer));
+        try {
+            dispatchers.forEach(OutboxDispatcher::start);
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> deliveries.size() == aggregates * perAggregate);
+        }
+        finally {
+            dispatchers.forEach(OutboxDispatcher::close);
+        }
+
+        assertThat(deliveries).hasSize(aggregates * perAggregate);
+        assertThat(deliveries.values()).as("no row sent twice").containsOnly(1);
+        List<Integer> inOrder = IntStream.range(0, perAggregate).boxed().toList();
+        assertThat(received).hasSize(aggregates)
+                .allSatisfy((aggregate, seqs) -> assertThat(seqs).as(aggregate).containsExactlyElementsOf(inOrder));
+        assertThat(realTime.stats().pending()).isZero();
+        assertThat(counter("outbox.dispatched", "topic", "race", "outcome", "sent")).isEqualTo(aggregates * perAggregate);
+        assertThat(meters.find("outbox.polls").tag("result", "rows").counters()).isNotEmpty();
+        if (failing) {
+            assertThat(failures.get()).isGreaterThan(500);
+            assertThat(counter("outbox.send.failures", "topic", "race")).isEqualTo(failures.get());
+        }
+    }
+
+    /** Updates the planner's statistics after a bulk insert, as autovacuum would shortly. */
+    private void analyze() {
+        switch (database()) {
+            case POSTGRESQL -> jdbc.execute("ANALYZE outbox");
+            case MARIADB -> jdbc.execute("ANALYZE TABLE outbox");
+            case H2 -> jdbc.execute("ANALYZE TABLE outbox");
+        }
+    }
+
+    private OutboxDispatcher racer(OutboxTable realTime, OutboxPublisher publisher) {
+        return OutboxDispatcher.builder(realTime, publisher)
+                .batchSize(100)
+                .minPollInterval(Duration.ofMillis(5))
+                .maxPollInterval(Duration.ofMillis(20))
+                .backoff(new OutboxBackoff(Duration.ofMillis(5), 2, Duration.ofMillis(20), 0.5))
+                .maxAttempts(1_000)
+                .meterRegistry(meters)
+                .build();
+    }
+
+    // ---------------------------------------------------------------- retrofit switches
+
+    @Test
+    void shadowTopicsAreRecordedAsDispatchedWithoutBeingSent() {
+        long legacy = append("o-1", "mail.send", "{}");
+        long migrated = append("o-1", "invoice.created", "{}");
+        OutboxDispatcher dispatcher = dispatcher(publisher).shadowTopics(List.of("mail.send")).build();
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 1, 0, 0, 0));
+        assertThat(publisher.sentIds()).containsExactly(migrated);
+        assertThat(row(legacy).outcome()).isEqualTo(DispatchOutcome.SHADOW);
+        assertThat(row(legacy).dispatchedAt()).isEqualTo(clock.instant());
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "shadow")).isEqualTo(1);
+
+        long another = append("o-2", "invoice.created", "{}");
+        OutboxDispatcher allShadow = dispatcher(publisher).shadowMode(true).build();
+        assertThat(allShadow.dispatchOnce().shadowed()).isOne();
+        assertThat(row(another).outcome()).isEqualTo(DispatchOutcome.SHADOW);
+        assertThat(publisher.sentIds()).containsExactly(migrated);
+    }
+
+    @Test
+    void rowsCreatedBeforeTheCutoffAreNotSent() {
+        long old = append("o-1", "mail.send", "old");
+        clock.advance(Duration.ofHours(1));
+        Instant cutoff = clock.instant();
+        long fresh = append("o-2", "mail.send", "new");
+        OutboxDispatcher dispatcher = dispatcher(publisher).cutoff(cutoff).build();
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 0, 1, 0, 0));
+        assertThat(publisher.sentIds()).containsExactly(fresh);
+        assertThat(row(old).outcome()).isEqualTo(DispatchOutcome.SKIPPED);
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "skipped")).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- retention and stats
+
+    @Test
+    void retentionDeletesOnlyRowsDispatchedLongerAgoThanTheRetentionInBatches() {
+        tx.executeWithoutResult(status -> outbox.appendAll(IntStream.range(0, 25)
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p")).toList()));
+        long parked = append("parked", "t", "p");
+        publisher.failWith(record -> record.id() == parked ? new IllegalStateException("no") : null);
+        OutboxDispatcher dispatcher = dispatcher(publisher).maxAttempts(1).build();
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(25);
+        clock.advance(Duration.ofDays(30).plusSeconds(1));
+        long recent = append("recent", "t", "p");
+        long pending = append(OutboxMessage.builder("later", "t", "p").delay(Duration.ofDays(1)).build());
+        dispatcher.dispatchOnce();
+
+        OutboxPruner pruner = OutboxPruner.builder(table).batchSize(10).meterRegistry(meters).build();
+        assertThat(pruner.prune()).isEqualTo(25);
+        assertThat(jdbc.queryForList("SELECT id FROM outbox ORDER BY id", Long.class)).containsExactly(parked, recent, pending);
+        assertThat(meters.get("outbox.pruned").counter().count()).isEqualTo(25);
+        assertThat(pruner.prune()).isZero();
+    }
+
+    @Test
+    void statsAndGaugesShowTheBacklog() {
+        OutboxMetrics gauges = new OutboxMetrics(table, Duration.ZERO);
+        gauges.bindTo(meters);
+        assertThat(table.stats()).isEqualTo(OutboxStats.EMPTY);
+        append("a", "t", "1");
+        append("b", "t", "2");
+        append(OutboxMessage.builder("c", "t", "3").delay(Duration.ofHours(1)).build());
+        clock.advance(Duration.ofMinutes(5));
+
+        OutboxStats stats = table.stats();
+        assertThat(stats.pending()).isEqualTo(3);
+        assertThat(stats.parked()).isZero();
+        assertThat(stats.oldestPendingAge()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(meters.get("outbox.pending.total").gauge().value()).isEqualTo(3.0);
+        assertThat(meters.get("outbox.oldest.pending.age").gauge().value()).isEqualTo(300.0);
+
+        dispatcher(publisher).build().dispatchOnce();
+        assertThat(meters.get("outbox.pending.total").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("outbox.oldest.pending.age").gauge().value()).as("the delayed row is not due yet").isZero();
+    }
+
+    // ---------------------------------------------------------------- the loop
+
+    @Test
+    void aCommitWakesTheIdleLoopAtOnce() {
+        OutboxDispatcher dispatcher = dispatcher(publisher)
+                .minPollInterval(Duration.ofMinutes(1)).maxPollInterval(Duration.ofMinutes(2)).build();
+        Outbox waking = Outbox.builder(table).afterCommit(dispatcher::wakeUp).build();
+        try {
+            dispatcher.start();
+            await().atMost(Duration.ofSeconds(5)).until(() -> counter("outbox.polls", "result", "empty") >= 1);
+            long id = tx.execute(status -> waking.append("o-1", "mail.send", "{}"));
+            // Without the wake-up the loop would sleep for a minute.
+            await().atMost(Duration.ofSeconds(5)).until(() -> publisher.sentIds().contains(id));
+        }
+        finally {
+            dispatcher.close();
+        }
+        assertThat(dispatcher.isRunning()).isFalse();
+    }
+
+    @Test
+    void anIdleLoopBacksOffToTheMaximumPollInterval() {
+        OutboxDispatcher dispatcher = dispatcher(publisher)
+                .minPollInterval(Duration.ofMillis(100)).maxPollInterval(Duration.ofMillis(400)).build();
+        try {
+            dispatcher.start();
+            // 100 + 200 + 400 + 400 + ... ms: in 2 s at most 7 polls, where a fixed 100 ms would make 20.
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+                    .until(() -> counter("outbox.polls", "result", "empty") <= 8);
+            assertThat(counter("outbox.polls", "result", "empty")).isGreaterThanOrEqualTo(3);
+        }
+        finally {
+            dispatcher.close();
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package io.sumi.outbox;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/** A publisher that records what it sends and fails the records a function picks. */
+class RecordingPublisher implements OutboxPublisher {
+
+    final List<OutboxRecord> sent = new ArrayList<>();
+    final List<OutboxRecord> attempted = new ArrayList<>();
+    private volatile Function<OutboxRecord, @Nullable Throwable> failure = record -> null;
+
+    RecordingPublisher failWith(Function<OutboxRecord, @Nullable Throwable> failure) {
+        this.failure = failure;
+        return this;
+    }
+
+    @Override
+    public synchronized PublishResult publish(List<OutboxRecord> records) {
+        Map<Long, Throwable> failures = new LinkedHashMap<>();
+        for (OutboxRecord record : records) {
+            attempted.add(record);
+            Throwable failed = failure.apply(record);
+            if (failed != null) {
+                failures.put(record.id(), failed);
+            }
+            else {
+                sent.add(record);
+            }
+        }
+        return PublishResult.failed(failures);
+    }
+
+    synchronized List<OutboxRecord> sent() {
+        return List.copyOf(sent);
+    }
+
+    synchronized List<Long> sentIds() {
+        return sent.stream().map(OutboxRecord::id).toList();
+    }
+
+    synchronized List<String> sentPayloads() {
+        return sent.stream().map(OutboxRecord::payload).toList();
+    }
+}
