@@ -21,12 +21,16 @@ import org.springframework.mail.javamail.JavaMailSender;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * A Kafka consumer that sends mail over SMTP, made idempotent with Sumi.
+ * A Kafka consumer that sends mail over SMTP, made idempotent with Sumi, and the order service
+ * that feeds it through Sumi's transactional outbox ({@link io.sumi.examples.mail.orders.OrderService}:
+ * order rows and the outbox row of the confirmation mail in one transaction; the starter's outbox
+ * dispatcher publishes the rows).
  *
  * <p>Started without configuration it runs the demo (see {@code io.sumi.examples.mail.demo}):
- * in-process Kafka, PostgreSQL and SMTP, a few thousand messages with duplicates, a summary, exit.
- * Pointed at real services with the usual Spring properties ({@code spring.kafka.bootstrap-servers},
- * {@code spring.datasource.*}, {@code spring.mail.*}) it is an ordinary long-running consumer.
+ * in-process Kafka, PostgreSQL and SMTP, a few thousand orders, copies of their mail requests on
+ * the broker, a summary, exit. Pointed at real services with the usual Spring properties
+ * ({@code spring.kafka.bootstrap-servers}, {@code spring.datasource.*}, {@code spring.mail.*}) it is
+ * an ordinary long-running service.
  */
 @SpringBootApplication
 @EnableConfigurationProperties(MailConsumerProperties.class)

@@ -3,29 +3,25 @@ package io.sumi.examples.mail.demo;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.examples.mail.MailGateway;
 import io.sumi.examples.mail.MailRequest;
-import java.util.Collection;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.mail.MailSendException;
 
 /**
- * The demo's SMTP server, as seen by the handler: chosen keys meet an outage on their first
- * attempt ({@link IdempotencyContext#attempt()} is 1), before anything is sent; the retry succeeds.
+ * The demo's SMTP server, as seen by the handler: mails to the domain {@value #GREYLISTING_DOMAIN}
+ * meet greylisting, that is a temporary refusal of the first attempt ({@link IdempotencyContext#attempt()}
+ * is 1), before anything is sent; the retry succeeds.
  */
 public class FlakyMailGateway implements MailGateway {
 
+    /** The domain whose mail server greylists the first attempt of every mail. */
+    public static final String GREYLISTING_DOMAIN = "greylisted.example.org";
+
     private final MailGateway delegate;
-    private final Set<String> failFirstAttempt = ConcurrentHashMap.newKeySet();
     private final AtomicInteger injected = new AtomicInteger();
 
     public FlakyMailGateway(MailGateway delegate) {
         this.delegate = delegate;
-    }
-
-    /** The keys whose first attempt fails from now on. */
-    public void failFirstAttemptOf(Collection<String> keys) {
-        failFirstAttempt.addAll(keys);
     }
 
     /** How many failures were injected. */
@@ -35,9 +31,10 @@ public class FlakyMailGateway implements MailGateway {
 
     @Override
     public void send(MailRequest mail, String idempotencyKey) {
-        if (failFirstAttempt.contains(idempotencyKey) && IdempotencyContext.current().attempt() == 1) {
+        if (mail.to().toLowerCase(Locale.ROOT).endsWith("@" + GREYLISTING_DOMAIN) && IdempotencyContext.current().attempt() == 1) {
             injected.incrementAndGet();
-            throw new MailSendException("Simulated SMTP outage (demo): first attempt of key " + idempotencyKey + " failed");
+            throw new MailSendException("Simulated greylisting (demo): 451 4.7.1 " + mail.to()
+                    + " greylisted, try again later (first attempt of key " + idempotencyKey + ")");
         }
         delegate.send(mail, idempotencyKey);
     }
