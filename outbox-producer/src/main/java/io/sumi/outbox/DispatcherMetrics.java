@@ -29,6 +29,8 @@ final class DispatcherMetrics {
                 .description("Time from an outbox row's creation to the broker's acknowledgement")
                 .tag("topic", t)
                 .publishPercentileHistogram()
+                // Client-side percentiles too, for registries without histogram queries (Simple, JMX).
+                .publishPercentiles(0.5, 0.95, 0.99)
                 .minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofHours(1))
                 .register(registry)).record(createdToAcked.isNegative() ? Duration.ZERO : createdToAcked);

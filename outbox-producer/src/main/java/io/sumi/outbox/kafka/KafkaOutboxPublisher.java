@@ -105,6 +105,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         config.put(ProducerConfig.ACKS_CONFIG, "all");
         config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        // The application's producer interceptors (Sumi's key passthrough among them) are for its own
+        // sends: an outbox record carries exactly the headers that were appended.
+        config.remove(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
         int timeoutMs = (int) Math.min(Integer.MAX_VALUE, sendTimeout.toMillis());
         int lingerMs = Integer.parseInt(String.valueOf(config.getOrDefault(ProducerConfig.LINGER_MS_CONFIG, 5)));
         int requestTimeoutMs = Integer.parseInt(String.valueOf(config.getOrDefault(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000)));

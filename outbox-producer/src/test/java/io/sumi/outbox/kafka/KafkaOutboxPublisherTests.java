@@ -36,6 +36,17 @@ class KafkaOutboxPublisherTests {
     }
 
     @Test
+    void theProducerIsIdempotentAndDropsTheApplicationsInterceptors() {
+        java.util.Map<String, Object> config = KafkaOutboxPublisher.producerConfig(java.util.Map.of(
+                "bootstrap.servers", "127.0.0.1:9092",
+                "interceptor.classes", "io.sumi.kafka.IdempotencyKeyProducerInterceptor",
+                "acks", "1"), Duration.ofSeconds(10));
+
+        org.assertj.core.api.Assertions.assertThat(config).doesNotContainKey("interceptor.classes")
+                .containsEntry("acks", "all").containsEntry("enable.idempotence", true);
+    }
+
+    @Test
     void recordsCarryTheAggregateIdAsKeyAndTheOutboxIdAndAppendedHeaders() {
         MockProducer<String, String> producer = new MockProducer<>(true, null, new StringSerializer(), new StringSerializer());
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(() -> producer, Duration.ofSeconds(5));
