@@ -14,11 +14,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ScheduledFuture;
 import javax.sql.DataSource;
-import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -31,8 +27,6 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.kafka.core.ProducerFactory;
-import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
-import org.springframework.scheduling.support.CronTrigger;
 
 /**
  * The transactional outbox: the {@link OutboxTable} (also the operator's API: stats, parked rows,
@@ -193,61 +187,10 @@ class SumiOutboxAutoConfiguration {
      * Runs the {@link OutboxPruner} on its cron, on a thread of its own. A failed run is logged and
      * the next run tries again.
      */
-    static final class OutboxPruningScheduler implements SmartLifecycle {
-
-        private static final Logger log = LoggerFactory.getLogger(OutboxPruningScheduler.class);
-
-        private final OutboxPruner pruner;
-        private final CronTrigger trigger;
-        private @Nullable ThreadPoolTaskScheduler scheduler;
-        private @Nullable ScheduledFuture<?> future;
+    static final class OutboxPruningScheduler extends CronJob {
 
         OutboxPruningScheduler(OutboxPruner pruner, String cron) {
-            this.pruner = pruner;
-            try {
-                this.trigger = new CronTrigger(cron);
-            }
-            catch (IllegalArgumentException ex) {
-                throw new IllegalArgumentException("Invalid sumi.outbox.pruning.cron '" + cron + "': " + ex.getMessage(), ex);
-            }
-        }
-
-        /** Runs the retention job once now (also what each scheduled run does). */
-        int pruneNow() {
-            try {
-                return pruner.prune();
-            }
-            catch (RuntimeException ex) {
-                log.warn("The outbox retention job failed; the next run will try again", ex);
-                return 0;
-            }
-        }
-
-        @Override
-        public synchronized void start() {
-            ThreadPoolTaskScheduler taskScheduler = new ThreadPoolTaskScheduler();
-            taskScheduler.setThreadNamePrefix("sumi-outbox-pruner-");
-            taskScheduler.setDaemon(true);
-            taskScheduler.initialize();
-            this.scheduler = taskScheduler;
-            this.future = taskScheduler.schedule(this::pruneNow, trigger);
-        }
-
-        @Override
-        public synchronized void stop() {
-            if (future != null) {
-                future.cancel(false);
-                future = null;
-            }
-            if (scheduler != null) {
-                scheduler.shutdown();
-                scheduler = null;
-            }
-        }
-
-        @Override
-        public synchronized boolean isRunning() {
-            return scheduler != null;
+            super("outbox-pruner", pruner::prune, "sumi.outbox.pruning.cron", cron);
         }
     }
 }
