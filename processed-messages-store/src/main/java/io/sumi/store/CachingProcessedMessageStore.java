@@ -24,7 +24,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * done. Entries expire after {@code expireAfterWrite}, which should not exceed the ledger's
  * retention. Thread-safe.
  */
-public final class CachingProcessedMessageStore implements ProcessedMessageStore {
+public final class CachingProcessedMessageStore extends ForwardingProcessedMessageStore {
 
     /** Default number of completed keys remembered. */
     public static final long DEFAULT_MAXIMUM_SIZE = 100_000;
@@ -35,7 +35,6 @@ public final class CachingProcessedMessageStore implements ProcessedMessageStore
     private record Key(String consumer, String messageId) {
     }
 
-    private final ProcessedMessageStore delegate;
     private final Cache<Key, ProcessedMessage> completed;
 
     /**
@@ -43,28 +42,28 @@ public final class CachingProcessedMessageStore implements ProcessedMessageStore
      * for {@code expireAfterWrite}.
      */
     public CachingProcessedMessageStore(ProcessedMessageStore delegate, long maximumSize, Duration expireAfterWrite) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
         this.completed = Caffeine.newBuilder().maximumSize(maximumSize).expireAfterWrite(expireAfterWrite).build();
     }
 
-    /** The store this cache fronts. */
-    public ProcessedMessageStore delegate() {
-        return delegate;
+    @Override
+    public ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
+        return claimAll(consumer, List.of(request), lease).get(0);
     }
 
     @Override
-    public int maxKeyLength() {
-        return delegate.maxKeyLength();
+    public ClaimResult claimCompleted(String consumer, ClaimRequest request) {
+        return claimAllCompleted(consumer, List.of(request)).get(0);
     }
 
     @Override
     public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
-        return claim(consumer, requests, misses -> delegate.claimAll(consumer, misses, lease));
+        return claim(consumer, requests, misses -> delegate().claimAll(consumer, misses, lease));
     }
 
     @Override
     public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
-        return claim(consumer, requests, misses -> delegate.claimAllCompleted(consumer, misses));
+        return claim(consumer, requests, misses -> delegate().claimAllCompleted(consumer, misses));
     }
 
     private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests,
@@ -100,7 +99,7 @@ public final class CachingProcessedMessageStore implements ProcessedMessageStore
 
     @Override
     public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
-        int count = delegate.completeAll(consumer, claimToken, messageIds);
+        int count = delegate().completeAll(consumer, claimToken, messageIds);
         if (count == messageIds.size()) {
             // Every row was ours and is now committed COMPLETED. When some were not (a lease taken
             // over), we cannot tell which from the count, so we cache none of them.
@@ -114,32 +113,12 @@ public final class CachingProcessedMessageStore implements ProcessedMessageStore
 
     @Override
     public boolean complete(ProcessedMessage claim) {
-        boolean completedNow = delegate.complete(claim);
+        boolean completedNow = delegate().complete(claim);
         if (completedNow) {
             remember(new ProcessedMessage(claim.consumer(), claim.messageId(), MessageStatus.COMPLETED, claim.claimToken(), null,
                     claim.attempts(), claim.fingerprint(), null, claim.firstSeenAt(), Instant.now()));
         }
         return completedNow;
-    }
-
-    @Override
-    public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
-        return delegate.releaseAll(consumer, claimToken, messageIds, error);
-    }
-
-    @Override
-    public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        return delegate.markForReconciliation(claim, reason);
-    }
-
-    @Override
-    public Optional<ProcessedMessage> find(String consumer, String messageId) {
-        return delegate.find(consumer, messageId);
-    }
-
-    @Override
-    public int deleteCompletedBefore(Instant cutoff, int limit) {
-        return delegate.deleteCompletedBefore(cutoff, limit);
     }
 
     /** How many completed keys the cache holds now (approximate). */
