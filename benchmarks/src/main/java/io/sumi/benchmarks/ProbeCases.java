@@ -1,0 +1,411 @@
+package io.sumi.benchmarks;
+
+import static io.sumi.benchmarks.LedgerCases.CONSUMER;
+import static io.sumi.benchmarks.LedgerCases.expect;
+
+import io.sumi.benchmarks.BenchmarkCase.Operation;
+import io.sumi.benchmarks.BenchmarkCase.Role;
+import io.sumi.benchmarks.LedgerCases.LedgerTableCase;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
+import java.lang.reflect.Field;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The {@code probes} suite: takes Sumi's per-id cost apart. Each probe runs one piece on one
+ * connection held for the whole case (no pool checkout, no Spring), so the difference between
+ * two probes is the cost of one thing: the transaction, Sumi's SQL, the framework around it, or
+ * an alternative statement.
+ *
+ * <p>The SQL of Sumi's claims is read from {@link PostgresLedgerDialect} itself (its private
+ * fields), so the probes run exactly what the store runs.
+ */
+final class ProbeCases {
+
+    private static final String COLUMNS =
+            "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
+
+    private ProbeCases() {
+    }
+
+    static List<BenchmarkCase> all() {
+        List<BenchmarkCase> cases = new ArrayList<>();
+        cases.add(LedgerCases.rawInsert());
+        cases.add(jdbcTransaction());
+        cases.add(LedgerCases.rawInsertInTransaction());
+        cases.add(sumiSqlTransactional());
+        cases.add(returningTransactional());
+        cases.add(LedgerCases.sumiTransactionalStore());
+        cases.add(handlerTransaction(false));
+        cases.add(handlerTransaction(true));
+        cases.add(sumiSqlLease(false));
+        cases.add(sumiSqlLease(true));
+        cases.add(LedgerCases.sumiLeaseStore());
+        cases.add(LedgerCases.rawInsertUnnest(100));
+        for (int size : new int[] {100, 500}) {
+            cases.add(sumiSqlBatch(size, false));
+            cases.add(sumiSqlBatch(size, true));
+            cases.add(fixedBatch(size));
+        }
+        cases.add(LedgerCases.springIntegration());
+        cases.add(LedgerCases.springIntegration(true));
+        return cases;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static final Map<String, String> SQL = new ConcurrentHashMap<>();
+
+    static String dialectSql(String table, String field) {
+        return SQL.computeIfAbsent(table + "#" + field, k -> readDialectSql(table, field));
+    }
+
+    private static String readDialectSql(String table, String field) {
+        try {
+            Field f = PostgresLedgerDialect.class.getDeclaredField(field);
+            f.setAccessible(true);
+            return (String) f.get(new PostgresLedgerDialect(table));
+        }
+        catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException("PostgresLedgerDialect." + field + " is gone; update the probes", ex);
+        }
+    }
+
+    /** LedgerDialect.complete's statement, as the store builds it for {@code count} ids. */
+    static String completeSql(String table, int count) {
+        return "UPDATE " + table + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL, last_error = NULL"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id IN ("
+                + String.join(", ", Collections.nCopies(count, "?")) + ")";
+    }
+
+    static void setNow(PreparedStatement statement, int index, OffsetDateTime time) throws SQLException {
+        statement.setObject(index, time, Types.TIMESTAMP_WITH_TIMEZONE);
+    }
+
+    static int countRows(PreparedStatement statement) throws SQLException {
+        int rows = 0;
+        try (ResultSet rs = statement.executeQuery()) {
+            while (rs.next()) {
+                rows++;
+            }
+        }
+        return rows;
+    }
+
+    /** A probe on one connection held for the whole case. */
+    abstract static class HeldConnectionProbe extends LedgerTableCase {
+
+        private final boolean autoCommit;
+        private final String sessionSetting;
+
+        HeldConnectionProbe(String id, String label, boolean autoCommit, String sessionSetting) {
+            super(id, label, Role.REFERENCE);
+            this.autoCommit = autoCommit;
+            this.sessionSetting = sessionSetting;
+        }
+
+        abstract int run(Connection connection, Ids ids, long token) throws SQLException;
+
+        @Override
+        Operation open(DataSource dataSource, Ids ids) throws SQLException {
+            Connection connection = dataSource.getConnection();
+            if (sessionSetting != null) {
+                try (Statement s = connection.createStatement()) {
+                    s.execute(sessionSetting);
+                }
+            }
+            connection.setAutoCommit(autoCommit);
+            return new Operation() {
+                long token;
+
+                @Override
+                public int run() throws SQLException {
+                    int n = HeldConnectionProbe.this.run(connection, ids, ++token);
+                    if (!autoCommit) {
+                        connection.commit();
+                    }
+                    return n;
+                }
+
+                @Override
+                public void close() throws SQLException {
+                    if (sessionSetting != null) {
+                        try (Statement s = connection.createStatement()) {
+                            s.execute("RESET ALL");
+                        }
+                    }
+                    connection.setAutoCommit(true);
+                    connection.close();
+                }
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ transactional mode
+
+    /** The raw insert in a plain JDBC transaction (autocommit off, commit per id): the transaction's own cost. */
+    static BenchmarkCase jdbcTransaction() {
+        return new HeldConnectionProbe("jdbc-tx", "raw INSERT, JDBC commit per id (no Spring, no pool)", false, null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                try (PreparedStatement s = connection.prepareStatement(LedgerCases.rawInsertSql(table()))) {
+                    LedgerCases.bindRawInsert(s, ids.next(), token);
+                    expect(s.executeUpdate() == 1, "insert of a new id");
+                }
+                return 1;
+            }
+        };
+    }
+
+    /** Sumi's transactional claim statement (claimOneCompleted), plain JDBC, commit per id. */
+    static BenchmarkCase sumiSqlTransactional() {
+        return new HeldConnectionProbe("sumi-sql-tx", "Sumi's claimOneCompleted SQL, JDBC commit per id", false, null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+                String id = ids.next();
+                try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimOneCompleted"))) {
+                    s.setString(1, CONSUMER);
+                    s.setString(2, id);
+                    s.setLong(3, token);
+                    s.setString(4, null);
+                    setNow(s, 5, now);
+                    setNow(s, 6, now);
+                    setNow(s, 7, now);
+                    s.setString(8, CONSUMER);
+                    s.setString(9, id);
+                    expect(countRows(s) == 1, "claim of a new id");
+                }
+                return 1;
+            }
+        };
+    }
+
+    /** The claim as one INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING, without the CTE and the UNION ALL read. */
+    static BenchmarkCase returningTransactional() {
+        return new HeldConnectionProbe("returning-tx", "INSERT..ON CONFLICT..RETURNING (no CTE), JDBC commit per id", false,
+                null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+                String sql = "INSERT INTO " + table() + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
+                        + " fingerprint, first_seen_at, processed_at) VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)"
+                        + " ON CONFLICT (consumer, message_id) DO UPDATE SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token,"
+                        + " lease_until = NULL, attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at"
+                        + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ? RETURNING " + COLUMNS;
+                try (PreparedStatement s = connection.prepareStatement(sql)) {
+                    s.setString(1, CONSUMER);
+                    s.setString(2, ids.next());
+                    s.setLong(3, token);
+                    s.setString(4, null);
+                    setNow(s, 5, now);
+                    setNow(s, 6, now);
+                    setNow(s, 7, now);
+                    expect(countRows(s) == 1, "claim of a new id");
+                }
+                return 1;
+            }
+        };
+    }
+
+    /**
+     * What transactional mode costs a handler that writes a row anyway: one Spring transaction per
+     * message with the handler's INSERT, without and with Sumi's claim in the same transaction.
+     */
+    static BenchmarkCase handlerTransaction(boolean withSumi) {
+        String id = withSumi ? "handler-tx-sumi" : "handler-tx";
+        String label = withSumi ? "handler INSERT + Sumi claimCompleted, one tx per message"
+                : "handler INSERT alone, one tx per message (no ledger)";
+        return new LedgerTableCase(id, label, Role.REFERENCE) {
+            String orders() {
+                return schema() + ".orders";
+            }
+
+            @Override
+            void createTables(Connection connection) throws SQLException {
+                super.createTables(connection);
+                try (Statement s = connection.createStatement()) {
+                    s.execute("CREATE TABLE " + orders() + " (id VARCHAR(64) PRIMARY KEY, payload TEXT NOT NULL)");
+                }
+            }
+
+            @Override
+            List<String> tables() {
+                return List.of(table(), orders());
+            }
+
+            @Override
+            String countQuery() {
+                return "SELECT count(*) FROM " + orders();
+            }
+
+            @Override
+            Operation open(DataSource dataSource, Ids ids) {
+                ProcessedMessageStore store = store(dataSource);
+                TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+                JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+                String insert = "INSERT INTO " + orders() + " (id, payload) VALUES (?, ?)";
+                return () -> {
+                    String messageId = ids.next();
+                    tx.executeWithoutResult(status -> {
+                        if (withSumi) {
+                            ClaimResult claim = store.claimCompleted(CONSUMER, new ClaimRequest(messageId, null));
+                            expect(claim.outcome() == ClaimOutcome.CLAIMED, "claim of a new id");
+                        }
+                        jdbc.update(insert, messageId, LedgerCases.PAYLOAD);
+                    });
+                    return 1;
+                };
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------ lease mode
+
+    /** Sumi's lease claim (claimOneLease) and complete statements, plain JDBC autocommit; optionally with synchronous_commit off. */
+    static BenchmarkCase sumiSqlLease(boolean asyncCommit) {
+        String id = asyncCommit ? "lease-sql-async" : "lease-sql";
+        String label = asyncCommit ? "Sumi's lease claim + complete SQL, synchronous_commit=off"
+                : "Sumi's lease claim + complete SQL, JDBC autocommit";
+        return new HeldConnectionProbe(id, label, true, asyncCommit ? "SET synchronous_commit TO off" : null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+                String messageId = ids.next();
+                try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimOneLease"))) {
+                    s.setString(1, CONSUMER);
+                    s.setString(2, messageId);
+                    s.setLong(3, token);
+                    setNow(s, 4, now.plusMinutes(5));
+                    s.setString(5, null);
+                    setNow(s, 6, now);
+                    setNow(s, 7, now);
+                    s.setString(8, CONSUMER);
+                    s.setString(9, messageId);
+                    expect(countRows(s) == 1, "claim of a new id");
+                }
+                try (PreparedStatement s = connection.prepareStatement(completeSql(table(), 1))) {
+                    setNow(s, 1, now);
+                    s.setString(2, CONSUMER);
+                    s.setLong(3, token);
+                    s.setString(4, messageId);
+                    expect(s.executeUpdate() == 1, "complete of a fresh claim");
+                }
+                return 1;
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------ batches
+
+    /**
+     * Sumi's batch lease claim (claimManyLease) and the store's complete statement, plain JDBC
+     * autocommit. With {@code customPlans}, the session plans every execution afresh
+     * ({@code plan_cache_mode = force_custom_plan}) instead of reusing the generic plan that
+     * PostgreSQL caches after five executions.
+     */
+    static BenchmarkCase sumiSqlBatch(int size, boolean customPlans) {
+        String id = "batch-sql-" + size + (customPlans ? "-custom" : "");
+        String label = "Sumi's claimAll + completeAll SQL, " + size + " ids" + (customPlans ? ", force_custom_plan" : "");
+        return new HeldConnectionProbe(id, label, true, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+                List<String> batch = ids.next(size);
+                Collections.sort(batch);
+                Array idArray = connection.createArrayOf("varchar", batch.toArray());
+                Array fingerprints = connection.createArrayOf("varchar", new String[size]);
+                try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimManyLease"))) {
+                    s.setArray(1, idArray);
+                    s.setArray(2, fingerprints);
+                    s.setString(3, CONSUMER);
+                    s.setLong(4, token);
+                    setNow(s, 5, now.plusMinutes(5));
+                    setNow(s, 6, now);
+                    setNow(s, 7, now);
+                    s.setString(8, CONSUMER);
+                    expect(countRows(s) == size, "batch claim of new ids");
+                }
+                try (PreparedStatement s = connection.prepareStatement(completeSql(table(), size))) {
+                    setNow(s, 1, now);
+                    s.setString(2, CONSUMER);
+                    s.setLong(3, token);
+                    for (int i = 0; i < size; i++) {
+                        s.setString(4 + i, batch.get(i));
+                    }
+                    expect(s.executeUpdate() == size, "batch complete");
+                }
+                return size;
+            }
+        };
+    }
+
+    /**
+     * The suggested batch: the claim as INSERT ... SELECT FROM unnest ... ON CONFLICT DO UPDATE ...
+     * WHERE ... RETURNING, without the UNION ALL read of existing rows (rows not returned are read
+     * in a second statement, only when there are any: the store already does this for the race it
+     * documents), and the complete with {@code message_id = ANY(?)}: one statement text whatever
+     * the batch size instead of one per size with a bind parameter per id.
+     */
+    static BenchmarkCase fixedBatch(int size) {
+        return new HeldConnectionProbe("batch-fixed-" + size, "suggested: INSERT..RETURNING + complete ANY(?), "
+                + size + " ids", true, null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+                List<String> batch = ids.next(size);
+                Collections.sort(batch);
+                Array idArray = connection.createArrayOf("varchar", batch.toArray());
+                Array fingerprints = connection.createArrayOf("varchar", new String[size]);
+                String claim = "INSERT INTO " + table() + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
+                        + " fingerprint, first_seen_at, processed_at)"
+                        + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, ?, 1, i.fingerprint, ?, NULL"
+                        + " FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint) ORDER BY i.message_id"
+                        + " ON CONFLICT (consumer, message_id) DO UPDATE SET claim_token = EXCLUDED.claim_token,"
+                        + " lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
+                        + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ? RETURNING " + COLUMNS;
+                try (PreparedStatement s = connection.prepareStatement(claim)) {
+                    s.setString(1, CONSUMER);
+                    s.setLong(2, token);
+                    setNow(s, 3, now.plusMinutes(5));
+                    setNow(s, 4, now);
+                    s.setArray(5, idArray);
+                    s.setArray(6, fingerprints);
+                    setNow(s, 7, now);
+                    expect(countRows(s) == size, "batch claim of new ids");
+                }
+                String complete = "UPDATE " + table() + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL,"
+                        + " last_error = NULL WHERE consumer = ? AND message_id = ANY(?::varchar[]) AND claim_token = ?"
+                        + " AND status = 'IN_PROGRESS'";
+                try (PreparedStatement s = connection.prepareStatement(complete)) {
+                    setNow(s, 1, now);
+                    s.setString(2, CONSUMER);
+                    s.setArray(3, idArray);
+                    s.setLong(4, token);
+                    expect(s.executeUpdate() == size, "batch complete");
+                }
+                return size;
+            }
+        };
+    }
+}
