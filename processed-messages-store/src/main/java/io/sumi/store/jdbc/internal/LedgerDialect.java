@@ -75,12 +75,12 @@ public abstract class LedgerDialect {
     public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds, Instant now)
             throws SQLException {
         String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL, last_error = NULL"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id IN (" + placeholders(messageIds.size()) + ")";
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             setInstant(statement, 1, now);
             statement.setString(2, consumer);
             statement.setLong(3, claimToken);
-            bindStrings(statement, 4, messageIds);
+            bindMessageIds(statement, 4, messageIds);
             return statement.executeUpdate();
         }
     }
@@ -90,13 +90,13 @@ public abstract class LedgerDialect {
         // Ending the lease now (rather than deleting the row) keeps the attempt count and the last
         // error for operators; the next claim at or after `now` takes the row over.
         String sql = "UPDATE " + table + " SET lease_until = ?, last_error = ?"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id IN (" + placeholders(messageIds.size()) + ")";
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             setInstant(statement, 1, now);
             statement.setString(2, error);
             statement.setString(3, consumer);
             statement.setLong(4, claimToken);
-            bindStrings(statement, 5, messageIds);
+            bindMessageIds(statement, 5, messageIds);
             return statement.executeUpdate();
         }
     }
@@ -117,10 +117,10 @@ public abstract class LedgerDialect {
 
     public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
             throws SQLException {
-        String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND message_id IN (" + placeholders(messageIds.size()) + ")";
+        String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, consumer);
-            bindStrings(statement, 2, messageIds);
+            bindMessageIds(statement, 2, messageIds);
             return readRows(statement);
         }
     }
@@ -146,6 +146,16 @@ public abstract class LedgerDialect {
                 MessageStatus.valueOf(rs.getString("status")), rs.getLong("claim_token"), getInstant(rs, "lease_until"),
                 rs.getInt("attempts"), rs.getString("fingerprint"), rs.getString("last_error"),
                 firstSeen != null ? firstSeen : Instant.EPOCH, getInstant(rs, "processed_at"));
+    }
+
+    /** The condition that matches {@code count} message ids, bound by {@link #bindMessageIds}. */
+    protected String messageIdIn(int count) {
+        return "message_id IN (" + placeholders(count) + ")";
+    }
+
+    /** Binds the ids of {@link #messageIdIn} from parameter {@code first} on. */
+    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds) throws SQLException {
+        bindStrings(statement, first, messageIds);
     }
 
     protected static String placeholders(int count) {

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -49,9 +50,12 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         this.claimOneCompleted = "WITH claimed AS (" + insert
                 + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)" + completedConflict + returning + ")" + oneExisting;
         String input = "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
-        String manyExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + COLUMNS + " FROM " + table
-                + " WHERE consumer = ? AND message_id IN (SELECT message_id FROM input)"
-                + " AND message_id NOT IN (SELECT message_id FROM claimed)";
+        // The existing rows are found by driving from the (small) input into the primary key:
+        // an IN / NOT IN form let the planner scan every row of the consumer when the table had no
+        // statistics yet (a new or truncated ledger), 18x slower for a batch of 100.
+        String manyExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + prefixed("t.") + " FROM input i JOIN "
+                + table + " t ON t.consumer = ? AND t.message_id = i.message_id"
+                + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
         // ORDER BY: concurrent batches lock their rows in one order, so they cannot deadlock.
         this.claimManyLease = input + "claimed AS (" + insert
                 + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, ?, 1, i.fingerprint, ?, NULL FROM input i ORDER BY i.message_id"
@@ -134,5 +138,16 @@ public final class PostgresLedgerDialect extends LedgerDialect {
             statement.setInt(3, limit);
             return statement.executeUpdate();
         }
+    }
+
+    /** One array parameter: one statement text for every batch size, and no 500-parameter statements. */
+    @Override
+    protected String messageIdIn(int count) {
+        return "message_id = ANY(?::varchar[])";
+    }
+
+    @Override
+    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds) throws SQLException {
+        statement.setArray(first, statement.getConnection().createArrayOf("varchar", messageIds.toArray(new String[0])));
     }
 }
