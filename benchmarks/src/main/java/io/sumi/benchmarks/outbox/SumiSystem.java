@@ -1,0 +1,180 @@
+package io.sumi.benchmarks.outbox;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.sumi.outbox.Outbox;
+import io.sumi.outbox.OutboxDispatcher;
+import io.sumi.outbox.OutboxMessage;
+import io.sumi.outbox.OutboxTable;
+import io.sumi.outbox.kafka.KafkaOutboxPublisher;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Sumi's outbox wired by hand exactly as docs/outbox.md's "without the starter" section does:
+ * {@link OutboxTable}, {@link KafkaOutboxPublisher}, one {@link OutboxDispatcher}, an
+ * {@link Outbox} whose after-commit callback wakes the dispatcher. The only addition is a
+ * producer subclass that reports each acknowledgement to the {@link LagRecorder}; its
+ * configuration is {@link KafkaOutboxPublisher#producerConfig} unchanged.
+ */
+final class SumiSystem implements OutboxSystem {
+
+    static final String TOPIC = "bench.sumi";
+
+    private final HikariDataSource dataSource;
+    private final OutboxTable table;
+    private final KafkaOutboxPublisher publisher;
+    private final OutboxDispatcher dispatcher;
+    private final Outbox outbox;
+    private final TransactionTemplate tx;
+    private final int batchSize;
+    private final boolean ordered;
+    private final int lingerMs;
+
+    SumiSystem(String jdbcUrl, String user, String bootstrapServers, LagRecorder recorder, int batchSize, boolean ordered,
+            int poolSize, int lingerMs) throws Exception {
+        this.batchSize = batchSize;
+        this.lingerMs = lingerMs;
+        this.ordered = ordered;
+        HikariConfig hikari = new HikariConfig();
+        hikari.setJdbcUrl(jdbcUrl);
+        hikari.setUsername(user);
+        hikari.setMaximumPoolSize(poolSize);
+        hikari.setPoolName("sumi");
+        this.dataSource = new HikariDataSource(hikari);
+        createTable();
+        this.table = OutboxTable.of(dataSource);
+        Map<String, Object> config = KafkaOutboxPublisher.producerConfig(
+                Map.of("bootstrap.servers", bootstrapServers, "client.id", "bench-sumi-outbox", "linger.ms", lingerMs),
+                KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
+        this.publisher = KafkaOutboxPublisher.of(() -> new TimedProducer(config, recorder), KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
+        OutboxDispatcher.Builder builder = OutboxDispatcher.builder(table, publisher).batchSize(batchSize);
+        if (!ordered) {
+            builder.orderedTopics(List.of());
+        }
+        this.dispatcher = builder.build();
+        this.outbox = Outbox.builder(table).afterCommit(dispatcher::wakeUp).build();
+        this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+    }
+
+    private void createTable() throws Exception {
+        String ddl;
+        try (InputStream in = SumiSystem.class.getResourceAsStream("/db/sumi/postgresql/R__sumi_outbox.sql")) {
+            if (in == null) {
+                throw new IllegalStateException("db/sumi/postgresql/R__sumi_outbox.sql is not on the class path (sumi-migrations)");
+            }
+            ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(ddl);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "Sumi outbox";
+    }
+
+    @Override
+    public String settings() {
+        return "batch-size " + batchSize + ", ordered topics " + (ordered ? "* (per-aggregate order, the default)" : "none")
+                + ", min/max poll " + OutboxDispatcher.DEFAULT_MIN_POLL_INTERVAL.toMillis() + " ms/"
+                + OutboxDispatcher.DEFAULT_MAX_POLL_INTERVAL.toSeconds() + " s (defaults), after-commit wake-up on,"
+                + " 1 dispatcher thread, Hikari pool " + dataSource.getMaximumPoolSize()
+                + ", producer: idempotent, acks=all, linger.ms " + lingerMs;
+    }
+
+    @Override
+    public void truncate() throws Exception {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("TRUNCATE outbox");
+            statement.execute("ANALYZE outbox");
+        }
+    }
+
+    @Override
+    public void loadBacklog(String phase, int rows, int aggregates) throws Exception {
+        dispatcher.stop(Duration.ofSeconds(30));
+        int chunk = 1000;
+        for (int from = 0; from < rows; from += chunk) {
+            List<OutboxMessage> messages = new ArrayList<>(chunk);
+            for (int seq = from; seq < Math.min(rows, from + chunk); seq++) {
+                String aggregate = Payloads.aggregate(seq, aggregates);
+                messages.add(OutboxMessage.of(aggregate, TOPIC, Payloads.create(phase, seq, aggregate)));
+            }
+            tx.executeWithoutResult(status -> outbox.appendAll(messages));
+        }
+        // As OutboxBackfill does after a bulk load (docs/outbox.md): fresh planner statistics.
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("ANALYZE outbox");
+        }
+    }
+
+    @Override
+    public void startDrain() {
+        dispatcher.start();
+    }
+
+    @Override
+    public void startLive() {
+        dispatcher.start();
+    }
+
+    @Override
+    public long undispatched() throws Exception {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Override
+    public void appendOne(String phase, long seq, String aggregateId) {
+        tx.executeWithoutResult(status -> outbox.append(OutboxMessage.of(aggregateId, TOPIC, Payloads.create(phase, seq, aggregateId))));
+    }
+
+    @Override
+    public void close() {
+        dispatcher.close();
+        publisher.close();
+        dataSource.close();
+    }
+
+    /** The producer {@link KafkaOutboxPublisher#create} would build, reporting each acknowledgement. */
+    static final class TimedProducer extends KafkaProducer<String, String> {
+
+        private final LagRecorder recorder;
+
+        TimedProducer(Map<String, Object> config, LagRecorder recorder) {
+            super(config);
+            this.recorder = recorder;
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<String, String> record, Callback callback) {
+            return super.send(record, (metadata, exception) -> {
+                if (exception == null) {
+                    recorder.acked(record.value());
+                }
+                if (callback != null) {
+                    callback.onCompletion(metadata, exception);
+                }
+            });
+        }
+    }
+}
