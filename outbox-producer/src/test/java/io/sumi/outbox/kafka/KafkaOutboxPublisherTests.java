@@ -134,7 +134,14 @@ class KafkaOutboxPublisherTests {
                 .containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 20_000)
                 .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20_000)
                 .doesNotContainKey(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-        assertThat((Integer) config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).isLessThanOrEqualTo(20_000 - 5);
+        // No linger by default (the dispatcher waits for every ack anyway); an explicit one is kept
+        // and the request timeout leaves room for it within the delivery timeout.
+        assertThat(config).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 0);
+        assertThat((Integer) config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).isLessThanOrEqualTo(20_000);
+        Map<String, Object> lingering = KafkaOutboxPublisher.producerConfig(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5),
+                Duration.ofSeconds(20));
+        assertThat(lingering).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 5);
+        assertThat((Integer) lingering.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).isLessThanOrEqualTo(20_000 - 5);
         assertThatIllegalArgumentException().isThrownBy(() -> KafkaOutboxPublisher.producerConfig(
                 Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 10), Duration.ofSeconds(20)))
                 .withMessageContaining("at most 5");
