@@ -44,12 +44,20 @@ public interface InboundMessage {
         return value.toString();
     }
 
-    /** A simple message, for tests and for callers that have no broker record. */
+    /** A simple message, for tests and for callers that have no broker record (it is its own source). */
     static InboundMessage of(@Nullable Object payload, Map<String, @Nullable Object> headers) {
+        return of(null, payload, headers);
+    }
+
+    /**
+     * A simple message whose {@link #source()} (the SpEL variable {@code #message}) is
+     * {@code source}, or the message itself when {@code source} is {@code null}.
+     */
+    static InboundMessage of(@Nullable Object source, @Nullable Object payload, Map<String, @Nullable Object> headers) {
         return new InboundMessage() {
             @Override
             public Object source() {
-                return this;
+                return source != null ? source : this;
             }
 
             @Override

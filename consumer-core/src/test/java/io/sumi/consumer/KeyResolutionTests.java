@@ -27,27 +27,7 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
     }
 
     private static InboundMessage record(FakeRecord source, @Nullable Object payload, Map<String, @Nullable Object> headers) {
-        return new InboundMessage() {
-            @Override
-            public Object source() {
-                return source;
-            }
-
-            @Override
-            public @Nullable Object payload() {
-                return payload;
-            }
-
-            @Override
-            public @Nullable Object header(String name) {
-                return headers.get(name);
-            }
-
-            @Override
-            public Map<String, @Nullable Object> headers() {
-                return headers;
-            }
-        };
+        return InboundMessage.of(source, payload, headers);
     }
 
     private String keyOf(HandlerDefinition handler, InboundMessage message) throws Exception {
