@@ -36,6 +36,13 @@ public final class FaultDriver {
     static final String TOPIC = "orders";
     static final int PARTITIONS = 6;
 
+    /** Orders (one outbox row each) without a COMPLETED ledger row in one of the two consumers. */
+    private static final String LEDGER_INCOMPLETE = """
+            SELECT DISTINCT o.aggregate_id FROM outbox o CROSS JOIN (VALUES ('shipments'), ('charges')) AS c (name)
+            WHERE NOT EXISTS (SELECT 1 FROM processed_messages p
+                              WHERE p.consumer = c.name AND p.message_id = CAST(o.id AS VARCHAR) AND p.status = 'COMPLETED')
+            ORDER BY 1""";
+
     private final FaultScenario scenario;
     private final Path buildDir;
     private final Path runDir;
@@ -138,12 +145,15 @@ public final class FaultDriver {
                         instance.kill9();
                     }
                     List<Long> recoveries = new ArrayList<>();
+                    List<Long> catchUps = new ArrayList<>();
                     for (ProgressMonitor.Fault fault : monitor.faults()) {
-                        note("fault " + fault.kind + " ended " + fault.end + " recovery_ms=" + fault.recoveryMillis);
+                        note("fault " + fault.kind + " ended " + fault.end + " recovery_ms=" + fault.recoveryMillis + " catchup_ms="
+                                + fault.catchUpMillis);
                         recoveries.add(fault.recoveryMillis);
+                        catchUps.add(fault.catchUpMillis);
                     }
                     FaultReport report = measure(postgres, provider, kills, postgresRestarts, brokerRestarts, appRestarts.get(), quiescent,
-                            recoveries);
+                            recoveries, catchUps);
                     note(report.summaryLine());
                     return report;
                 }
@@ -186,7 +196,7 @@ public final class FaultDriver {
     private List<String> appCommand(PostgresCluster postgres, KafkaBroker broker, PaymentProvider provider, Path goFile) {
         String classpath = buildDir.resolve("classes") + java.io.File.pathSeparator
                 + Processes.readClasspath(buildDir.resolve("app.classpath")).get(0);
-        return List.of(Processes.javaBinary(), "-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+        List<String> command = new ArrayList<>(List.of(Processes.javaBinary(), "-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
                 "io.sumi.faults.app.FaultApplication",
                 "--spring.datasource.url=" + postgres.jdbcUrl(),
                 "--spring.datasource.username=postgres",
@@ -196,7 +206,13 @@ public final class FaultDriver {
                 "--fault.rate=" + scenario.ratePerInstance(),
                 "--fault.topic=" + TOPIC,
                 "--fault.go-file=" + goFile,
-                "--fault.provider-url=" + provider.baseUrl());
+                "--fault.provider-url=" + provider.baseUrl()));
+        // Extra application arguments for experiments, e.g. -Dsumi.faults.app-args=--fault.error-handler=none
+        String extra = System.getProperty("sumi.faults.app-args", "").trim();
+        if (!extra.isEmpty()) {
+            command.addAll(List.of(extra.split("\\s+")));
+        }
+        return command;
     }
 
     private void awaitReady(List<AppInstance> instances, AtomicInteger appRestarts, Duration timeout) {
@@ -284,13 +300,16 @@ public final class FaultDriver {
     }
 
     private FaultReport measure(PostgresCluster postgres, PaymentProvider provider, int kills, int postgresRestarts, int brokerRestarts,
-            int appRestarts, boolean quiescent, List<Long> recoveries) {
+            int appRestarts, boolean quiescent, List<Long> recoveries, List<Long> catchUps) {
         try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), "postgres", "")) {
             int orders = count(connection, "SELECT count(*) FROM orders");
             List<String> unshipped = ids(connection,
                     "SELECT id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) ORDER BY id");
             List<String> shippedTwice = ids(connection, "SELECT order_id FROM shipments GROUP BY order_id HAVING count(*) > 1 ORDER BY order_id");
             int pending = count(connection, "SELECT count(*) FROM outbox WHERE dispatched_at IS NULL");
+            // Guarded run only: every message must end COMPLETED in both consumers' ledgers, else it
+            // was acknowledged without its completion (a record skipped while its key was busy).
+            List<String> ledgerIncomplete = scenario.guard() ? ids(connection, LEDGER_INCOMPLETE) : List.of();
             List<String> uncharged = new ArrayList<>();
             for (String id : ids(connection, "SELECT id FROM orders ORDER BY id")) {
                 if (provider.realCharges(id) == 0) {
@@ -302,10 +321,10 @@ public final class FaultDriver {
             note("provider: requests=" + provider.requests() + " real charges=" + provider.charges() + " keyless requests="
                     + provider.keylessRequests() + " keys on two orders=" + provider.keysOnTwoOrders());
             FaultReport report = new FaultReport(scenario.name(), scenario.guard(), scenario.seed(), scenario.totalOrders(), orders,
-                    unshipped.size(), shippedTwice.size(), uncharged.size(), chargedTwice.size(), pending, kills, postgresRestarts,
-                    brokerRestarts, appRestarts, quiescent, recoveries, (System.nanoTime() - startNanos) / 1_000_000_000L);
+                    unshipped.size(), shippedTwice.size(), uncharged.size(), chargedTwice.size(), pending, ledgerIncomplete.size(), kills, postgresRestarts,
+                    brokerRestarts, appRestarts, quiescent, recoveries, catchUps, (System.nanoTime() - startNanos) / 1_000_000_000L);
             if (!report.passed()) {
-                writeEvidence(connection, provider, unshipped, shippedTwice, uncharged, chargedTwice);
+                writeEvidence(connection, provider, unshipped, shippedTwice, uncharged, chargedTwice, ledgerIncomplete);
             }
             return report;
         }
@@ -316,10 +335,10 @@ public final class FaultDriver {
 
     /** For a failed run: the ledger, outbox and shipment rows and the provider's view of some affected orders. */
     private void writeEvidence(Connection connection, PaymentProvider provider, List<String> unshipped, List<String> shippedTwice,
-            List<String> uncharged, List<String> chargedTwice) throws SQLException {
+            List<String> uncharged, List<String> chargedTwice, List<String> ledgerIncomplete) throws SQLException {
         StringBuilder out = new StringBuilder();
         Map<String, List<String>> groups = Map.of("shipment missing", unshipped, "shipped twice", shippedTwice, "charge missing", uncharged,
-                "charged twice", chargedTwice);
+                "charged twice", chargedTwice, "ledger not COMPLETED", ledgerIncomplete);
         for (Map.Entry<String, List<String>> group : groups.entrySet()) {
             out.append("== ").append(group.getKey()).append(": ").append(group.getValue().size()).append(" orders\n");
             for (String order : group.getValue().stream().limit(10).toList()) {

@@ -21,10 +21,10 @@ import java.time.Duration;
 public record FaultScenario(String name, boolean guard, int instances, int ordersPerInstance, int ratePerInstance, int kills,
         boolean postgresRestart, boolean brokerKill, Duration drainTimeout, long seed) {
 
-    /** The CI version: ~3,300 orders, 4 kills, one PostgreSQL restart, one broker crash. */
+    /** The CI version: 3,000 orders, 4 kills, one PostgreSQL restart, one broker crash. */
     public static FaultScenario shortRun(boolean guard, long seed) {
-        return new FaultScenario((guard ? "guarded" : "control") + "-short", guard, 3, 1100, 40, 4, true, true,
-                Duration.ofSeconds(90), seed);
+        return new FaultScenario((guard ? "guarded" : "control") + "-short", guard, 3, 1000, 50, 4, true, true,
+                Duration.ofSeconds(120), seed);
     }
 
     /** The full version: 20,100 orders, 12 kills, one PostgreSQL restart, one broker crash. */

@@ -17,11 +17,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class ProgressMonitor implements AutoCloseable {
 
-    /** One fault and its recovery. */
+    /**
+     * One fault and its recovery: {@code recoveryMillis} until both consumers' counts advance
+     * past what they were just after the fault (-1: never), {@code catchUpMillis} until every order
+     * committed before the end of the fault is shipped and charged (-1: never).
+     */
     static final class Fault {
         final String kind;
         final Instant end;
         volatile long recoveryMillis = -1;
+        volatile long catchUpMillis = -1;
+        long baselineShipments = -1;
+        long baselineRequests = -1;
 
         Fault(String kind, Instant end) {
             this.kind = kind;
@@ -84,6 +91,8 @@ final class ProgressMonitor implements AutoCloseable {
         int orders = count("SELECT count(*) FROM orders");
         int pending = count("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL");
         int unshipped = count("SELECT count(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)");
+        long shipments = count("SELECT count(*) FROM shipments");
+        long requests = provider.requests();
         int uncharged = 0;
         try (PreparedStatement statement = connection.prepareStatement("SELECT id FROM orders"); ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
@@ -95,8 +104,16 @@ final class ProgressMonitor implements AutoCloseable {
         snapshot = new Snapshot(orders, pending, unshipped, uncharged);
         Instant now = Instant.now();
         for (Fault fault : faults) {
-            if (fault.recoveryMillis < 0 && caughtUp(fault.end)) {
+            if (fault.baselineShipments < 0) {
+                // The first look after the fault ended: what was consumed before it does not count.
+                fault.baselineShipments = shipments;
+                fault.baselineRequests = requests;
+            }
+            else if (fault.recoveryMillis < 0 && shipments > fault.baselineShipments && requests > fault.baselineRequests) {
                 fault.recoveryMillis = Math.max(0, now.toEpochMilli() - fault.end.toEpochMilli());
+            }
+            if (fault.catchUpMillis < 0 && caughtUp(fault.end)) {
+                fault.catchUpMillis = Math.max(0, now.toEpochMilli() - fault.end.toEpochMilli());
             }
         }
     }
