@@ -17,6 +17,7 @@ final class AppInstance {
     private Process process;
     private Path log;
     private int incarnation;
+    private boolean readySeen;
 
     AppInstance(int slot, Path dir, List<String> baseCommand) {
         this.slot = slot;
@@ -26,6 +27,7 @@ final class AppInstance {
 
     synchronized void start() {
         incarnation++;
+        readySeen = false;
         String name = "s" + slot + "i" + incarnation;
         log = dir.resolve("app-" + name + ".log");
         List<String> command = new ArrayList<>(baseCommand);
@@ -43,9 +45,11 @@ final class AppInstance {
         return process != null && process.isAlive();
     }
 
+    /** Whether this incarnation is alive and has finished starting (its listeners and dispatcher run). */
     synchronized boolean ready() {
         try {
-            return alive() && Files.exists(log) && Files.readString(log, StandardCharsets.ISO_8859_1).contains("FAULT-APP READY");
+            readySeen = readySeen || Files.exists(log) && Files.readString(log, StandardCharsets.ISO_8859_1).contains("FAULT-APP READY");
+            return alive() && readySeen;
         }
         catch (IOException ex) {
             return false;

@@ -36,6 +36,9 @@ public final class FaultDriver {
     static final String TOPIC = "orders";
     static final int PARTITIONS = 6;
 
+    /** The least time between two faults. */
+    private static final Duration MIN_GAP = Duration.ofSeconds(2);
+
     /** Orders (one outbox row each) without a COMPLETED ledger row in one of the two consumers. */
     private static final String LEDGER_INCOMPLETE = """
             SELECT DISTINCT o.aggregate_id FROM outbox o CROSS JOIN (VALUES ('shipments'), ('charges')) AS c (name)
@@ -82,7 +85,13 @@ public final class FaultDriver {
         int postgresRestarts = 0;
         int brokerRestarts = 0;
         boolean quiescent = false;
-        Runtime.getRuntime().addShutdownHook(new Thread(postgres::stopQuietly));
+        // If this JVM is stopped (Ctrl-C, a build timeout), take the processes it started with it.
+        Thread cleanup = new Thread(() -> {
+            instances.forEach(AppInstance::kill9);
+            broker.stop();
+            postgres.stopQuietly();
+        });
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try (PaymentProvider provider = new PaymentProvider()) {
             try {
                 postgres.initAndStart();
@@ -107,11 +116,17 @@ public final class FaultDriver {
                     long loadMillis = scenario.loadDuration().toMillis();
                     long giveUp = loadMillis * 3 + 180_000;
                     int next = 0;
+                    long quietUntil = 0;
                     while (true) {
                         supervise(instances, broker, appRestarts);
                         long elapsed = Duration.between(loadStart, Instant.now()).toMillis();
-                        if (next < events.size() && elapsed >= events.get(next).atMillis()) {
-                            Event event = events.get(next++);
+                        if (next < events.size() && elapsed >= events.get(next).atMillis() && System.nanoTime() >= quietUntil) {
+                            Event event = events.get(next);
+                            if (event.kind().equals("kill") && instances.stream().noneMatch(AppInstance::ready)) {
+                                Processes.sleep(100); // kill an instance that is working, not one still starting
+                                continue;
+                            }
+                            next++;
                             switch (event.kind()) {
                                 case "kill" -> {
                                     kill(instances, monitor);
@@ -127,6 +142,8 @@ public final class FaultDriver {
                                 }
                                 default -> throw new IllegalStateException(event.kind());
                             }
+                            // Faults that fell due while another one lasted are spread out, not fired at once.
+                            quietUntil = System.nanoTime() + MIN_GAP.toNanos();
                             continue;
                         }
                         if (next == events.size() && monitor.snapshot().orders() >= scenario.totalOrders()) {
@@ -165,6 +182,12 @@ public final class FaultDriver {
                 broker.stop();
                 postgres.stopQuietly();
                 writeJournal();
+                try {
+                    Runtime.getRuntime().removeShutdownHook(cleanup);
+                }
+                catch (IllegalStateException ex) {
+                    // the JVM is shutting down: the hook runs anyway
+                }
             }
         }
         catch (IOException ex) {
@@ -248,8 +271,8 @@ public final class FaultDriver {
     }
 
     private void kill(List<AppInstance> instances, ProgressMonitor monitor) {
-        List<AppInstance> alive = instances.stream().filter(AppInstance::alive).toList();
-        AppInstance victim = (alive.isEmpty() ? instances : alive).get(random.nextInt(alive.isEmpty() ? instances.size() : alive.size()));
+        List<AppInstance> working = instances.stream().filter(AppInstance::ready).toList();
+        AppInstance victim = working.get(random.nextInt(working.size()));
         victim.kill9();
         Instant end = Instant.now();
         note("kill -9 instance " + victim.slot() + " incarnation " + victim.incarnation() + "; restarting");
@@ -269,6 +292,7 @@ public final class FaultDriver {
     private void restartBroker(KafkaBroker broker, ProgressMonitor monitor) {
         note("broker: kill -9");
         broker.kill9();
+        note("broker: process and ports gone");
         broker.start();
         broker.awaitReady(Duration.ofSeconds(90));
         note("broker: up again (starts so far: " + broker.starts() + ")");
