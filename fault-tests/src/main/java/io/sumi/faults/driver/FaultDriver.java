@@ -342,6 +342,15 @@ public final class FaultDriver {
             }
             List<String> chargedTwice = provider.realChargesByOrder().entrySet().stream().filter(e -> e.getValue().get() > 1)
                     .map(Map.Entry::getKey).sorted().toList();
+            if (scenario.guard()) {
+                try (PreparedStatement statement = connection.prepareStatement("SELECT consumer, status, count(*), count(*) FILTER (WHERE attempts > 1)"
+                        + " FROM processed_messages GROUP BY consumer, status ORDER BY 1, 2"); ResultSet rows = statement.executeQuery()) {
+                    while (rows.next()) {
+                        note("ledger: consumer=" + rows.getString(1) + " status=" + rows.getString(2) + " rows=" + rows.getInt(3)
+                                + " claimed more than once=" + rows.getInt(4));
+                    }
+                }
+            }
             note("provider: requests=" + provider.requests() + " real charges=" + provider.charges() + " keyless requests="
                     + provider.keylessRequests() + " keys on two orders=" + provider.keysOnTwoOrders());
             FaultReport report = new FaultReport(scenario.name(), scenario.guard(), scenario.seed(), scenario.totalOrders(), orders,
