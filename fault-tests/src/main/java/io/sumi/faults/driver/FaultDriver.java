@@ -225,6 +225,7 @@ public final class FaultDriver {
                 "--spring.datasource.username=postgres",
                 "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                 "--fault.guard=" + scenario.guard(),
+                "--fault.error-handler=" + scenario.errorHandler(),
                 "--fault.orders=" + scenario.ordersPerInstance(),
                 "--fault.rate=" + scenario.ratePerInstance(),
                 "--fault.topic=" + TOPIC,
@@ -355,7 +356,7 @@ public final class FaultDriver {
                     + provider.keylessRequests() + " keys on two orders=" + provider.keysOnTwoOrders());
             FaultReport report = new FaultReport(scenario.name(), scenario.guard(), scenario.seed(), scenario.totalOrders(), orders,
                     unshipped.size(), shippedTwice.size(), uncharged.size(), chargedTwice.size(), pending, ledgerIncomplete.size(), kills, postgresRestarts,
-                    brokerRestarts, appRestarts, quiescent, recoveries, catchUps, (System.nanoTime() - startNanos) / 1_000_000_000L);
+                    brokerRestarts, appRestarts, scenario.errorHandler(), quiescent, recoveries, catchUps, (System.nanoTime() - startNanos) / 1_000_000_000L);
             if (!report.passed()) {
                 writeEvidence(connection, provider, unshipped, shippedTwice, uncharged, chargedTwice, ledgerIncomplete);
             }

@@ -10,6 +10,7 @@ import java.util.Locale;
  *
  * @param ledgerIncomplete orders whose message has no COMPLETED ledger row in one of the two
  *     consumers at the end (guarded run only): acknowledged without being completed
+ * @param errorHandler the application's error handler ({@code retry} bean or {@code none})
  * @param recoveryMillis per fault, the time from its end until both consumers made progress again
  *     (the shipment count and the provider's request count both advanced); -1 if they never did
  * @param catchUpMillis per fault, the time from its end until every order committed before that
@@ -17,7 +18,7 @@ import java.util.Locale;
  */
 public record FaultReport(String name, boolean guard, long seed, int expectedOrders, int orders, int shipmentsMissing,
         int shipmentsDouble, int chargesMissing, int chargesDouble, int pending, int ledgerIncomplete, int kills, int postgresRestarts,
-        int brokerRestarts, int appRestarts, boolean quiescent, List<Long> recoveryMillis, List<Long> catchUpMillis,
+        int brokerRestarts, int appRestarts, String errorHandler, boolean quiescent, List<Long> recoveryMillis, List<Long> catchUpMillis,
         long wallSeconds) {
 
     /** Whether every invariant holds: all orders made, each shipped once and charged once, nothing pending. */
@@ -42,10 +43,10 @@ public record FaultReport(String name, boolean guard, long seed, int expectedOrd
     public String summaryLine() {
         return String.format(Locale.ROOT,
                 "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d ledger_incomplete=%d"
-                        + " kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
+                        + " kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
                         + " wall_s=%d seed=%d result=%s",
                 name, orders, expectedOrders, shipmentsMissing, shipmentsDouble, chargesMissing, chargesDouble, pending, ledgerIncomplete, kills,
-                postgresRestarts, brokerRestarts, appRestarts, percentiles(recoveryMillis), percentiles(catchUpMillis), quiescent,
+                postgresRestarts, brokerRestarts, appRestarts, errorHandler, percentiles(recoveryMillis), percentiles(catchUpMillis), quiescent,
                 wallSeconds, seed, passed() ? "PASS" : "FAIL");
     }
 }
