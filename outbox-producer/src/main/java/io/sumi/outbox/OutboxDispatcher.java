@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.outbox.internal.Jdbc;
 import io.sumi.outbox.internal.OutboxDialect;
+import io.sumi.store.jdbc.internal.TransientSqlErrors;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -23,6 +25,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessException;
 
 /**
  * Sends committed outbox rows through an {@link OutboxPublisher}. Run one per application instance
@@ -87,6 +91,12 @@ public final class OutboxDispatcher implements AutoCloseable {
     /** Default lease of a claim; far longer than a send is allowed to take. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(2);
 
+    /**
+     * Default bound on sending one batch, counted from the start of its claim: rows without an
+     * acknowledgement by then count a failed attempt. At most half the lease.
+     */
+    public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(30);
+
     /** Default failed sends after which a row is parked (about two hours of retries with the default backoff). */
     public static final int DEFAULT_MAX_ATTEMPTS = 12;
 
@@ -100,6 +110,13 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     private static final int ERROR_LENGTH = 1000;
 
+    private static final long MARK_RETRY_INITIAL_MILLIS = 100;
+
+    private static final long MARK_RETRY_MAX_MILLIS = 1000;
+
+    /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
+    private static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);
+
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final OutboxTable table;
@@ -109,6 +126,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     private final Clock clock;
     private final int batchSize;
     private final Duration lease;
+    private final Duration sendTimeout;
+    private final Duration deadlineGrace;
     private final int maxAttempts;
     private final OutboxBackoff backoff;
     private final TopicSet orderedTopics;
@@ -134,6 +153,9 @@ public final class OutboxDispatcher implements AutoCloseable {
         this.clock = table.clock();
         this.batchSize = builder.batchSize;
         this.lease = builder.lease;
+        this.sendTimeout = builder.sendTimeout;
+        Duration tenth = sendTimeout.dividedBy(10);
+        this.deadlineGrace = tenth.compareTo(MAX_DEADLINE_GRACE) < 0 ? tenth : MAX_DEADLINE_GRACE;
         this.maxAttempts = builder.maxAttempts;
         this.backoff = builder.backoff;
         this.orderedTopics = builder.orderedTopics;
@@ -161,11 +183,14 @@ public final class OutboxDispatcher implements AutoCloseable {
     public DispatchResult dispatchOnce() {
         Instant now = clock.instant();
         long token = newToken();
-        Instant leaseUntil = now.plus(lease);
+        // The database starts the lease after this moment, so the lease is surely ours until
+        // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
+        long claimedAt = System.nanoTime();
+        long leaseEnd = claimedAt + lease.toNanos();
         List<OutboxRecord> rows;
         try {
             rows = Jdbc.inOwnTransaction(table.dataSource(), "claim",
-                    connection -> claim.claim(connection, token, now, leaseUntil, batchSize));
+                    connection -> claim.claim(connection, token, now, lease, batchSize));
         }
         catch (RuntimeException ex) {
             metrics.poll("error");
@@ -192,11 +217,11 @@ public final class OutboxDispatcher implements AutoCloseable {
             }
         }
 
-        PublishResult result = toSend.isEmpty() ? PublishResult.allSent() : publish(toSend);
+        PublishResult result = toSend.isEmpty() ? PublishResult.allSent() : publish(toSend, claimedAt + sendTimeout.toNanos());
         Instant ackedAt = clock.instant();
-        if (ackedAt.isAfter(leaseUntil)) {
+        if (System.nanoTime() - leaseEnd > 0) {
             log.warn("Sending an outbox batch of {} rows took longer than the lease ({}): another dispatcher may have sent"
-                    + " them too. Raise the lease or lower the publisher's timeout.", toSend.size(), lease);
+                    + " them too (was this process stalled?).", toSend.size(), lease);
         }
 
         List<Long> skipped = skippedRows.stream().map(OutboxRecord::id).toList();
@@ -232,19 +257,12 @@ public final class OutboxDispatcher implements AutoCloseable {
                     failures.size(), toSend.size(), parked, first.id(), first.error());
         }
 
-        try {
-            Jdbc.inOwnTransaction(table.dataSource(), "mark", connection -> {
-                dialect.markDispatched(connection, token, sent, ackedAt, DispatchOutcome.SENT);
-                dialect.markDispatched(connection, token, shadowed, ackedAt, DispatchOutcome.SHADOW);
-                dialect.markDispatched(connection, token, skipped, ackedAt, DispatchOutcome.SKIPPED);
-                return dialect.markFailed(connection, token, failures);
-            });
-        }
-        catch (RuntimeException ex) {
-            log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when their"
-                    + " lease ends ({})", rows.size(), leaseUntil, ex);
-            throw ex;
-        }
+        mark(rows.size(), leaseEnd, connection -> {
+            dialect.markDispatched(connection, token, sent, ackedAt, DispatchOutcome.SENT);
+            dialect.markDispatched(connection, token, shadowed, ackedAt, DispatchOutcome.SHADOW);
+            dialect.markDispatched(connection, token, skipped, ackedAt, DispatchOutcome.SKIPPED);
+            return dialect.markFailed(connection, token, failures);
+        });
 
         for (OutboxRecord row : toSend) {
             if (result.sent(row.id())) {
@@ -262,16 +280,129 @@ public final class OutboxDispatcher implements AutoCloseable {
         return new DispatchResult(rows.size(), sent.size(), shadowed.size(), skipped.size(), failures.size() - parked, parked);
     }
 
-    private PublishResult publish(List<OutboxRecord> records) {
+    /**
+     * Records the outcome of the round. The marks are fenced by the claim token (and each is a
+     * no-op when run twice), so when the database cannot be reached they are tried again, with a
+     * back-off of {@value #MARK_RETRY_INITIAL_MILLIS} ms doubling up to {@value #MARK_RETRY_MAX_MILLIS}
+     * ms, for as long as the lease is surely ours: a short database outage then costs seconds
+     * instead of the rest of the lease (and a second send of every row of the batch).
+     */
+    private void mark(int rows, long leaseEnd, Jdbc.Work<?> marks) {
+        long pause = TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_INITIAL_MILLIS);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Jdbc.inOwnTransaction(table.dataSource(), "mark", marks);
+                if (attempt > 1) {
+                    log.info("Recorded the outcome of {} outbox rows at attempt {}", rows, attempt);
+                }
+                return;
+            }
+            catch (RuntimeException ex) {
+                boolean retryable = TransientSqlErrors.isConnectionFailure(ex) || TransientSqlErrors.isTransient(ex)
+                        || ex instanceof TransientDataAccessException || ex instanceof RecoverableDataAccessException;
+                if (!retryable || leaseEnd - System.nanoTime() <= pause || Thread.currentThread().isInterrupted()) {
+                    log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
+                            + " their lease ends", rows, ex);
+                    throw ex;
+                }
+                if (attempt == 1) {
+                    log.warn("Could not record the outcome of {} outbox rows ({}); trying again while their lease lasts",
+                            rows, summary(ex));
+                }
+                try {
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                }
+                catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw ex;
+                }
+                pause = Math.min(pause * 2, TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_MAX_MILLIS));
+            }
+        }
+    }
+
+    /**
+     * Hands the batch to the publisher with what is left until {@code deadline} (a
+     * {@link System#nanoTime()} value). If the publisher has not returned shortly after the
+     * deadline, this thread is interrupted (see {@link OutboxPublisher}); the interrupt is cleared
+     * again before the marks run.
+     */
+    private PublishResult publish(List<OutboxRecord> records, long deadline) {
+        List<OutboxRecord> batch = List.copyOf(records);
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            // The claim itself took the whole send timeout: send nothing, count an attempt.
+            return allFailed(records, new java.util.concurrent.TimeoutException(
+                    "Not sent: the claim took longer than the send timeout (" + sendTimeout + ")"));
+        }
+        DeadlineInterrupt interrupt = new DeadlineInterrupt(Thread.currentThread());
+        java.util.concurrent.ScheduledFuture<?> timer = DeadlineInterrupt.TIMER.schedule(interrupt,
+                left + deadlineGrace.toNanos(), TimeUnit.NANOSECONDS);
         try {
-            return publisher.publish(List.copyOf(records));
+            return publisher.publish(batch, Duration.ofNanos(left));
         }
         catch (RuntimeException ex) {
-            Map<Long, Throwable> all = new LinkedHashMap<>();
-            for (OutboxRecord record : records) {
-                all.put(record.id(), ex);
+            return allFailed(records, ex);
+        }
+        finally {
+            timer.cancel(false);
+            if (interrupt.disarm()) {
+                // Our own interrupt, not a request to stop: clear it so that the marks can run.
+                Thread.interrupted();
+                log.warn("The outbox publisher had not returned {} after the batch's send timeout ({}); it was"
+                        + " interrupted", deadlineGrace, sendTimeout);
             }
-            return PublishResult.failed(all);
+        }
+    }
+
+    private static PublishResult allFailed(List<OutboxRecord> records, Throwable failure) {
+        Map<Long, Throwable> all = new LinkedHashMap<>();
+        for (OutboxRecord record : records) {
+            all.put(record.id(), failure);
+        }
+        return PublishResult.failed(all);
+    }
+
+    /**
+     * Interrupts a dispatching thread whose publisher outlives the batch's deadline, unless it has
+     * been disarmed first. Race: the timer may fire while the publisher returns; both sides hold
+     * the monitor, so the thread is interrupted only while it is still publishing, and the
+     * dispatcher knows whether it was.
+     */
+    private static final class DeadlineInterrupt implements Runnable {
+
+        static final java.util.concurrent.ScheduledThreadPoolExecutor TIMER = timer();
+
+        private final Thread thread;
+        private boolean armed = true;
+        private boolean fired;
+
+        DeadlineInterrupt(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        public synchronized void run() {
+            if (armed) {
+                fired = true;
+                thread.interrupt();
+            }
+        }
+
+        /** Disarms; returns whether it fired. */
+        synchronized boolean disarm() {
+            armed = false;
+            return fired;
+        }
+
+        private static java.util.concurrent.ScheduledThreadPoolExecutor timer() {
+            java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, runnable -> {
+                Thread thread = new Thread(runnable, "sumi-outbox-deadline");
+                thread.setDaemon(true);
+                return thread;
+            });
+            timer.setRemoveOnCancelPolicy(true);
+            return timer;
         }
     }
 
@@ -436,6 +567,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private final OutboxPublisher publisher;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Duration lease = DEFAULT_LEASE;
+        private Duration sendTimeout = DEFAULT_SEND_TIMEOUT;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private OutboxBackoff backoff = OutboxBackoff.DEFAULT;
         private TopicSet orderedTopics = TopicSet.ALL;
@@ -460,9 +592,25 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
-        /** How long a claim keeps other dispatchers off its rows; must exceed the longest send. */
+        /**
+         * How long a claim keeps other dispatchers off its rows, counted by the database's clock;
+         * at least twice the {@linkplain #sendTimeout send timeout}. {@link #DEFAULT_LEASE} by default.
+         */
         public Builder lease(Duration lease) {
             this.lease = positive("lease", lease);
+            return this;
+        }
+
+        /**
+         * The bound on sending one batch, counted from the start of its claim: the publisher gets
+         * what is left of it ({@link OutboxPublisher#publish(List, Duration)}) and is interrupted
+         * if it has not returned shortly after; rows without an acknowledgement by then count a
+         * failed attempt (and are parked past {@link #maxAttempts}). At most half the lease, so
+         * that the rest of the lease covers the marks and their retries.
+         * {@link #DEFAULT_SEND_TIMEOUT} by default.
+         */
+        public Builder sendTimeout(Duration sendTimeout) {
+            this.sendTimeout = positive("send timeout", sendTimeout);
             return this;
         }
 
@@ -540,9 +688,17 @@ public final class OutboxDispatcher implements AutoCloseable {
         }
 
         /**
-         * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum
+         * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum, or the
+         *     send timeout is more than half the lease
          */
         public OutboxDispatcher build() {
+            if (sendTimeout.multipliedBy(2).compareTo(lease) > 0) {
+                throw new IllegalArgumentException("The outbox send timeout (" + sendTimeout + ") must be at most half the"
+                        + " lease (" + lease + "): a batch may take the whole send timeout, and the rest of the lease is the"
+                        + " margin that keeps other dispatchers from sending the same rows while this one records what it"
+                        + " sent. Raise the lease (sumi.outbox.dispatcher.lease) or lower the send timeout"
+                        + " (sumi.outbox.dispatcher.send-timeout).");
+            }
             if (minPollInterval.compareTo(maxPollInterval) > 0) {
                 throw new IllegalArgumentException("The outbox minimum poll interval (" + minPollInterval
                         + ") must not exceed the maximum (" + maxPollInterval + ")");

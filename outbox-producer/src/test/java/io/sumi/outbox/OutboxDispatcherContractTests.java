@@ -282,10 +282,10 @@ abstract class OutboxDispatcherContractTests {
 
         // Another dispatcher leaves the row alone while the dead one's lease lasts...
         OutboxDispatcher survivor = dispatcher(consumer).build();
-        clock.advance(OutboxDispatcher.DEFAULT_LEASE.minusSeconds(1));
-        assertThat(survivor.dispatchOnce().claimed()).isZero();
+        clock.advance(OutboxDispatcher.DEFAULT_LEASE.multipliedBy(2));
+        assertThat(survivor.dispatchOnce().claimed()).as("the database's clock, not ours, ends a lease").isZero();
         // ...and sends it again when the lease ends: at-least-once.
-        clock.advance(Duration.ofSeconds(1));
+        expireLeases();
         assertThat(survivor.dispatchOnce().sent()).isOne();
 
         assertThat(outcomes).containsExactly(MessageOutcome.PROCESSED, MessageOutcome.DUPLICATE);
@@ -310,7 +310,7 @@ abstract class OutboxDispatcherContractTests {
         OutboxDispatcher slow = dispatcher(records -> {
             // While this send hangs past the lease, another dispatcher takes the row over and sends it.
             slowSends.incrementAndGet();
-            clock.advance(OutboxDispatcher.DEFAULT_LEASE.plusSeconds(1));
+            expireLeases();
             assertThat(other[0].dispatchOnce().sent()).isOne();
             return PublishResult.failed(Map.of(records.get(0).id(), new IllegalStateException("late failure")));
         }).build();
@@ -321,6 +321,59 @@ abstract class OutboxDispatcherContractTests {
         assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(row.attempts()).as("the stale claim's failure was not recorded").isZero();
         assertThat(fast.sentIds()).containsExactly(id);
+    }
+
+    // ---------------------------------------------------------------- clocks (issue 8, defect 10)
+
+    @Test
+    void aDispatcherWhoseClockRunsAheadByMoreThanTheLeaseDoesNotTakeRowsLeasedByAnother() {
+        long id = append("order-skew", "mail.send", "{}");
+        MutableClock fastClock = new MutableClock(clock.instant().plus(OutboxDispatcher.DEFAULT_LEASE).plus(Duration.ofMinutes(1)));
+        RecordingPublisher fastPublisher = new RecordingPublisher();
+        OutboxDispatcher fast = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(fastClock).build(), fastPublisher)
+                .meterRegistry(meters).build();
+        List<Integer> takenByTheFastOne = new ArrayList<>();
+        OutboxDispatcher slow = dispatcher(records -> {
+            // While this dispatcher sends, one whose clock is three minutes ahead polls.
+            takenByTheFastOne.add(fast.dispatchOnce().claimed());
+            return PublishResult.allSent();
+        }).build();
+
+        assertThat(slow.dispatchOnce().sent()).isOne();
+
+        assertThat(takenByTheFastOne).as("the fast clock did not end the other's lease").containsExactly(0);
+        assertThat(fastPublisher.sentIds()).isEmpty();
+        assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
+    }
+
+    @Test
+    void aDispatcherWhoseClockRunsBehindLeasesRowsForTheWholeLeaseAsTheDatabaseCountsIt() {
+        append("order-skew-2", "mail.send", "{}");
+        MutableClock slowClock = new MutableClock(clock.instant().minus(Duration.ofDays(1)));
+        RecordingPublisher other = new RecordingPublisher();
+        OutboxDispatcher behind = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(slowClock).build(),
+                records -> {
+                    assertThat(dispatcher(other).build().dispatchOnce().claimed()).isZero();
+                    return PublishResult.allSent();
+                }).meterRegistry(meters).build();
+        // Due times still follow the dispatcher's own clock: make the row due for the slow one.
+        setAvailableAt(slowClock.instant().minusSeconds(1));
+
+        assertThat(behind.dispatchOnce().sent()).isOne();
+        assertThat(other.sentIds()).isEmpty();
+    }
+
+    /** Ends every lease, as the database's clock would once the lease has passed. */
+    void expireLeases() {
+        org.springframework.jdbc.core.PreparedStatementSetter setter = statement ->
+                table.dialect().setInstant(statement, 1, Instant.parse("2000-01-01T00:00:00Z"));
+        jdbc.update("UPDATE outbox SET lease_until = ? WHERE lease_until IS NOT NULL", setter);
+    }
+
+    /** Makes every pending row due at {@code at}. */
+    void setAvailableAt(Instant at) {
+        org.springframework.jdbc.core.PreparedStatementSetter setter = statement -> table.dialect().setInstant(statement, 1, at);
+        jdbc.update("UPDATE outbox SET available_at = ? WHERE dispatched_at IS NULL", setter);
     }
 
     // ---------------------------------------------------------------- ordering
