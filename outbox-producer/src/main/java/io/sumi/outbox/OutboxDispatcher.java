@@ -36,24 +36,40 @@ import org.springframework.dao.TransientDataAccessException;
  * <ol>
  *   <li><b>Claim</b>: one statement picks up to {@code batchSize} due rows in id order with
  *   {@code FOR UPDATE SKIP LOCKED} and writes a fresh random claim token and a lease
- *   ({@code lease_until = now + lease}) on them, and commits. No lock is held after this; the
- *   lease is what keeps other dispatchers off the rows while they are sent.</li>
- *   <li><b>Send</b>: the batch goes to the publisher, which returns once every record is
- *   acknowledged or failed.</li>
+ *   ({@code lease_until} = the database's current time + lease) on them, and commits. No lock is
+ *   held after this; the lease is what keeps other dispatchers off the rows while they are sent.</li>
+ *   <li><b>Send</b>: the batch goes to the publisher with what is left of the send timeout
+ *   (counted from the start of the claim). The publisher returns once every record is
+ *   acknowledged or failed, or when the deadline passes; if it has not returned shortly after the
+ *   deadline, the dispatching thread is interrupted. Rows without an acknowledgement by then count
+ *   a failed attempt.</li>
  *   <li><b>Mark</b>: acknowledged rows are marked dispatched in one statement (guarded by the claim
  *   token); each failed row gets {@code attempts + 1}, {@code last_error} and
- *   {@code available_at = now + backoff}, or is parked when that was its last allowed attempt.</li>
+ *   {@code available_at = now + backoff}, or is parked when that was its last allowed attempt. If
+ *   the database cannot be reached, the marks are tried again with a short back-off while the
+ *   lease is surely still ours.</li>
  * </ol>
+ *
+ * <h2>Time</h2>
+ * Leases are counted by the database's clock, never by a JVM's: dispatchers whose clocks disagree
+ * never take each other's live leases. The injected {@link java.time.Clock} (from the
+ * {@link OutboxTable}) decides due times (delays, back-off) and the recorded times
+ * ({@code created_at}, {@code dispatched_at}, {@code parked_at}).
  *
  * <h2>Concurrency</h2>
  * Several dispatchers (threads or instances) may run at once. Two claims never return the same
  * row: the picking {@code SELECT} skips rows another claim has locked, and a row another claim has
  * already leased fails the lease test on its newest version. Because the claim commits before the
  * send (the seed article's bug was to send while relying on a {@code FOR UPDATE} lock that was
- * already released by that commit), the lease, not a lock, is the guard; a dispatcher whose send
- * outlives its lease may see the row re-claimed and sent again. Its late mark is then a no-op
- * (the claim token no longer matches). Leases are therefore much longer than a send
- * ({@link #DEFAULT_LEASE}).
+ * already released by that commit), the lease, not a lock, is the guard. A row is claimed by
+ * another dispatcher only after its lease has expired, and the send timeout (at most half the
+ * lease, checked by {@link Builder#build()}) ends every send well before that. So a row is sent by
+ * two dispatchers only if (a) a process stalls (GC pause, suspended VM) for longer than
+ * {@code lease - sendTimeout} between its claim and the end of its send, or (b) the dispatcher
+ * could not record the outcome before its lease ended (it died, or the database stayed
+ * unreachable), or (c) the broker kept a record whose acknowledgement did not arrive in time (the
+ * row counts as failed and is sent again after its back-off). A late mark of a stale claim is a
+ * no-op (the claim token no longer matches). Consumers dedup by {@link OutboxHeaders#OUTBOX_ID}.
  *
  * <h2>Ordering</h2>
  * For ordered topics (all topics by default) a row is claimed only when no earlier row of the same
@@ -88,7 +104,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     /** Default rows per claim. */
     public static final int DEFAULT_BATCH_SIZE = 200;
 
-    /** Default lease of a claim; far longer than a send is allowed to take. */
+    /** Default lease of a claim, counted by the database's clock; at least twice the send timeout. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(2);
 
     /**
@@ -177,8 +193,9 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Runs one round: claim, send, mark.
      *
      * @return what the round did
-     * @throws DataAccessException if the claim fails (nothing was sent), or if the marks fail after
-     *     a send (the rows stay leased and are sent again when the lease ends)
+     * @throws DataAccessException if the claim fails (nothing was sent), or if the marks still fail
+     *     after a send when the lease is about to end or the failure is not one of a lost or
+     *     locked connection (the rows stay leased and are sent again when the lease ends)
      */
     public DispatchResult dispatchOnce() {
         Instant now = clock.instant();
