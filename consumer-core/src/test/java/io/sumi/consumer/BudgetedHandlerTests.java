@@ -169,6 +169,26 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     }
 
     @Test
+    void aBatchCostingMoreThanTheWholeLimitRunsThePrefixThatFitsAndRedeliversTheRest() throws Exception {
+        budgets.update("small", BudgetConfig.of(3, Duration.ofHours(1)));
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("small").build();
+        List<List<Integer>> runs = new java.util.ArrayList<>();
+
+        assertThatThrownBy(() -> budgeted.executeBatch(handler,
+                List.of(message("p-0"), message("p-1"), message("p-2"), message("p-3"), message("p-4")), runs::add))
+                .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
+                    assertThat(ex.index()).isEqualTo(3);
+                    assertThat(ex.getCause()).isInstanceOfSatisfying(BudgetExhaustedException.class,
+                            cause -> assertThat(cause.isRetryable()).isTrue());
+                });
+
+        assertThat(runs).containsExactly(List.of(0, 1, 2));
+        assertThat(completedRows()).isEqualTo(3);
+        assertThat(row("p-3")).isEmpty();
+        assertThat(budgets.budget("small").spent()).isEqualTo(3);
+    }
+
+    @Test
     void handlersWithoutABudgetAreNotAffected() throws Exception {
         budgets.update("stripe", BudgetConfig.of(1, Duration.ofHours(1)));
         budgets.budget("stripe").call(() -> "spend it");
