@@ -426,6 +426,9 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         // pass only marks the caller's transaction rollback-only (its rows stay, and a second pass
         // would see them as duplicates), and nothing of the batch can commit any more. Then no
         // message is done, and the batch stops at index 0 with the cause of the failure.
+        // "Joined" means the ledger's DataSource takes part in the caller's transaction: with only a
+        // transaction of another resource active (the container's Kafka transaction), every pass
+        // runs in a JDBC transaction of its own, and the records before the stop do commit.
         boolean joined = transactions.isTransactionActive();
         while (currentLimit > 0) {
             int passLimit = currentLimit;
