@@ -142,7 +142,10 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
         int claimsBefore = counting.claimAll.get();
 
         assertThatThrownBy(() -> budgeted.executeBatch(handler, big, indexes -> ran.addAndGet(indexes.size())))
-                .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> assertThat(ex.isRetryable()).isTrue());
+                .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
+                    assertThat(ex.isRetryable()).isTrue();
+                    assertThat(ex.retryAt()).as("when the whole batch fits").contains(clock.instant().plus(Duration.ofHours(1)));
+                });
 
         assertThat(ran).hasValue(0);
         assertThat(counting.claimAll).as("nothing claimed, so nothing lost").hasValue(claimsBefore);

@@ -114,10 +114,12 @@ final class DefaultBudget implements Budget {
             // One call would fit, but not all the calls asked for (a batch): refuse them all, and
             // do not open the breaker, so that a smaller batch (or a single call) still can run.
             metrics.rejected();
-            throw new BudgetExhaustedException(name, Reason.LIMIT_REACHED, spent, current.limit(), null, "Budget '" + name
+            Instant fitsAt = cost <= current.limit() ? spend.roomAt(now, current, cost) : null;
+            throw new BudgetExhaustedException(name, Reason.LIMIT_REACHED, spent, current.limit(), fitsAt, "Budget '" + name
                     + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of " + fmt(current.limit())
-                    + " in the last " + current.window() + (cost > current.limit() ? "; the batch costs more than the whole limit:"
-                            + " make batches smaller (e.g. max.poll.records) than limit / cost-per-call" : ""));
+                    + " in the last " + current.window() + (fitsAt != null ? "; it fits from " + fitsAt
+                            : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
+                            + " limit / cost-per-call"));
         }
         if (!breaker.tryAcquirePermission()) {
             metrics.rejected();
