@@ -179,9 +179,13 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
             // The method's own transaction may start inside Sumi's advice; AUTO must still mean
             // "in the handler's transaction".
-            boolean transactional = AnnotatedElementUtils.hasAnnotation(m, Transactional.class)
-                    || AnnotatedElementUtils.hasAnnotation(targetClass, Transactional.class);
-            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer, transactional, m.toString());
+            // A @Transactional that names its manager may not be the ledger's (issue 8, defect 3).
+            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
+            if (transactional == null) {
+                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
+            }
+            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer,
+                    transactional == null ? null : transactional.transactionManager(), m.toString());
             executor().keyResolver().validate(definition);
             return definition;
         });

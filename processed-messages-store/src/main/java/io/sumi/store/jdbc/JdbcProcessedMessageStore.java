@@ -134,8 +134,15 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         Instant now = clock.instant();
         Map<String, ProcessedMessage> claimed;
         if (completed) {
-            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection ->
-                    dialect.claim(connection, consumer, sorted, token, now, null));
+            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection -> {
+                if (connection.getAutoCommit()) {
+                    // The active transaction is another resource's: Spring bound a plain connection of
+                    // ours to it, and a COMPLETED row would commit on its own (issue 8, defect 3).
+                    throw new IllegalStateException("claimCompleted needs a transaction that the ledger's DataSource takes part"
+                            + " in; the active transaction belongs to another resource, so the row would commit on its own");
+                }
+                return dialect.claim(connection, consumer, sorted, token, now, null);
+            });
         }
         else {
             Instant leaseUntil = now.plus(Objects.requireNonNull(lease));
