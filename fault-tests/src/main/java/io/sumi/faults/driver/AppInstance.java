@@ -56,6 +56,17 @@ final class AppInstance {
         }
     }
 
+    /** The last "Caused by" line of this incarnation's log, to say why it did not start. */
+    synchronized String lastCause() {
+        try {
+            return Files.readAllLines(log, StandardCharsets.ISO_8859_1).stream().filter(line -> line.startsWith("Caused by:"))
+                    .reduce((first, second) -> second).orElse("no cause logged");
+        }
+        catch (IOException ex) {
+            return "no log: " + ex;
+        }
+    }
+
     synchronized void kill9() {
         if (process != null) {
             Processes.kill9(process);

@@ -247,6 +247,10 @@ public final class FaultDriver {
             }
             for (AppInstance instance : instances) {
                 if (!instance.alive()) {
+                    if (instance.incarnation() > 5) {
+                        throw new IllegalStateException("Instance " + instance.slot() + " exited during start-up " + instance.incarnation()
+                                + " times; the last one: " + instance.lastCause() + " (see " + runDir + ")");
+                    }
                     note("instance " + instance.slot() + " exited during start-up; restarting");
                     appRestarts.incrementAndGet();
                     instance.start();

@@ -17,14 +17,15 @@ import java.time.Duration;
  * @param brokerKill whether the broker is killed ({@code kill -9}) and restarted once
  * @param drainTimeout how long the run may take to become quiescent after the load
  * @param seed the random seed (printed, to replay the fault times)
- * @param errorHandler {@code retry}: the application defines a {@code DefaultErrorHandler} bean
- *     retrying every 500 ms without limit; {@code none}: no error-handler bean, Spring Kafka's
- *     default applies (from {@code sumi.faults.error-handler}, default {@value #DEFAULT_ERROR_HANDLER})
+ * @param errorHandler {@code none}: no error-handler bean, Spring Kafka's default applies, as in an
+ *     application that configures none; {@code retry}: the application defines a
+ *     {@code DefaultErrorHandler} bean retrying every 500 ms without limit (from
+ *     {@code sumi.faults.error-handler}, default {@value #DEFAULT_ERROR_HANDLER})
  */
 public record FaultScenario(String name, boolean guard, int instances, int ordersPerInstance, int ratePerInstance, int kills,
         boolean postgresRestart, boolean brokerKill, Duration drainTimeout, long seed, String errorHandler) {
 
-    static final String DEFAULT_ERROR_HANDLER = "retry";
+    static final String DEFAULT_ERROR_HANDLER = "none";
 
     private static String configuredErrorHandler() {
         return System.getProperty("sumi.faults.error-handler", DEFAULT_ERROR_HANDLER);
