@@ -3,6 +3,7 @@ package io.sumi.testing;
 import io.sumi.store.jdbc.DatabaseType;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -26,8 +27,16 @@ public final class LedgerTime {
         return age(dataSource, "processed_messages", consumer, by);
     }
 
-    /** {@link #age(DataSource, String, Duration)} on another ledger table (a plain identifier). */
-    public static int age(DataSource dataSource, String table, String consumer, Duration by) {
+    /** Ages every row of {@code processed_messages}, whatever its namespace (for a database of the test's own). */
+    public static int ageAll(DataSource dataSource, Duration by) {
+        return age(dataSource, "processed_messages", null, by);
+    }
+
+    /**
+     * {@link #age(DataSource, String, Duration)} on another ledger table (a plain identifier);
+     * every row of it when {@code consumer} is {@code null}.
+     */
+    public static int age(DataSource dataSource, String table, @Nullable String consumer, Duration by) {
         long micros = Math.multiplyExact(by.getSeconds(), 1_000_000L) + by.getNano() / 1_000;
         String back = switch (DatabaseType.of(dataSource)) {
             case POSTGRESQL -> "%1$s - CAST(? AS BIGINT) * INTERVAL '1 microsecond'";
@@ -35,7 +44,11 @@ public final class LedgerTime {
             case H2 -> "DATEADD(MICROSECOND, -CAST(? AS BIGINT), %1$s)";
         };
         String sql = "UPDATE " + table + " SET first_seen_at = " + back.formatted("first_seen_at") + ", lease_until = "
-                + back.formatted("lease_until") + ", processed_at = " + back.formatted("processed_at") + " WHERE consumer = ?";
-        return new JdbcTemplate(dataSource).update(sql, micros, micros, micros, consumer);
+                + back.formatted("lease_until") + ", processed_at = " + back.formatted("processed_at");
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        if (consumer == null) {
+            return jdbc.update(sql, micros, micros, micros);
+        }
+        return jdbc.update(sql + " WHERE consumer = ?", micros, micros, micros, consumer);
     }
 }
