@@ -38,6 +38,13 @@ class DispatchRoundTests {
         publisher = new RecordingPublisher();
     }
 
+    /** Appends a row for {@code aggregateId} to mail.send in a committed transaction of its own. */
+    private long append(String aggregateId) {
+        Outbox outbox = Outbox.builder(table).build();
+        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        return tx.execute(status -> outbox.append(aggregateId, "mail.send", "{}"));
+    }
+
     private OutboxDispatcher.Builder dispatcher() {
         return OutboxDispatcher.builder(table, publisher).jitter(() -> 0);
     }
@@ -117,10 +124,8 @@ class DispatchRoundTests {
 
     @Test
     void aRoundReturnsWhatItMarkedWithTheParkedIdsAndAnEmptyRoundSaysTheLoopMayWait() {
-        Outbox outbox = Outbox.builder(table).build();
-        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        long sent = tx.execute(status -> outbox.append("order-1", "mail.send", "{\"ok\":true}"));
-        long failing = tx.execute(status -> outbox.append("order-2", "mail.send", "{\"ok\":false}"));
+        long sent = append("order-1");
+        long failing = append("order-2");
         publisher.failWith(record -> record.id() == failing ? new IllegalStateException("rejected") : null);
         DispatchRound round = new DispatchRound(dispatcher().maxAttempts(1).config());
 
@@ -143,10 +148,8 @@ class DispatchRoundTests {
 
     @Test
     void aRoundWhosePublisherThrowsCountsAnAttemptForEveryRowOfTheBatch() {
-        Outbox outbox = Outbox.builder(table).build();
-        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        long a = tx.execute(status -> outbox.append("order-1", "mail.send", "{}"));
-        long b = tx.execute(status -> outbox.append("order-2", "mail.send", "{}"));
+        long a = append("order-1");
+        long b = append("order-2");
         OutboxPublisher throwing = records -> {
             throw new IllegalStateException("producer closed");
         };
