@@ -202,7 +202,8 @@ abstract class BadInputTableSupport {
         Expected expected = row.expected();
         // Sumi's own refusals happen once: not retried, not counted toward a back-off.
         boolean sumiRefuses = expected.error() != null && IdempotencyException.class.isAssignableFrom(expected.error());
-        assertThat(count(consumer, "rejected")).as("Sumi refused the bad record(s) once each, without retries")
+        assertThat(count(consumer, "rejected")).as("Sumi refused the bad record(s) once each, without retries (outcomes: %s)",
+                        outcomes(consumer))
                 .isEqualTo(sumiRefuses ? notRun.size() : 0);
 
         // Where the bad record went, and what the user sees.
@@ -289,6 +290,13 @@ abstract class BadInputTableSupport {
     double count(String consumer, String outcome) {
         Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    Map<String, Double> outcomes(String consumer) {
+        Map<String, Double> outcomes = new java.util.TreeMap<>();
+        meters.find("sumi.messages").tag("consumer", consumer).counters()
+                .forEach(counter -> outcomes.put(counter.getId().getTag("outcome"), counter.count()));
+        return outcomes;
     }
 
     long committedOffset(String group, String topic) throws Exception {

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -192,8 +193,8 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
                 @Value("${spring.kafka.bootstrap-servers}") String bootstrapServers) {
             Map<String, Object> properties = new HashMap<>();
             properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-            KafkaTemplate<byte[], byte[]> bytes = new KafkaTemplate<>(
-                    new DefaultKafkaProducerFactory<>(properties, new ByteArraySerializer(), new ByteArraySerializer()));
+            KafkaTemplate<String, byte[]> bytes = new KafkaTemplate<>(
+                    new DefaultKafkaProducerFactory<>(properties, new StringSerializer(), new ByteArraySerializer()));
             Map<Class<?>, KafkaOperations<?, ?>> templates = new LinkedHashMap<>();
             templates.put(byte[].class, bytes);
             templates.put(Object.class, template);
