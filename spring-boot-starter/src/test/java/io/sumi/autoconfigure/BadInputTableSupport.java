@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.FingerprintMismatchException;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.Fingerprints;
 import io.sumi.consumer.IdempotencyContext;
@@ -225,17 +226,29 @@ abstract class BadInputTableSupport {
             }
             case LOGGED_AND_SKIPPED -> {
                 for (Long offset : badOffsets) {
-                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                            assertThat(output.getAll()).contains("exhausted for " + topic + "-0@" + offset));
+                    String marker = "exhausted for " + topic + "-0@" + offset;
+                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(output.getAll()).contains(marker));
+                    // The log entry of that record: its line, the exception and its causes.
+                    String all = output.getAll();
+                    int start = all.lastIndexOf('\n', all.indexOf(marker)) + 1;
+                    String entry = all.substring(start, Math.min(all.length(), all.indexOf(marker) + 4000));
+                    assertThat(entry).as("the ERROR log entry of the skipped record").contains("ERROR").contains(expected.error().getName());
+                    assertSays(entry.lines().filter(line -> !line.startsWith("\tat ")).collect(Collectors.joining("\n")), expected.says());
                 }
-                assertThat(output.getAll()).contains(expected.error().getName());
-                assertSays(output.getAll(), expected.says());
             }
             case ACKED_AS_DUPLICATE -> {
                 assertThat(count(consumer, "duplicate")).as("acknowledged as duplicates").isEqualTo(notRun.size());
-                assertSays(output.getAll(), expected.says());
+                assertThat(meters.get("sumi.fingerprint.mismatches").tag("consumer", consumer).counter().count())
+                        .as("counted as a fingerprint mismatch").isEqualTo(notRun.size());
+                String warnings = output.getAll().lines().filter(line -> line.contains("WARN") && line.contains("'" + consumer + "'"))
+                        .collect(Collectors.joining("\n"));
+                assertSays(warnings, expected.says());
             }
             case PROCESSED -> assertThat(notRun).as("every record of a PROCESSED row runs").isEmpty();
+        }
+        if (expected.error() == FingerprintMismatchException.class) {
+            assertThat(meters.get("sumi.fingerprint.mismatches").tag("consumer", consumer).counter().count())
+                    .as("counted as a fingerprint mismatch").isEqualTo(notRun.size());
         }
         if (expected.goes() != Goes.DEAD_LETTER_TOPIC) {
             assertThat(effects.deadLetters(topic + "-dlt")).as("nothing of " + topic + " dead-lettered").isEmpty();
