@@ -9,6 +9,7 @@ import io.sumi.store.jdbc.internal.H2LedgerDialect;
 import io.sumi.store.jdbc.internal.LedgerDialect;
 import io.sumi.store.jdbc.internal.MariaDbLedgerDialect;
 import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
+import io.sumi.store.jdbc.internal.TransientSqlErrors;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -44,8 +45,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *
  * <p>Deadlocks: concurrent upserts of the same keys can deadlock on MariaDB (InnoDB gap locks).
  * Lease-mode statements, which run alone in their own transaction, are retried a few times when
- * the database reports one; a deadlock inside the caller's transaction propagates, so the message
- * is redelivered.
+ * the database reports one, or a lock wait timeout (MariaDB 1205, H2 HYT00; see
+ * {@code TransientSqlErrors}); a deadlock inside the caller's transaction propagates, so the
+ * message is redelivered.
  *
  * <p>Thread-safe. Create one with {@link #builder(DataSource)}.
  */
@@ -56,8 +58,6 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     /** Table names are formatted into SQL, so only plain (optionally schema-qualified) identifiers pass. */
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
-
-    private static final int DEADLOCK_RETRIES = 5;
 
     private static final int ERROR_SUMMARY_LENGTH = 1000;
 
@@ -134,8 +134,15 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         Instant now = clock.instant();
         Map<String, ProcessedMessage> claimed;
         if (completed) {
-            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection ->
-                    dialect.claim(connection, consumer, sorted, token, now, null));
+            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection -> {
+                if (connection.getAutoCommit()) {
+                    // The active transaction is another resource's: Spring bound a plain connection of
+                    // ours to it, and a COMPLETED row would commit on its own (issue 8, defect 3).
+                    throw new IllegalStateException("claimCompleted needs a transaction that the ledger's DataSource takes part"
+                            + " in; the active transaction belongs to another resource, so the row would commit on its own");
+                }
+                return dialect.claim(connection, consumer, sorted, token, now, null);
+            });
         }
         else {
             Instant leaseUntil = now.plus(Objects.requireNonNull(lease));
@@ -231,30 +238,24 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     /**
-     * Runs {@code work} on a connection of its own, committed at once, retrying on deadlocks.
+     * Runs {@code work} on a connection of its own, committed at once, retrying it when it loses
+     * to other transactions' locks (deadlock, lock wait timeout: {@link TransientSqlErrors}).
      */
     private <T> T inOwnTransaction(String task, ConnectionCallback<T> work) {
-        for (int attempt = 1; ; attempt++) {
-            try (Connection connection = dataSource.getConnection()) {
-                if (!connection.getAutoCommit()) {
-                    connection.setAutoCommit(true);
+        try {
+            return TransientSqlErrors.retrying(() -> {
+                try (Connection connection = dataSource.getConnection()) {
+                    if (!connection.getAutoCommit()) {
+                        connection.setAutoCommit(true);
+                    }
+                    return work.doInConnection(connection);
                 }
-                return work.doInConnection(connection);
-            }
-            catch (SQLException ex) {
-                if (attempt < DEADLOCK_RETRIES && isDeadlock(ex)) {
-                    continue;
-                }
-                RuntimeException translated = jdbcTemplate.getExceptionTranslator().translate("ledger " + task, null, ex);
-                throw translated != null ? translated : new IllegalStateException("ledger " + task + " failed", ex);
-            }
+            });
         }
-    }
-
-    private static boolean isDeadlock(SQLException ex) {
-        // 40001: serialization failure / MariaDB deadlock (1213); 40P01: PostgreSQL deadlock.
-        String state = ex.getSQLState();
-        return "40001".equals(state) || "40P01".equals(state) || ex.getErrorCode() == 1213;
+        catch (SQLException ex) {
+            RuntimeException translated = jdbcTemplate.getExceptionTranslator().translate("ledger " + task, null, ex);
+            throw translated != null ? translated : new IllegalStateException("ledger " + task + " failed", ex);
+        }
     }
 
     /**
