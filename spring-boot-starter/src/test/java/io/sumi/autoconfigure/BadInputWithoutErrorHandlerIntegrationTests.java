@@ -54,7 +54,7 @@ class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
                                 List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
                 new Row("empty key header", "empty", List.of(Sent.rejected("", "empty key")),
                         new Expected(Goes.LOGGED_AND_SKIPPED, MissingIdempotencyKeyException.class,
-                                List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
+                                List.of("No idempotency key", "outbox-id", "empty or blank", "@IdempotentHandler(key"))),
                 new Row("201-character key (the column takes 200)", "long", List.of(Sent.rejected(longKey(), "long key")),
                         new Expected(Goes.LOGGED_AND_SKIPPED, InvalidIdempotencyKeyException.class,
                                 List.of("201 characters", "at most 200", "not truncated", "@IdempotentHandler(key"))),
