@@ -516,7 +516,8 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         if (key.length() > store.maxKeyLength()) {
             throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer() + "' is "
                     + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
-                    + " (keys are rejected, not truncated, so that two long keys never collide). Key starts with: "
+                    + " (keys are rejected, not truncated, so that two long keys never collide). Shorten the key at the"
+                    + " producer, or derive a shorter one with @IdempotentHandler(key = \"...\") (e.g. a hash of it). Key starts with: "
                     + key.substring(0, Math.min(40, key.length())));
         }
         return key;
