@@ -3,17 +3,9 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ClaimResult;
-import io.sumi.store.ForwardingProcessedMessageStore;
-import io.sumi.store.ProcessedMessage;
-import io.sumi.store.ProcessedMessageStore;
-import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.dao.TransientDataAccessResourceException;
@@ -25,60 +17,18 @@ import org.springframework.dao.TransientDataAccessResourceException;
  */
 class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
 
-    static final class FailingStore extends ForwardingProcessedMessageStore {
-
-        final AtomicBoolean failClaim = new AtomicBoolean();
-        final AtomicBoolean failComplete = new AtomicBoolean();
-
-        FailingStore(ProcessedMessageStore delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
-            if (failClaim.get()) {
-                throw new TransientDataAccessResourceException("connection lost during claimAll");
-            }
-            return super.claimAll(consumer, requests, lease);
-        }
-
-        @Override
-        public ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
-            if (failClaim.get()) {
-                throw new TransientDataAccessResourceException("connection lost during claim");
-            }
-            return super.claim(consumer, request, lease);
-        }
-
-        @Override
-        public boolean complete(ProcessedMessage claim) {
-            if (failComplete.get()) {
-                throw new TransientDataAccessResourceException("connection lost during complete");
-            }
-            return super.complete(claim);
-        }
-
-        @Override
-        public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
-            if (failComplete.get()) {
-                throw new TransientDataAccessResourceException("connection lost during completeAll");
-            }
-            return super.completeAll(consumer, claimToken, messageIds);
-        }
-    }
-
-    FailingStore failing;
+    FailingOnceStore failing;
     IdempotentExecutor failingExecutor;
 
     @BeforeEach
     void failingStore() {
-        failing = new FailingStore(store);
+        failing = new FailingOnceStore(store);
         failingExecutor = IdempotentExecutor.builder(failing).meterRegistry(meters).build();
     }
 
     @Test
     void aLeaseClaimThatFailsCountsTheMessageFailedOnce() {
-        failing.failClaim.set(true);
+        failing.failNextClaim.set(true);
 
         assertThatThrownBy(() -> failingExecutor.execute(lease(), message("a"), () -> null))
                 .isInstanceOf(TransientDataAccessResourceException.class);
@@ -88,7 +38,7 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
 
     @Test
     void aLeaseCompletionThatFailsCountsTheMessageFailedOnceNotProcessed() {
-        failing.failComplete.set(true);
+        failing.failNextComplete.set(true);
 
         assertThatThrownBy(() -> failingExecutor.execute(lease(), message("a"), () -> null))
                 .isInstanceOf(TransientDataAccessResourceException.class);
@@ -98,7 +48,7 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
 
     @Test
     void aLeaseBatchWhoseClaimFailsCountsOneFailure() {
-        failing.failClaim.set(true);
+        failing.failNextClaim.set(true);
 
         assertThatThrownBy(() -> failingExecutor.executeBatch(lease(), List.of(message("a"), message("b")), indexes -> {
         })).isInstanceOf(TransientDataAccessResourceException.class);
