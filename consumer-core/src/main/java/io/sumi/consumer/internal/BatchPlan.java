@@ -65,7 +65,8 @@ record BatchPlan(List<Integer> run, List<String> runKeys, int duplicates, int st
      * @param requests the requests that were claimed, at least as many as {@code results}
      * @param results the claim results, one per request, in order
      * @param policy the handler's fingerprint policy
-     * @param uncertain which {@code CLAIMED} rows are uncertain takeovers (never true in transactional mode)
+     * @param uncertain which {@code CLAIMED} rows are uncertain takeovers (lease mode; a transactional claim is
+     *     inserted {@code COMPLETED}, which is never uncertain)
      */
     static BatchPlan of(List<ClaimRequest> requests, List<ClaimResult> results, FingerprintMismatchPolicy policy,
             Predicate<ProcessedMessage> uncertain) {

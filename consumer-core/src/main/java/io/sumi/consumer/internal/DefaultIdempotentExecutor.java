@@ -82,7 +82,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     @Override
     public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
         String consumer = handler.consumer();
-        HandlerRun run = recorder.new HandlerRun(consumer);
+        HandlerRun run = recorder.handlerRun(consumer);
         HandlerResult<T> result;
         try {
             ClaimRequest request = new ClaimRequest(key(handler, message), message.fingerprint());
@@ -114,7 +114,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 break;
             }
         }
-        HandlerRun run = recorder.new HandlerRun(consumer);
+        HandlerRun run = recorder.handlerRun(consumer);
         BatchRun result;
         try {
             result = mode(handler) == IdempotencyMode.TRANSACTIONAL

@@ -80,6 +80,11 @@ final class OutcomeRecorder {
 
     // ---------------------------------------------------------------- outcomes
 
+    /** A new timer for one call's handler. */
+    HandlerRun handlerRun(String consumer) {
+        return new HandlerRun(consumer);
+    }
+
     /** One message ended with {@code outcome}. */
     void message(String consumer, Outcome outcome) {
         count(consumer, outcome, 1);
