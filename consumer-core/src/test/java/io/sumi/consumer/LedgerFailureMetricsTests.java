@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.dao.TransientDataAccessResourceException;
@@ -54,12 +53,5 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
         })).isInstanceOf(TransientDataAccessResourceException.class);
 
         assertThat(outcomes()).containsExactlyEntriesOf(Map.of("failed", 1.0));
-    }
-
-    private Map<String, Double> outcomes() {
-        Map<String, Double> counts = new TreeMap<>();
-        meters.find("sumi.messages").tag("consumer", consumer).counters()
-                .forEach(counter -> counts.put(counter.getId().getTag("outcome"), counter.count()));
-        return counts;
     }
 }
