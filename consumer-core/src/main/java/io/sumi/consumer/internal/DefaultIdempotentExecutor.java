@@ -41,8 +41,10 @@ import org.jspecify.annotations.Nullable;
  *   is touched: a batch stops at its first unusable key and only the messages before it are
  *   claimed.</li>
  *   <li>Batches are planned by {@link BatchPlan#of}, a pure function of the claim results.</li>
- *   <li>Counting: every message is counted once. A record's outcome is read here from how the call
- *   ended ({@link Outcome#of}), so a new path in a mode cannot forget or repeat a count.</li>
+ *   <li>Counting: a record's outcome is read here, once, from how the call ended
+ *   ({@link Outcome#of}: its result, or its exception and whether the handler had run), so a new
+ *   path in a mode cannot forget or repeat a count; who counts what of a batch is listed on
+ *   {@link OutcomeRecorder}.</li>
  * </ul>
  */
 public final class DefaultIdempotentExecutor implements IdempotentExecutor {
