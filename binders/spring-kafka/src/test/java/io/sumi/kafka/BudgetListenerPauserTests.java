@@ -62,6 +62,20 @@ class BudgetListenerPauserTests {
         assertThat(stripe.refresh()).isEqualTo(State.HALF_OPEN);
     }
 
+    /** Opens the breaker, lets it half-open, starts the probe (as another container would) and pauses our container. */
+    private BudgetPermit pauseWhileAnotherContainerRunsTheProbe() {
+        openTheBreaker();
+        halfOpen();
+        BudgetPermit probe = stripe.acquire();
+        pauser.pause(container, refusal());
+        return probe;
+    }
+
+    private static void failed(BudgetPermit probe) {
+        probe.onError(new UncheckedIOException(new IOException("HTTP 502")));
+        probe.release();
+    }
+
     private static BudgetExhaustedException refusal() {
         return new BudgetExhaustedException("stripe", BudgetExhaustedException.Reason.CIRCUIT_OPEN, 0, 1_000, null, "breaker open");
     }
@@ -87,10 +101,7 @@ class BudgetListenerPauserTests {
 
     @Test
     void aContainerPausedWhileAnotherRunsTheProbeWaitsForTheProbeToCloseTheBreaker() {
-        openTheBreaker();
-        halfOpen();
-        BudgetPermit probe = stripe.acquire();
-        pauser.pause(container, refusal());
+        BudgetPermit probe = pauseWhileAnotherContainerRunsTheProbe();
 
         pauser.check();
         assertThat(container.isPauseRequested()).as("the probe is still running elsewhere").isTrue();
@@ -103,13 +114,9 @@ class BudgetListenerPauserTests {
 
     @Test
     void aContainerPausedWhileAnotherRunsTheProbeResumesAtTheNextHalfOpeningWhenTheProbeFails() {
-        openTheBreaker();
-        halfOpen();
-        BudgetPermit probe = stripe.acquire();
-        pauser.pause(container, refusal());
+        BudgetPermit probe = pauseWhileAnotherContainerRunsTheProbe();
 
-        probe.onError(new UncheckedIOException(new IOException("HTTP 502")));
-        probe.release();
+        failed(probe);
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
         pauser.check();
         assertThat(container.isPauseRequested()).as("open again").isTrue();
@@ -122,12 +129,8 @@ class BudgetListenerPauserTests {
     @Test
     void theNextHalfOpeningResumesAContainerPausedDuringAFailedProbeEvenWhileOtherCallsAreStillRunning() {
         BudgetPermit slowCall = stripe.acquire(); // started while closed, still running through all of this
-        openTheBreaker();
-        halfOpen();
-        BudgetPermit probe = stripe.acquire();
-        pauser.pause(container, refusal());
-        probe.onError(new UncheckedIOException(new IOException("HTTP 502")));
-        probe.release();
+        BudgetPermit probe = pauseWhileAnotherContainerRunsTheProbe();
+        failed(probe);
 
         clock.advance(OPEN_WAIT);
         pauser.check();
@@ -139,10 +142,7 @@ class BudgetListenerPauserTests {
 
     @Test
     void aContainerPausedWhileAnotherRunsTheProbeResumesWhenTheProbeIsGivenBackUndecided() {
-        openTheBreaker();
-        halfOpen();
-        BudgetPermit probe = stripe.acquire();
-        pauser.pause(container, refusal());
+        BudgetPermit probe = pauseWhileAnotherContainerRunsTheProbe();
         pauser.check();
         assertThat(container.isPauseRequested()).isTrue();
 
