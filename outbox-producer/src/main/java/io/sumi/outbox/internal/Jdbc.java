@@ -43,20 +43,25 @@ public final class Jdbc {
                     if (autoCommit) {
                         connection.setAutoCommit(false);
                     }
+                    T result;
                     try {
-                        T result = work.run(connection);
+                        result = work.run(connection);
                         connection.commit();
-                        return result;
                     }
                     catch (SQLException | RuntimeException ex) {
                         rollbackQuietly(connection, ex);
+                        if (autoCommit) {
+                            // Not in a finally block: a connection that broke in the work (HikariCP then
+                            // throws "Connection is closed", without an SQLSTATE, from every call) must
+                            // not replace the work's failure, which says whether retrying can help.
+                            restoreAutoCommitQuietly(connection, ex);
+                        }
                         throw ex;
                     }
-                    finally {
-                        if (autoCommit) {
-                            connection.setAutoCommit(true);
-                        }
+                    if (autoCommit) {
+                        connection.setAutoCommit(true);
                     }
+                    return result;
                 }
             });
         }
@@ -89,6 +94,15 @@ public final class Jdbc {
         DataAccessException translated = TRANSLATOR.translate("Sumi outbox: " + task, null, ex);
         return translated != null ? translated
                 : new org.springframework.jdbc.UncategorizedSQLException("Sumi outbox: " + task, null, ex);
+    }
+
+    private static void restoreAutoCommitQuietly(Connection connection, Exception failure) {
+        try {
+            connection.setAutoCommit(true);
+        }
+        catch (SQLException ex) {
+            failure.addSuppressed(ex);
+        }
     }
 
     private static void rollbackQuietly(Connection connection, Exception failure) {

@@ -1,0 +1,23 @@
+package io.sumi.faults.app;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The instance's part in a fault run ({@code fault.*}).
+ *
+ * @param slot this instance's number; its orders are {@code o-<slot>-<seq>}
+ * @param instance a name for this incarnation, written on the shipments it makes
+ * @param orders how many orders this slot creates over the whole run (a restarted instance resumes)
+ * @param rate orders per second this instance creates
+ * @param goFile the generator starts once this file exists (the driver creates it when every
+ *     instance is up)
+ * @param providerUrl the payment provider's base URL
+ * @param topic the topic orders are published to
+ * @param guard whether the listeners are Sumi's idempotent handlers (false: the negative control)
+ */
+@ConfigurationProperties("fault")
+public record FaultAppProperties(@DefaultValue("1") int slot, @DefaultValue("app") String instance,
+        @DefaultValue("100") int orders, @DefaultValue("20") int rate, String goFile, String providerUrl,
+        @DefaultValue("orders") String topic, @DefaultValue("true") boolean guard) {
+}

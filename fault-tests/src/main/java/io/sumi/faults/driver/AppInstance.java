@@ -1,0 +1,83 @@
+package io.sumi.faults.driver;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** One slot of the application under test; each (re)start is a new JVM, an incarnation. */
+final class AppInstance {
+
+    private final int slot;
+    private final Path dir;
+    private final List<String> baseCommand;
+    private Process process;
+    private Path log;
+    private int incarnation;
+    private boolean readySeen;
+
+    AppInstance(int slot, Path dir, List<String> baseCommand) {
+        this.slot = slot;
+        this.dir = dir;
+        this.baseCommand = baseCommand;
+    }
+
+    synchronized void start() {
+        incarnation++;
+        readySeen = false;
+        String name = "s" + slot + "i" + incarnation;
+        log = dir.resolve("app-" + name + ".log");
+        List<String> command = new ArrayList<>(baseCommand);
+        command.add("--fault.slot=" + slot);
+        command.add("--fault.instance=" + name);
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    synchronized boolean alive() {
+        return process != null && process.isAlive();
+    }
+
+    /** Whether this incarnation is alive and has finished starting (its listeners and dispatcher run). */
+    synchronized boolean ready() {
+        try {
+            readySeen = readySeen || Files.exists(log) && Files.readString(log, StandardCharsets.ISO_8859_1).contains("FAULT-APP READY");
+            return alive() && readySeen;
+        }
+        catch (IOException ex) {
+            return false;
+        }
+    }
+
+    /** The last "Caused by" line of this incarnation's log, to say why it did not start. */
+    synchronized String lastCause() {
+        try {
+            return Files.readAllLines(log, StandardCharsets.ISO_8859_1).stream().filter(line -> line.startsWith("Caused by:"))
+                    .reduce((first, second) -> second).orElse("no cause logged");
+        }
+        catch (IOException ex) {
+            return "no log: " + ex;
+        }
+    }
+
+    synchronized void kill9() {
+        if (process != null) {
+            Processes.kill9(process);
+        }
+    }
+
+    int slot() {
+        return slot;
+    }
+
+    synchronized int incarnation() {
+        return incarnation;
+    }
+}
