@@ -2,10 +2,11 @@ package io.sumi.outbox;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.jdbc.internal.ClaimTokens;
+import io.sumi.jdbc.internal.ErrorSummaries;
+import io.sumi.jdbc.internal.TransientSqlErrors;
 import io.sumi.outbox.internal.Jdbc;
 import io.sumi.outbox.internal.OutboxDialect;
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -124,8 +125,6 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
-    private static final int ERROR_LENGTH = 1000;
-
     private static final long MARK_RETRY_INITIAL_MILLIS = 100;
 
     private static final long MARK_RETRY_MAX_MILLIS = 1000;
@@ -153,7 +152,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     private final Duration maxPollInterval;
     private final DoubleSupplier jitter;
     private final DispatcherMetrics metrics;
-    private final SecureRandom tokens = new SecureRandom();
+    private final ClaimTokens tokens = new ClaimTokens();
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeUpCondition = lock.newCondition();
@@ -199,7 +198,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      */
     public DispatchResult dispatchOnce() {
         Instant now = clock.instant();
-        long token = newToken();
+        long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
         // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
         long claimedAt = System.nanoTime();
@@ -423,15 +422,6 @@ public final class OutboxDispatcher implements AutoCloseable {
         }
     }
 
-    private long newToken() {
-        long token;
-        do {
-            token = tokens.nextLong();
-        }
-        while (token == 0);
-        return token;
-    }
-
     static String summary(Throwable failure) {
         String message = failure.getMessage();
         String text = failure.getClass().getName() + (message == null ? "" : ": " + message);
@@ -439,7 +429,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         if (cause != null && cause != failure && cause.getMessage() != null && (message == null || !message.contains(cause.getMessage()))) {
             text += " (cause: " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
         }
-        return text.length() <= ERROR_LENGTH ? text : text.substring(0, ERROR_LENGTH);
+        return ErrorSummaries.truncate(text);
     }
 
     // ---------------------------------------------------------------- the loop
