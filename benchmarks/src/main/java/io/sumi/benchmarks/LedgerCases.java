@@ -13,7 +13,7 @@ import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.DatabaseType;
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.sql.Array;
 import java.sql.Connection;

@@ -1,9 +1,10 @@
 package io.sumi.outbox;
 
+import io.sumi.jdbc.internal.ClaimTokens;
+import io.sumi.jdbc.internal.ErrorSummaries;
+import io.sumi.jdbc.internal.TransientSqlErrors;
 import io.sumi.outbox.internal.Jdbc;
 import io.sumi.outbox.internal.OutboxDialect;
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,8 +35,6 @@ final class DispatchRound {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
-    private static final int ERROR_LENGTH = 1000;
-
     private static final long MARK_RETRY_INITIAL_MILLIS = 100;
 
     private static final long MARK_RETRY_MAX_MILLIS = 1000;
@@ -54,7 +53,7 @@ final class DispatchRound {
     private final @Nullable Instant cutoff;
     private final DoubleSupplier jitter;
     private final DispatcherMetrics metrics;
-    private final SecureRandom tokens = new SecureRandom();
+    private final ClaimTokens tokens = new ClaimTokens();
 
     DispatchRound(DispatcherConfig config) {
         this.table = config.table();
@@ -115,7 +114,7 @@ final class DispatchRound {
      */
     Settlement run() {
         Instant now = clock.instant();
-        long token = newToken();
+        long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
         // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
         long claimedAt = System.nanoTime();
@@ -282,15 +281,6 @@ final class DispatchRound {
         batch.skipped().forEach(row -> metrics.dispatched(row.topic(), DispatchOutcome.SKIPPED, 1));
     }
 
-    private long newToken() {
-        long token;
-        do {
-            token = tokens.nextLong();
-        }
-        while (token == 0);
-        return token;
-    }
-
     /** The failure as stored in {@code last_error}: class, message and a cause the message omits, at most 1,000 characters. */
     static String summary(Throwable failure) {
         String message = failure.getMessage();
@@ -299,6 +289,6 @@ final class DispatchRound {
         if (cause != null && cause != failure && cause.getMessage() != null && (message == null || !message.contains(cause.getMessage()))) {
             text += " (cause: " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
         }
-        return text.length() <= ERROR_LENGTH ? text : text.substring(0, ERROR_LENGTH);
+        return ErrorSummaries.truncate(text);
     }
 }

@@ -1,16 +1,16 @@
 package io.sumi.outbox;
 
+import io.sumi.jdbc.DatabaseType;
+import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.outbox.internal.H2OutboxDialect;
 import io.sumi.outbox.internal.Jdbc;
 import io.sumi.outbox.internal.MariaDbOutboxDialect;
 import io.sumi.outbox.internal.OutboxDialect;
 import io.sumi.outbox.internal.PostgresOutboxDialect;
-import io.sumi.store.jdbc.DatabaseType;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
@@ -31,9 +31,6 @@ public final class OutboxTable {
 
     /** The default table name. */
     public static final String DEFAULT_TABLE_NAME = "outbox";
-
-    /** Table names are formatted into SQL, so only plain (optionally schema-qualified) identifiers pass. */
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
     private final DataSource dataSource;
     private final String tableName;
@@ -79,12 +76,7 @@ public final class OutboxTable {
      *     qualified by a schema ({@code sumi.outbox})
      */
     public static String validateTableName(@Nullable String name) {
-        if (name == null || !IDENTIFIER.matcher(name).matches()) {
-            throw new IllegalArgumentException("Invalid outbox table name '" + name
-                    + "': expected an SQL identifier such as outbox or myschema.outbox"
-                    + " (letters, digits and underscores, not starting with a digit, at most 63 characters per part)");
-        }
-        return name;
+        return SqlIdentifiers.requireTableName(name, "outbox", DEFAULT_TABLE_NAME);
     }
 
     public DataSource dataSource() {

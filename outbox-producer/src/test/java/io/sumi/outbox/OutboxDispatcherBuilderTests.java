@@ -3,7 +3,7 @@ package io.sumi.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
-import io.sumi.store.jdbc.DatabaseType;
+import io.sumi.jdbc.DatabaseType;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;

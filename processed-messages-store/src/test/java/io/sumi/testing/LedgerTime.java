@@ -1,6 +1,6 @@
 package io.sumi.testing;
 
-import io.sumi.store.jdbc.DatabaseType;
+import io.sumi.jdbc.DatabaseType;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;

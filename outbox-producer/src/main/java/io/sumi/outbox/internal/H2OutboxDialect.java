@@ -1,9 +1,6 @@
 package io.sumi.outbox.internal;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.time.Instant;
+import io.sumi.jdbc.internal.InstantBinding;
 
 /**
  * H2 2.x, for tests and local development: {@code SELECT ... FROM FINAL TABLE (MERGE INTO outbox
@@ -23,7 +20,7 @@ public final class H2OutboxDialect extends OutboxDialect {
     private final String deleteDispatched;
 
     public H2OutboxDialect(String table) {
-        super(table);
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? FETCH FIRST ? ROWS ONLY";
     }
 
@@ -33,15 +30,7 @@ public final class H2OutboxDialect extends OutboxDialect {
                 + " FETCH FIRST ? ROWS ONLY) picked ON o.id = picked.id AND o.dispatched_at IS NULL AND o.parked_at IS NULL"
                 + " AND (o.lease_until IS NULL OR o.lease_until <= " + databaseNow() + ")"
                 + " WHEN MATCHED THEN UPDATE SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + ")";
-        return (connection, claimToken, now, lease, limit) -> {
-            try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                int index = bindCandidates(statement, 1, ordering, now);
-                statement.setInt(index++, limit);
-                statement.setLong(index++, claimToken);
-                statement.setLong(index, lease.toMillis());
-                return inIdOrder(readRows(statement));
-            }
-        };
+        return claimInOneStatement(sql, ordering);
     }
 
     /** The start of the claim's transaction (H2 keeps it for the whole transaction). */
@@ -63,11 +52,7 @@ public final class H2OutboxDialect extends OutboxDialect {
     }
 
     @Override
-    public int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(deleteDispatched)) {
-            setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
-            return statement.executeUpdate();
-        }
+    protected String deleteDispatchedBefore() {
+        return deleteDispatched;
     }
 }

@@ -1,32 +1,28 @@
 package io.sumi.outbox.internal;
 
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
-import java.sql.Connection;
+import io.sumi.jdbc.internal.JdbcRunner;
+import io.sumi.jdbc.internal.TransientSqlErrors;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.jdbc.support.SQLExceptionSubclassTranslator;
-import org.springframework.jdbc.support.SQLExceptionTranslator;
 
 /**
- * How the outbox takes connections. The dispatcher's statements run on connections of their own,
- * committed at once, whatever transaction the calling thread has: a claim must be visible to the
- * other dispatchers before the batch is sent, and a mark must not wait for, or roll back with,
- * anyone else's work. Statements that meet a deadlock or a lock timeout are retried a few times
- * (each is all-or-nothing, so a retry is safe), by the ledger's rules ({@link TransientSqlErrors}).
+ * How the outbox takes connections: {@link JdbcRunner}, shared with the ledger, with the outbox's
+ * SQL exceptions translated to Spring's {@link DataAccessException}s that name the outbox. The
+ * dispatcher's statements run on connections of their own, committed at once, whatever transaction
+ * the calling thread has: a claim must be visible to the other dispatchers before the batch is
+ * sent, and a mark must not wait for, or roll back with, anyone else's work. Statements that meet a
+ * deadlock or a lock timeout are retried a few times (each is all-or-nothing, so a retry is safe),
+ * by the one rule of {@link TransientSqlErrors}.
  */
 public final class Jdbc {
-
-    private static final SQLExceptionTranslator TRANSLATOR = new SQLExceptionSubclassTranslator();
 
     private Jdbc() {
     }
 
     /** Work on a connection. */
     @FunctionalInterface
-    public interface Work<T> {
-        T run(Connection connection) throws SQLException;
+    public interface Work<T> extends JdbcRunner.Work<T> {
     }
 
     /**
@@ -37,33 +33,7 @@ public final class Jdbc {
      */
     public static <T> T inOwnTransaction(DataSource dataSource, String task, Work<T> work) {
         try {
-            return TransientSqlErrors.retrying(() -> {
-                try (Connection connection = dataSource.getConnection()) {
-                    boolean autoCommit = connection.getAutoCommit();
-                    if (autoCommit) {
-                        connection.setAutoCommit(false);
-                    }
-                    T result;
-                    try {
-                        result = work.run(connection);
-                        connection.commit();
-                    }
-                    catch (SQLException | RuntimeException ex) {
-                        rollbackQuietly(connection, ex);
-                        if (autoCommit) {
-                            // Not in a finally block: a connection that broke in the work (HikariCP then
-                            // throws "Connection is closed", without an SQLSTATE, from every call) must
-                            // not replace the work's failure, which says whether retrying can help.
-                            restoreAutoCommitQuietly(connection, ex);
-                        }
-                        throw ex;
-                    }
-                    if (autoCommit) {
-                        connection.setAutoCommit(true);
-                    }
-                    return result;
-                }
-            });
+            return JdbcRunner.inOwnTransaction(dataSource, work);
         }
         catch (SQLException ex) {
             throw translate(task, ex);
@@ -77,40 +47,16 @@ public final class Jdbc {
      * @throws DataAccessException if the work fails
      */
     public static <T> T inCallerTransaction(DataSource dataSource, String task, Work<T> work) {
-        Connection connection = DataSourceUtils.getConnection(dataSource);
         try {
-            return work.run(connection);
+            return JdbcRunner.inCallerTransaction(dataSource, work);
         }
         catch (SQLException ex) {
             throw translate(task, ex);
-        }
-        finally {
-            DataSourceUtils.releaseConnection(connection, dataSource);
         }
     }
 
     /** Wraps an {@link SQLException} in Spring's exception hierarchy. */
     public static DataAccessException translate(String task, SQLException ex) {
-        DataAccessException translated = TRANSLATOR.translate("Sumi outbox: " + task, null, ex);
-        return translated != null ? translated
-                : new org.springframework.jdbc.UncategorizedSQLException("Sumi outbox: " + task, null, ex);
-    }
-
-    private static void restoreAutoCommitQuietly(Connection connection, Exception failure) {
-        try {
-            connection.setAutoCommit(true);
-        }
-        catch (SQLException ex) {
-            failure.addSuppressed(ex);
-        }
-    }
-
-    private static void rollbackQuietly(Connection connection, Exception failure) {
-        try {
-            connection.rollback();
-        }
-        catch (SQLException ex) {
-            failure.addSuppressed(ex);
-        }
+        return JdbcRunner.translate("Sumi outbox: " + task, ex);
     }
 }

@@ -1,15 +1,11 @@
 package io.sumi.outbox.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
 
 /**
  * MariaDB 10.6+. MariaDB 10.11 has no {@code UPDATE ... RETURNING}, so the claim is one
@@ -50,7 +46,7 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
     private final String deleteDispatched;
 
     public MariaDbOutboxDialect(String table) {
-        super(table);
+        super(table, InstantBinding.UTC_DATETIME);
         this.readClaimed = "SELECT " + COLUMNS + " FROM " + table + " WHERE claim_token = ? AND dispatched_at IS NULL ORDER BY id";
         this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ?";
     }
@@ -94,13 +90,8 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
     }
 
     @Override
-    public int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        readCommitted(connection);
-        try (PreparedStatement statement = connection.prepareStatement(deleteDispatched)) {
-            setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
-            return statement.executeUpdate();
-        }
+    protected String deleteDispatchedBefore() {
+        return deleteDispatched;
     }
 
     @Override
@@ -109,16 +100,5 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
         try (Statement statement = connection.createStatement()) {
             statement.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
         }
-    }
-
-    @Override
-    public void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
-        statement.setObject(index, instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
-    }
-
-    @Override
-    public @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
-        LocalDateTime value = resultSet.getObject(column, LocalDateTime.class);
-        return value == null ? null : value.toInstant(ZoneOffset.UTC);
     }
 }

@@ -1,5 +1,6 @@
 package io.sumi.outbox.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.outbox.DispatchOutcome;
 import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.OutboxStats;
@@ -8,11 +9,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -55,6 +53,7 @@ public abstract class OutboxDialect {
 
     protected final String table;
 
+    private final InstantBinding instants;
     private final String insert;
     private final String markDispatchedPrefix;
     private final String markFailed;
@@ -65,8 +64,9 @@ public abstract class OutboxDialect {
     private final String redriveAll;
     private final String redriveTopic;
 
-    protected OutboxDialect(String table) {
+    protected OutboxDialect(String table, InstantBinding instants) {
         this.table = table;
+        this.instants = instants;
         this.insert = "INSERT INTO " + table + " (aggregate_id, topic, payload, headers, created_at, available_at, attempts)"
                 + " VALUES (?, ?, ?, ?, ?, ?, 0)";
         this.markDispatchedPrefix = "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
@@ -124,8 +124,37 @@ public abstract class OutboxDialect {
     /** SQL for the database's current time plus the milliseconds bound to its one parameter. */
     protected abstract String databaseNowPlusMillis();
 
-    /** Deletes at most {@code limit} rows dispatched before {@code cutoff}; auto-commit. */
-    public abstract int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
+    /**
+     * The vendor's statement that deletes at most {@code limit} rows dispatched before a cutoff.
+     * Parameters: the cutoff, the limit.
+     */
+    protected abstract String deleteDispatchedBefore();
+
+    /** Deletes at most {@code limit} rows dispatched before {@code cutoff}, at {@link #readCommitted READ COMMITTED}. */
+    public int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
+        readCommitted(connection);
+        try (PreparedStatement statement = connection.prepareStatement(deleteDispatchedBefore())) {
+            setInstant(statement, 1, cutoff);
+            statement.setInt(2, limit);
+            return statement.executeUpdate();
+        }
+    }
+
+    /**
+     * A claim that is one statement which picks, leases and returns the rows. Parameters: those of
+     * {@link #bindCandidates}, then the limit, the claim token and the lease in milliseconds.
+     */
+    protected Claim claimInOneStatement(String sql, Ordering ordering) {
+        return (connection, claimToken, now, lease, limit) -> {
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                int index = bindCandidates(statement, 1, ordering, now);
+                statement.setInt(index++, limit);
+                statement.setLong(index++, claimToken);
+                statement.setLong(index, lease.toMillis());
+                return inIdOrder(readRows(statement));
+            }
+        };
+    }
 
     /**
      * Makes the next transaction on {@code connection} run at READ COMMITTED, where the database
@@ -382,16 +411,14 @@ public abstract class OutboxDialect {
 
     // ---------------------------------------------------------------- time
 
-    /** Binds an instant in UTC ({@code TIMESTAMP WITH TIME ZONE} unless overridden). */
-    public void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
-        statement.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
-                Types.TIMESTAMP_WITH_TIMEZONE);
+    /** Binds an instant as the vendor's timestamp type, in UTC. */
+    public final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+        instants.set(statement, index, instant);
     }
 
     /** Reads an instant written by {@link #setInstant}. */
-    public @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
-        OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
+    public final @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
+        return instants.get(resultSet, column);
     }
 
     protected static String placeholders(int count) {

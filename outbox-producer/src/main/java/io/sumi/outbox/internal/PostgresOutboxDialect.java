@@ -1,9 +1,8 @@
 package io.sumi.outbox.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Instant;
 
 /**
  * PostgreSQL: the claim is {@code WITH picked AS MATERIALIZED (SELECT ... FOR UPDATE SKIP LOCKED)
@@ -19,7 +18,7 @@ public final class PostgresOutboxDialect extends OutboxDialect {
     private final String deleteDispatched;
 
     public PostgresOutboxDialect(String table) {
-        super(table);
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
         this.deleteDispatched = "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table
                 + " WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ? FOR UPDATE SKIP LOCKED)";
@@ -31,15 +30,7 @@ public final class PostgresOutboxDialect extends OutboxDialect {
         String sql = "WITH picked AS MATERIALIZED (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED)"
                 + " UPDATE " + table + " o SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + " FROM picked WHERE o.id = picked.id"
                 + " RETURNING " + returning;
-        return (connection, claimToken, now, lease, limit) -> {
-            try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                int index = bindCandidates(statement, 1, ordering, now);
-                statement.setInt(index++, limit);
-                statement.setLong(index++, claimToken);
-                statement.setLong(index, lease.toMillis());
-                return inIdOrder(readRows(statement));
-            }
-        };
+        return claimInOneStatement(sql, ordering);
     }
 
     /** The start of the claim's transaction: the claim is its first statement. */
@@ -65,11 +56,7 @@ public final class PostgresOutboxDialect extends OutboxDialect {
     }
 
     @Override
-    public int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(deleteDispatched)) {
-            setInstant(statement, 1, cutoff);
-            statement.setInt(2, limit);
-            return statement.executeUpdate();
-        }
+    protected String deleteDispatchedBefore() {
+        return deleteDispatched;
     }
 }

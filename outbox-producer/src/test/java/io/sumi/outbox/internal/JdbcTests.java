@@ -3,7 +3,7 @@ package io.sumi.outbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
+import io.sumi.jdbc.internal.TransientSqlErrors;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,53 +1,44 @@
 package io.sumi.store.jdbc;
 
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.util.Locale;
 import javax.sql.DataSource;
 
 /**
- * The databases the JDBC ledger supports. The vendor differences themselves live in one dialect
- * per constant.
+ * The databases the JDBC ledger supports.
+ *
+ * @deprecated since 0.1.0: the ledger and the outbox share {@link io.sumi.jdbc.DatabaseType} (module
+ *     {@code sumi-jdbc-support}); use that. This alias remains so that code written against it
+ *     compiles: {@link JdbcProcessedMessageStore.Builder#databaseType(DatabaseType)} still takes it.
  */
+@Deprecated(since = "0.1.0", forRemoval = true)
 public enum DatabaseType {
 
     /** PostgreSQL 12 or later. */
-    POSTGRESQL,
+    POSTGRESQL(io.sumi.jdbc.DatabaseType.POSTGRESQL),
 
     /** MariaDB 10.5 or later ({@code INSERT ... RETURNING} is required). MySQL lacks it. */
-    MARIADB,
+    MARIADB(io.sumi.jdbc.DatabaseType.MARIADB),
 
     /** H2 2.x, for tests and local development. */
-    H2;
+    H2(io.sumi.jdbc.DatabaseType.H2);
+
+    private final io.sumi.jdbc.DatabaseType type;
+
+    DatabaseType(io.sumi.jdbc.DatabaseType type) {
+        this.type = type;
+    }
+
+    /** The same database as the shared {@link io.sumi.jdbc.DatabaseType}. */
+    public io.sumi.jdbc.DatabaseType toDatabaseType() {
+        return type;
+    }
 
     /**
      * Detects the database behind a {@link DataSource} from its JDBC metadata.
      *
      * @throws IllegalStateException if the database is not supported, naming the ones that are
+     * @see io.sumi.jdbc.DatabaseType#of(DataSource)
      */
     public static DatabaseType of(DataSource dataSource) {
-        try (Connection connection = dataSource.getConnection()) {
-            String product = connection.getMetaData().getDatabaseProductName();
-            String version = connection.getMetaData().getDatabaseProductVersion();
-            return fromProductName(product, version);
-        }
-        catch (SQLException ex) {
-            throw new IllegalStateException("Could not detect the ledger's database type: " + ex.getMessage(), ex);
-        }
-    }
-
-    static DatabaseType fromProductName(String product, String version) {
-        String name = product.toLowerCase(Locale.ROOT);
-        if (name.contains("postgresql")) {
-            return POSTGRESQL;
-        }
-        if (name.contains("mariadb") || (name.contains("mysql") && version.toLowerCase(Locale.ROOT).contains("mariadb"))) {
-            return MARIADB;
-        }
-        if (name.equals("h2")) {
-            return H2;
-        }
-        throw new IllegalStateException("The processed-messages ledger does not support " + product + " " + version
-                + "; supported: PostgreSQL, MariaDB 10.5+, H2 (MySQL lacks INSERT ... RETURNING, which the one-statement claim needs)");
+        return valueOf(io.sumi.jdbc.DatabaseType.of(dataSource).name());
     }
 }

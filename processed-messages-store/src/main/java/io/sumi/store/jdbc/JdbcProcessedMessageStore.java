@@ -5,13 +5,15 @@ import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.jdbc.DatabaseType;
+import io.sumi.jdbc.internal.ClaimTokens;
+import io.sumi.jdbc.internal.ErrorSummaries;
+import io.sumi.jdbc.internal.JdbcRunner;
+import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.store.jdbc.internal.H2LedgerDialect;
 import io.sumi.store.jdbc.internal.LedgerDialect;
 import io.sumi.store.jdbc.internal.MariaDbLedgerDialect;
 import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
-import java.security.SecureRandom;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,7 +28,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.ConnectionCallback;
@@ -70,16 +71,11 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     /** The default table name. */
     public static final String DEFAULT_TABLE_NAME = "processed_messages";
 
-    /** Table names are formatted into SQL, so only plain (optionally schema-qualified) identifiers pass. */
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
-
-    private static final int ERROR_SUMMARY_LENGTH = 1000;
-
     private final DataSource dataSource;
     private final JdbcTemplate jdbcTemplate;
     private final LedgerDialect dialect;
     private final Clock clock;
-    private final SecureRandom random = new SecureRandom();
+    private final ClaimTokens tokens = new ClaimTokens();
 
     private JdbcProcessedMessageStore(Builder builder) {
         this.dataSource = builder.dataSource;
@@ -105,12 +101,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
      *     qualified by a schema ({@code sumi.processed_messages})
      */
     public static String validateTableName(String name) {
-        if (name == null || !IDENTIFIER.matcher(name).matches()) {
-            throw new IllegalArgumentException("Invalid ledger table name '" + name
-                    + "': expected an SQL identifier such as processed_messages or myschema.processed_messages"
-                    + " (letters, digits and underscores, not starting with a digit, at most 63 characters per part)");
-        }
-        return name;
+        return SqlIdentifiers.requireTableName(name, "ledger", DEFAULT_TABLE_NAME);
     }
 
     @Override
@@ -144,7 +135,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             distinct.putIfAbsent(request.messageId(), request);
         }
         List<ClaimRequest> sorted = List.copyOf(distinct.values());
-        long token = newToken();
+        long token = tokens.next(); // never 0, which marks a row we could not read (see below)
         Map<String, ProcessedMessage> claimed;
         if (completed) {
             claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection -> {
@@ -183,8 +174,10 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     private Map<String, ProcessedMessage> findAll(String consumer, List<String> ids, boolean inCallerTransaction) {
-        ConnectionCallback<Map<String, ProcessedMessage>> read = connection -> dialect.find(connection, consumer, ids);
-        return Objects.requireNonNull(inCallerTransaction ? jdbcTemplate.execute(read) : inOwnTransaction("find", read));
+        JdbcRunner.Work<Map<String, ProcessedMessage>> read = connection -> dialect.find(connection, consumer, ids);
+        return Objects.requireNonNull(inCallerTransaction
+                ? jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) read::run)
+                : inOwnTransaction("find", read));
     }
 
     @Override
@@ -202,13 +195,13 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             return 0;
         }
         Set<String> ids = new LinkedHashSet<>(messageIds);
-        String summary = error == null || error.length() <= ERROR_SUMMARY_LENGTH ? error : error.substring(0, ERROR_SUMMARY_LENGTH);
+        String summary = error == null ? null : ErrorSummaries.truncate(error);
         return inOwnTransaction("release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
     }
 
     @Override
     public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        String summary = reason == null || reason.length() <= ERROR_SUMMARY_LENGTH ? reason : reason.substring(0, ERROR_SUMMARY_LENGTH);
+        String summary = reason == null ? null : ErrorSummaries.truncate(reason);
         return inOwnTransaction("mark for reconciliation", connection -> dialect.markForReconciliation(connection,
                 claim.consumer(), claim.claimToken(), claim.messageId(), summary)) == 1;
     }
@@ -258,33 +251,17 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         }
     }
 
-    private long newToken() {
-        long token;
-        do {
-            token = random.nextLong();
-        }
-        while (token == 0L); // 0 marks a row we could not read (see claim)
-        return token;
-    }
-
     /**
-     * Runs {@code work} on a connection of its own, committed at once, retrying it when it loses
-     * to other transactions' locks (deadlock, lock wait timeout: {@link TransientSqlErrors}).
+     * Runs {@code work} on a connection of its own in auto-commit mode (each statement commits at
+     * once; every dialect statement is complete by itself), retrying it when it loses to other
+     * transactions' locks (deadlock, lock wait timeout: {@link JdbcRunner#autoCommitted}).
      */
-    private <T> T inOwnTransaction(String task, ConnectionCallback<T> work) {
+    private <T> T inOwnTransaction(String task, JdbcRunner.Work<T> work) {
         try {
-            return TransientSqlErrors.retrying(() -> {
-                try (Connection connection = dataSource.getConnection()) {
-                    if (!connection.getAutoCommit()) {
-                        connection.setAutoCommit(true);
-                    }
-                    return work.doInConnection(connection);
-                }
-            });
+            return JdbcRunner.autoCommitted(dataSource, work);
         }
         catch (SQLException ex) {
-            RuntimeException translated = jdbcTemplate.getExceptionTranslator().translate("ledger " + task, null, ex);
-            throw translated != null ? translated : new IllegalStateException("ledger " + task + " failed", ex);
+            throw JdbcRunner.translate(jdbcTemplate.getExceptionTranslator(), "ledger " + task, ex);
         }
     }
 
@@ -323,6 +300,17 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         public Builder databaseType(DatabaseType databaseType) {
             this.databaseType = Objects.requireNonNull(databaseType, "databaseType");
             return this;
+        }
+
+        /**
+         * The database; detected from the connection's metadata when not set.
+         *
+         * @deprecated since 0.1.0: use {@link #databaseType(DatabaseType)} with the shared
+         *     {@link io.sumi.jdbc.DatabaseType}
+         */
+        @Deprecated(since = "0.1.0", forRemoval = true)
+        public Builder databaseType(io.sumi.store.jdbc.DatabaseType databaseType) {
+            return databaseType(databaseType.toDatabaseType());
         }
 
         public JdbcProcessedMessageStore build() {

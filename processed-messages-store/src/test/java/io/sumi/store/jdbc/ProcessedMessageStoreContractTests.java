@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
@@ -81,6 +82,17 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void detectsItsDatabaseType() {
         assertThat(DatabaseType.of(dataSource)).isEqualTo(DatabaseType.valueOf(database().name()));
+    }
+
+    /** The ledger's own DatabaseType (before the shared io.sumi.jdbc one) still works where users wrote it. */
+    @Test
+    @SuppressWarnings("removal")
+    void theDeprecatedLedgerDatabaseTypeStillDetectsAndConfiguresTheStore() {
+        io.sumi.store.jdbc.DatabaseType legacy = io.sumi.store.jdbc.DatabaseType.of(dataSource);
+        assertThat(legacy.name()).isEqualTo(database().name());
+        assertThat(legacy.toDatabaseType()).isEqualTo(DatabaseType.valueOf(database().name()));
+        ProcessedMessageStore legacyStore = JdbcProcessedMessageStore.builder(dataSource).databaseType(legacy).build();
+        assertThat(legacyStore.claim(consumer, request("legacy-type"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
     }
 
     @Test

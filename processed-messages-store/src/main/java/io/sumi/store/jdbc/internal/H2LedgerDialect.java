@@ -1,12 +1,12 @@
 package io.sumi.store.jdbc.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +30,7 @@ public final class H2LedgerDialect extends LedgerDialect {
     private final String deleteCompleted;
 
     public H2LedgerDialect(String table) {
-        super(table);
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= " + NOW;
         // Parameters: claim_token, [lease in microseconds], consumer, message_id.
         this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = " + nowPlusMicros() + ", attempts = attempts + 1"
@@ -94,12 +94,7 @@ public final class H2LedgerDialect extends LedgerDialect {
     }
 
     @Override
-    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
-            setInstant(statement, 1, cutoff);
-            setInstant(statement, 2, cutoff);
-            statement.setInt(3, limit);
-            return statement.executeUpdate();
-        }
+    protected String deleteCompletedBefore() {
+        return deleteCompleted;
     }
 }

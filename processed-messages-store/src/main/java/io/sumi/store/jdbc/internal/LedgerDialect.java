@@ -1,5 +1,6 @@
 package io.sumi.store.jdbc.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
@@ -7,11 +8,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -40,8 +38,11 @@ public abstract class LedgerDialect {
 
     protected final String table;
 
-    protected LedgerDialect(String table) {
+    private final InstantBinding instants;
+
+    protected LedgerDialect(String table, InstantBinding instants) {
         this.table = table;
+        this.instants = instants;
     }
 
     /** The database's current time as an SQL expression of the columns' type, in UTC. */
@@ -81,19 +82,30 @@ public abstract class LedgerDialect {
                 + now() + "))";
     }
 
-    /** Deletes at most {@code limit} rows that {@link #PRUNABLE} matches. */
-    public abstract int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
+    /**
+     * The vendor's statement that deletes at most {@code limit} rows that {@link #prunable()}
+     * matches. Parameters: the cutoff (twice), the limit.
+     */
+    protected abstract String deleteCompletedBefore();
 
-    /** Binds an instant as the vendor's timestamp type, in UTC ({@code TIMESTAMP WITH TIME ZONE} unless overridden). */
-    protected void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
-        statement.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
-                Types.TIMESTAMP_WITH_TIMEZONE);
+    /** Deletes at most {@code limit} rows that {@link #prunable()} matches. */
+    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(deleteCompletedBefore())) {
+            setInstant(statement, 1, cutoff);
+            setInstant(statement, 2, cutoff);
+            statement.setInt(3, limit);
+            return statement.executeUpdate();
+        }
+    }
+
+    /** Binds an instant as the vendor's timestamp type, in UTC. */
+    protected final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+        instants.set(statement, index, instant);
     }
 
     /** Reads an instant written by {@link #setInstant}. */
-    protected @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
-        OffsetDateTime value = resultSet.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
+    protected final @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
+        return instants.get(resultSet, column);
     }
 
     /**

@@ -1,15 +1,12 @@
 package io.sumi.store.jdbc.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -36,7 +33,7 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
     private final String deleteCompleted;
 
     public MariaDbLedgerDialect(String table) {
-        super(table);
+        super(table, InstantBinding.UTC_DATETIME);
         this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " LIMIT ?";
     }
 
@@ -88,23 +85,7 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
     }
 
     @Override
-    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
-            setInstant(statement, 1, cutoff);
-            setInstant(statement, 2, cutoff);
-            statement.setInt(3, limit);
-            return statement.executeUpdate();
-        }
-    }
-
-    @Override
-    protected void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
-        statement.setObject(index, instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
-    }
-
-    @Override
-    protected @Nullable Instant getInstant(ResultSet resultSet, String column) throws SQLException {
-        LocalDateTime value = resultSet.getObject(column, LocalDateTime.class);
-        return value == null ? null : value.toInstant(ZoneOffset.UTC);
+    protected String deleteCompletedBefore() {
+        return deleteCompleted;
     }
 }

@@ -1,5 +1,6 @@
 package io.sumi.store.jdbc.internal;
 
+import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Array;
@@ -7,7 +8,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +38,7 @@ public final class PostgresLedgerDialect extends LedgerDialect {
     private final String deleteCompleted;
 
     public PostgresLedgerDialect(String table) {
-        super(table);
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String leaseUntil = nowPlusMicros();
         String insert = "INSERT INTO " + table + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
         String returning = " RETURNING " + prefixed("pm.");
@@ -138,15 +138,10 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         }
     }
 
+    /** SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing. */
     @Override
-    public int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException {
-        // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
-        try (PreparedStatement statement = connection.prepareStatement(deleteCompleted)) {
-            setInstant(statement, 1, cutoff);
-            setInstant(statement, 2, cutoff);
-            statement.setInt(3, limit);
-            return statement.executeUpdate();
-        }
+    protected String deleteCompletedBefore() {
+        return deleteCompleted;
     }
 
     /** One array parameter: one statement text for every batch size, and no 500-parameter statements. */

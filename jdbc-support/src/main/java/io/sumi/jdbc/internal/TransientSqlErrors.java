@@ -1,4 +1,4 @@
-package io.sumi.store.jdbc.internal;
+package io.sumi.jdbc.internal;
 
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;

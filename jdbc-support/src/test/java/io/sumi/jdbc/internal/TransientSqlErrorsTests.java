@@ -1,4 +1,4 @@
-package io.sumi.store.jdbc.internal;
+package io.sumi.jdbc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
