@@ -9,10 +9,14 @@
 -- at once), then reads its rows back by that token: outbox_claim_idx serves that read.
 -- MariaDB has no partial indexes: outbox_pending_idx on dispatched_at (InnoDB appends the primary
 -- key) gives the pending rows in id order, and also the dispatched rows by age for retention.
+--
+-- aggregate_id and topic are compared exactly: utf8mb4_nopad_bin, a binary NO PAD collation, as the
+-- ledger's key columns. utf8mb4_bin is PAD SPACE: it made aggregates 'A' and 'A ' one (each waited
+-- for the other's earlier rows) and a topic 'orders ' the ordered topic 'orders'.
 CREATE TABLE IF NOT EXISTS outbox (
     id               BIGINT        NOT NULL AUTO_INCREMENT,
-    aggregate_id     VARCHAR(200)  NOT NULL,
-    topic            VARCHAR(255)  NOT NULL,
+    aggregate_id     VARCHAR(200)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+    topic            VARCHAR(255)  CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
     payload          LONGTEXT      NOT NULL,
     headers          TEXT          NOT NULL,
     created_at       DATETIME(6)   NOT NULL,
@@ -26,6 +30,14 @@ CREATE TABLE IF NOT EXISTS outbox (
     dispatch_outcome VARCHAR(16),
     PRIMARY KEY (id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Outboxes created before these columns were NO PAD: change them in place. Lossless: every row keeps
+-- its exact text (no key or unique index depends on the two columns, so no row can clash); NO PAD
+-- only tells more values apart. InnoDB rebuilds the table once (outbox_aggregate_idx changes
+-- collation); when the columns already have this definition it changes nothing.
+ALTER TABLE outbox
+    MODIFY aggregate_id VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL,
+    MODIFY topic        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL;
 
 CREATE INDEX IF NOT EXISTS outbox_pending_idx
     ON outbox (dispatched_at);

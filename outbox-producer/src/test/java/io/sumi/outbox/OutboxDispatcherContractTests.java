@@ -556,6 +556,23 @@ abstract class OutboxDispatcherContractTests {
     }
 
     @Test
+    void aggregatesAndTopicsThatDifferByTrailingSpacesAreDistinct() {
+        // On MariaDB a PAD SPACE collation (utf8mb4_bin) made "A" and "A " one aggregate, and the
+        // topic "orders " the ordered topic "orders": both rows waited for A1.
+        long a1 = append("A", "orders", "A1");
+        long otherAggregate = append("A ", "orders", "A space");
+        long otherTopic = append("A", "orders ", "topic space");
+        publisher.failWith(record -> record.id() == a1 ? new IllegalStateException("fails") : null);
+        OutboxDispatcher dispatcher = dispatcher(publisher).orderedTopics(List.of("orders")).build();
+
+        dispatcher.dispatchOnce();
+
+        assertThat(publisher.sentIds()).containsExactlyInAnyOrder(otherAggregate, otherTopic);
+        assertThat(publisher.sent()).extracting(OutboxRecord::aggregateId).containsExactlyInAnyOrder("A ", "A");
+        assertThat(publisher.sent()).extracting(OutboxRecord::topic).containsExactlyInAnyOrder("orders", "orders ");
+    }
+
+    @Test
     void anEarlierRowClaimedByAnotherDispatcherHoldsBackTheNextRowOfItsAggregate() {
         long a1 = append("A", "orders", "A1");
         long a2 = append("A", "orders", "A2");

@@ -57,6 +57,9 @@ import org.springframework.util.backoff.FixedBackOff;
         "sumi.budgets.llm.limit=1000",
         "sumi.budgets.llm.window=1h",
         "sumi.budgets.llm.cost-per-call=100",
+        "sumi.budgets.batches.limit=5",
+        "sumi.budgets.batches.window=1h",
+        "sumi.budgets.batches.cost-per-call=1",
         "sumi.budget-pause.check-interval=100ms"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
@@ -87,6 +90,9 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired
     ConfigurableEnvironment environment;
+
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
 
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
@@ -167,10 +173,49 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         await().atMost(Duration.ofSeconds(10)).until(() -> !container.isPauseRequested());
     }
 
+    @Test
+    void aRefusedBatchWaitsForItsRetryAtInsteadOfSpinning() throws Exception {
+        MessageListenerContainer container = containers.getListenerContainer("batchCharges");
+        for (int i = 1; i <= 4; i++) {
+            template.send(record("budget.batches", "batch-" + i, "charge"));
+        }
+        template.flush();
+        await().atMost(Duration.ofSeconds(30)).until(() -> provider.batchCharges.size() == 4);
+
+        // Two records in one poll cost 2, one unit is left: the batch is refused, the breaker stays
+        // CLOSED (a single call would still fit), and the refusal says when the batch fits.
+        container.pause();
+        await().atMost(Duration.ofSeconds(10)).until(container::isContainerPaused);
+        template.send(record("budget.batches", "batch-5", "charge"));
+        template.send(record("budget.batches", "batch-6", "charge"));
+        template.flush();
+        container.resume();
+        await().atMost(Duration.ofSeconds(30)).until(() -> pauser.pauses("batches") >= 1);
+        assertThat(budgets.budget("batches").circuitBreaker().getState()).isEqualTo(State.CLOSED);
+
+        // Until then the container stays paused: no redelivery, no second refusal.
+        double refused = meters.get("sumi.budget.calls").tag("budget", "batches").tag("result", "rejected").counter().count();
+        await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(5)).until(() -> pauser.pauses("batches") == 1
+                && meters.get("sumi.budget.calls").tag("budget", "batches").tag("result", "rejected").counter().count() == refused);
+        assertThat(pauser.isPaused(container)).isTrue();
+        assertThat(provider.batchCharges).hasSize(4);
+        assertThat(deadLettered).isEmpty();
+
+        // The window frees: the container resumes and the batch runs once, nothing lost or doubled.
+        clock.advance(Duration.ofHours(1));
+        await().atMost(Duration.ofSeconds(30)).until(() -> provider.batchCharges.size() == 6);
+        assertThat(provider.batchCharges).containsExactlyInAnyOrder("batch-1", "batch-2", "batch-3", "batch-4", "batch-5", "batch-6");
+        await().atMost(Duration.ofSeconds(10)).until(() -> committedOffset("batchCharges", "budget.batches") == 6);
+        assertThat(pauser.pauses("batches")).isEqualTo(1);
+        assertThat(pauser.resumes("batches")).isEqualTo(1);
+        assertThat(deadLettered).isEmpty();
+    }
+
     /** A paid provider, faked: it records the idempotency key of every charge and the tokens of every summary. */
     static class Provider {
         final List<String> charges = new CopyOnWriteArrayList<>();
         final List<String> summaries = new CopyOnWriteArrayList<>();
+        final List<String> batchCharges = new CopyOnWriteArrayList<>();
     }
 
     @SpringBootConfiguration
@@ -180,6 +225,11 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         @Bean
         MutableClock clock() {
             return MutableClock.at("2026-03-01T10:00:00Z");
+        }
+
+        @Bean
+        io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+            return new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
         }
 
         @Bean
@@ -200,12 +250,13 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         KafkaAdmin.NewTopics budgetTopics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("budget.charges", 1, (short) 1), new NewTopic("budget.summaries", 1, (short) 1));
+            return new KafkaAdmin.NewTopics(new NewTopic("budget.charges", 1, (short) 1), new NewTopic("budget.summaries", 1, (short) 1),
+                    new NewTopic("budget.batches", 1, (short) 1));
         }
 
         @Bean
         Listeners budgetListeners(Provider provider, JdbcTemplate jdbc) {
-            jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('charges', 'summaries')");
+            jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('charges', 'summaries', 'batchCharges')");
             return new Listeners(provider);
         }
     }
@@ -229,6 +280,14 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         public void summarize(String tokens) {
             provider.summaries.add(IdempotencyContext.current().key());
             BudgetPermit.current().recordCost(Double.parseDouble(tokens));
+        }
+
+        @KafkaListener(id = "batchCharges", topics = "budget.batches", batch = "true")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "batches")
+        public void chargeAll(List<ConsumerRecord<String, String>> records) {
+            for (ConsumerRecord<String, String> record : records) {
+                provider.batchCharges.add(new String(record.headers().lastHeader("outbox-id").value(), StandardCharsets.UTF_8));
+            }
         }
     }
 }

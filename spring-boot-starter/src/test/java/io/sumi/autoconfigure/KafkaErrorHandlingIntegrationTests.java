@@ -141,6 +141,43 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         assertThat(effects.count("busy-batch", "b0")).isEqualTo(1);
     }
 
+    /**
+     * A user's non-blocking retries ({@code @RetryableTopic}): the retry-topic machinery's own error
+     * handler must not forward a busy key to the retry topics and on to the DLT (where, after the
+     * holder died, nothing would run it); it waits on the main topic, then runs once.
+     */
+    @Test
+    void busyKeyUnderRetryableTopicIsNotForwardedToRetryTopicsOrTheDlt() {
+        ClaimResult dead = claimAsKilledInstance("busy-retryable", "k1");
+        send(List.of(record("busy.retryable", "k1")));
+
+        assertBusyKeyIsRetriedUntilItCanRun("busy-retryable", "k1", dead);
+        assertThat(effects.retryableTopics).containsExactly("busy.retryable");
+        assertThat(effects.retryableDlt).isEmpty();
+    }
+
+    /** A concurrent container (concurrency 3, 3 partitions): a busy key on one child is retried, the others' keys run. */
+    @Test
+    void busyKeyOnAConcurrentContainerIsRetriedAndOtherPartitionsRun() {
+        ClaimResult dead = claimAsKilledInstance("busy-concurrent", "k1");
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int partition = 0; partition < 3; partition++) {
+            for (int i = 0; i < 5; i++) {
+                String key = i == 0 && partition == 0 ? "k1" : "p" + partition + "-" + i;
+                ProducerRecord<String, String> record = new ProducerRecord<>("busy.concurrent", partition, key, "payload of " + key);
+                record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+                records.add(record);
+            }
+        }
+        send(records);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> effects.count("busy-concurrent", "p1-4") == 1
+                && effects.count("busy-concurrent", "p2-4") == 1);
+        assertBusyKeyIsRetriedUntilItCanRun("busy-concurrent", "k1", dead);
+        await().atMost(Duration.ofSeconds(20)).until(() -> effects.count("busy-concurrent", "p0-4") == 1);
+        assertThat(effects.counts.get("busy-concurrent")).hasSize(15).allSatisfy((key, count) -> assertThat(count.get()).as(key).isOne());
+    }
+
     /** Defect 4: a batch listener calling an annotated per-record method: each record is its own invocation. */
     @Test
     void aBatchListenerCallingAnAnnotatedPerRecordMethodRunsEveryRecord() {
@@ -178,6 +215,8 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         final Map<String, Map<String, AtomicInteger>> counts = new ConcurrentHashMap<>();
         final AtomicInteger batchListenerRecords = new AtomicInteger();
         final List<String> fanOutKeys = Collections.synchronizedList(new ArrayList<>());
+        final List<String> retryableTopics = Collections.synchronizedList(new ArrayList<>());
+        final List<String> retryableDlt = Collections.synchronizedList(new ArrayList<>());
         volatile DefaultErrorHandler factoryHandler;
 
         void effect(String consumer, String key) {
@@ -192,6 +231,7 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
+    @org.springframework.kafka.annotation.EnableKafkaRetryTopic
     static class App {
 
         @Bean
@@ -208,7 +248,7 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         KafkaAdmin.NewTopics topics() {
             return new KafkaAdmin.NewTopics(new NewTopic("busy.default", 1, (short) 1), new NewTopic("busy.factory", 1, (short) 1),
                     new NewTopic("busy.batch", 1, (short) 1), new NewTopic("per.record", 1, (short) 1),
-                    new NewTopic("fan.out", 1, (short) 1));
+                    new NewTopic("fan.out", 1, (short) 1), new NewTopic("busy.concurrent", 3, (short) 1));
         }
 
         /** A factory whose error handler the application sets itself (no bean): two quick retries, then the logging recoverer. */
@@ -234,7 +274,7 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         @Bean
         Listeners listeners(Effects effects, Lines lines, JdbcTemplate jdbc) {
             jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('busy-default', 'busy-factory', 'busy-batch', 'per-record',"
-                    + " 'fan-out-lines')");
+                    + " 'fan-out-lines', 'busy-retryable', 'busy-concurrent')");
             return new Listeners(effects, lines);
         }
 
@@ -290,6 +330,25 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void onBatch(List<ConsumerRecord<String, String>> records) {
             records.forEach(record -> effects.effect("busy-batch", record.key()));
+        }
+
+        @KafkaListener(id = "busy-retryable", topics = "busy.retryable")
+        @org.springframework.kafka.annotation.RetryableTopic(attempts = "3", backOff = @org.springframework.kafka.annotation.BackOff(delay = 50))
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void onRetryable(ConsumerRecord<String, String> record) {
+            effects.retryableTopics.add(record.topic());
+            effects.effect("busy-retryable", record.key());
+        }
+
+        @org.springframework.kafka.annotation.DltHandler
+        public void onRetryableDlt(ConsumerRecord<String, String> record) {
+            effects.retryableDlt.add(record.key());
+        }
+
+        @KafkaListener(id = "busy-concurrent", topics = "busy.concurrent", concurrency = "3")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void onConcurrent(ConsumerRecord<String, String> record) {
+            effects.effect("busy-concurrent", record.key());
         }
 
         /** Not annotated itself: guards each record through the annotated per-record method. */

@@ -8,6 +8,7 @@ import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +40,11 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * calls {@link #pause}: the container (the whole concurrent container, not just the child) is
  * paused. A check every {@code checkInterval}, and every state transition of a budget, resumes the
  * containers of a budget whose breaker is {@code HALF_OPEN} or {@code CLOSED}; the first record
- * they deliver is the probe call that decides whether the breaker closes. A container paused while
+ * they deliver is the probe call that decides whether the breaker closes. A batch refused while the
+ * breaker stays {@code CLOSED} (its cost × size does not fit, a single call would) keeps its
+ * container paused until the refusal's {@link BudgetExhaustedException#retryAt() retryAt} on the
+ * budget's clock (or the budget transitions, or its limit is changed), so it is not redelivered and
+ * refused in a busy loop. A container paused while
  * the breaker was already half-open (its probe was still running elsewhere) waits for {@code CLOSED}
  * or for the next half-opening.
  *
@@ -57,9 +62,11 @@ public class BudgetListenerPauser implements SmartLifecycle {
     /**
      * A paused container: its budget, and the number of half-openings of that budget seen when it
      * was paused if it was paused while the budget was half-open (its probe running elsewhere),
-     * else -1.
+     * else -1; for a refusal that left the breaker closed (a batch that does not fit while a
+     * single call would), the time it fits ({@code notBefore}, on the budget's clock) and the
+     * limit it was refused under.
      */
-    private record Paused(String budget, long halfOpenedWhilePaused) {
+    private record Paused(String budget, long halfOpenedWhilePaused, @Nullable Instant notBefore, double limit) {
     }
 
     private final BudgetRegistry budgets;
@@ -106,7 +113,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
                 halfOpenings(budget.name()).incrementAndGet();
             }
             if (to == CircuitBreaker.State.HALF_OPEN || to == CircuitBreaker.State.CLOSED) {
-                resumeReady(budget, to);
+                resumeReady(budget, to, true);
             }
         });
     }
@@ -137,35 +144,51 @@ public class BudgetListenerPauser implements SmartLifecycle {
         // instead of leaving us waiting for a probe that only we could make.
         long halfOpened = halfOpenings(refusal.budget()).get();
         CircuitBreaker.State state = budget != null ? budget.refresh() : CircuitBreaker.State.OPEN;
-        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1);
+        // A batch that does not fit leaves the breaker CLOSED (a single call would still fit): without
+        // waiting for its retryAt the container would resume at once and the batch be refused again
+        // and again until the window frees (a busy loop).
+        Instant notBefore = state == CircuitBreaker.State.CLOSED ? refusal.retryAt().orElse(null) : null;
+        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1, notBefore,
+                refusal.limit());
         if (paused.putIfAbsent(target, entry) == null) {
             target.pause();
             pauses.computeIfAbsent(refusal.budget(), b -> new AtomicLong()).incrementAndGet();
             counter(pauseCounters, "sumi.budget.pauses", refusal.budget()).increment();
-            log.warn("Paused Kafka listener container '{}': budget '{}' refused a call ({}); resuming when it half-opens{}",
-                    target.getListenerId(), refusal.budget(), refusal.reason(),
-                    refusal.retryAt().map(at -> ", due " + at).orElse(""));
+            log.warn("Paused Kafka listener container '{}': budget '{}' refused a call ({}); {}", target.getListenerId(),
+                    refusal.budget(), refusal.reason(), notBefore != null ? "resuming when the batch fits, at " + notBefore
+                            : "resuming when it half-opens" + refusal.retryAt().map(at -> ", due " + at).orElse(""));
         }
         // A budget that moved on while we paused (another thread's probe closed it) must not strand us.
         if (budget != null) {
-            resumeReady(budget, budget.circuitBreaker().getState());
+            resumeReady(budget, budget.circuitBreaker().getState(), false);
         }
     }
 
     /** Applies due budget transitions and resumes containers whose budget can take calls. */
     public void check() {
         for (Paused entry : paused.values()) {
-            budgets.find(entry.budget()).ifPresent(budget -> resumeReady(budget, budget.refresh()));
+            budgets.find(entry.budget()).ifPresent(budget -> resumeReady(budget, budget.refresh(), false));
         }
     }
 
-    private void resumeReady(Budget target, CircuitBreaker.State state) {
+    /**
+     * @param transition whether a state transition of the budget called: it ends the wait for a
+     *     refused batch's {@code retryAt} too (the budget changed under it: e.g. it was reopened
+     *     and half-opened), at the cost of at most one more refusal per transition
+     */
+    private void resumeReady(Budget target, CircuitBreaker.State state, boolean transition) {
         if (state != CircuitBreaker.State.HALF_OPEN && state != CircuitBreaker.State.CLOSED) {
             return;
         }
         String budget = target.name();
         long halfOpened = halfOpenings(budget).get();
         paused.forEach((container, entry) -> {
+            // A refused batch waits until it fits (the window frees its retryAt), unless the budget
+            // transitioned or an operator changed its limit meanwhile.
+            if (entry.budget().equals(budget) && entry.notBefore() != null && !transition
+                    && target.now().isBefore(entry.notBefore()) && target.config().limit() == entry.limit()) {
+                return;
+            }
             // Paused while half-open: the probe ran elsewhere; wait until it closed the breaker, or
             // the breaker half-opened again (the probe failed, the breaker reopened and its wait
             // ended), or no call is running any more (the probe was given back undecided: its

@@ -78,9 +78,13 @@ public final class SumiKafkaErrorHandling {
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
         handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
                 FingerprintMismatchException.class);
-        // It was not retryable in earlier versions: take it out of the classification so the back-off
-        // function decides (a not-retryable classification would win over it).
-        handler.removeClassification(ReconciliationRequiredException.class);
+        // Classified retryable explicitly, because a not-retryable classification wins over the back-off
+        // function: a handler whose classifications default to false (the one @RetryableTopic /
+        // non-blocking retries install on every container) would otherwise give a busy key to its
+        // recoverer at once, i.e. forward it through the retry topics to the DLT although it never
+        // failed. (ReconciliationRequiredException was not retryable in earlier versions.)
+        handler.addRetryableExceptions(MessageBusyException.class, BudgetExhaustedException.class,
+                ReconciliationRequiredException.class);
         long interval = Math.max(1, busyInterval.toMillis());
         FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
         ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);

@@ -99,4 +99,15 @@ public interface Budget {
 
     /** When an open breaker is due to half-open; empty unless open. */
     Optional<Instant> retryAt();
+
+    /**
+     * The time on the budget's clock (the registry's), the clock that
+     * {@link BudgetExhaustedException#retryAt()} and {@link #retryAt()} are given in. A caller
+     * that waits for a refusal's {@code retryAt} compares it with this, not with its own clock.
+     *
+     * @since 0.1.0
+     */
+    default Instant now() {
+        return Instant.now();
+    }
 }

@@ -178,6 +178,11 @@ final class DefaultBudget implements Budget {
         return breaker.getState() == CircuitBreaker.State.OPEN ? Optional.ofNullable(openUntil) : Optional.empty();
     }
 
+    @Override
+    public Instant now() {
+        return clock.instant();
+    }
+
     /** Reconfigures the budget in place (see {@link io.sumi.consumer.budget.BudgetRegistry#update}). */
     synchronized void reconfigure(BudgetConfig newConfig) {
         BudgetConfig old = config;

@@ -1,0 +1,93 @@
+package io.sumi.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sumi.testing.TestDatabase;
+import java.util.List;
+import java.util.Map;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+/**
+ * Upgrading a MariaDB outbox created with the PAD SPACE collation {@code utf8mb4_bin} (where
+ * aggregates {@code 'A'} and {@code 'A '} were one, and topic {@code 't '} was {@code 't'}):
+ * Sumi's migration changes {@code aggregate_id} and {@code topic} to {@code utf8mb4_nopad_bin} in
+ * place, keeping every row exactly. Runs in a database of its own next to the test database,
+ * created and dropped by the test.
+ */
+class MariaDbOutboxMigrationIntegrationTests {
+
+    /** The outbox as Sumi's migration created it before those columns were NO PAD. */
+    static final String LEGACY_TABLE = """
+            CREATE TABLE outbox (
+                id               BIGINT        NOT NULL AUTO_INCREMENT,
+                aggregate_id     VARCHAR(200)  NOT NULL,
+                topic            VARCHAR(255)  NOT NULL,
+                payload          LONGTEXT      NOT NULL,
+                headers          TEXT          NOT NULL,
+                created_at       DATETIME(6)   NOT NULL,
+                available_at     DATETIME(6)   NOT NULL,
+                dispatched_at    DATETIME(6),
+                attempts         INT           NOT NULL DEFAULT 0,
+                last_error       VARCHAR(1000),
+                claim_token      BIGINT,
+                lease_until      DATETIME(6),
+                parked_at        DATETIME(6),
+                dispatch_outcome VARCHAR(16),
+                PRIMARY KEY (id)
+            ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin""";
+
+    JdbcTemplate admin;
+    String database;
+    DriverManagerDataSource dataSource;
+
+    @BeforeEach
+    void legacyOutbox() {
+        String[] settings = TestDatabase.MARIADB.settings();
+        String url = settings[0];
+        int query = url.indexOf('?');
+        String base = query < 0 ? url : url.substring(0, query);
+        String params = query < 0 ? "" : url.substring(query);
+        database = base.substring(base.lastIndexOf('/') + 1) + "_outbox_upgrade";
+        String server = base.substring(0, base.lastIndexOf('/') + 1);
+        admin = new JdbcTemplate(new DriverManagerDataSource(url, settings[1], settings[2]));
+        admin.execute("DROP DATABASE IF EXISTS " + database);
+        admin.execute("CREATE DATABASE " + database);
+        dataSource = new DriverManagerDataSource(server + database + params, settings[1], settings[2]);
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        jdbc.execute(LEGACY_TABLE);
+        jdbc.execute("CREATE INDEX outbox_aggregate_idx ON outbox (topic, aggregate_id, dispatched_at)");
+        for (String aggregate : List.of("A", "A ", "注文-42-é", "🎉".repeat(200))) {
+            jdbc.update("INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at)"
+                    + " VALUES (?, ?, '{}', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", aggregate, aggregate.equals("A ") ? "t " : "t");
+        }
+    }
+
+    @AfterEach
+    void dropDatabase() {
+        admin.execute("DROP DATABASE IF EXISTS " + database);
+    }
+
+    @Test
+    void theMigrationMakesAggregateAndTopicNoPadAndKeepsEveryRow() {
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        List<Map<String, Object>> before = jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id");
+
+        // As in an application whose outbox predates this version: the changed repeatable script runs again.
+        Flyway.configure().dataSource(dataSource).locations(TestDatabase.MARIADB.migrationLocation()).baselineOnMigrate(true)
+                .load().migrate();
+
+        assertThat(jdbc.queryForList("SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
+                + " AND table_name = 'outbox' AND column_name IN ('aggregate_id', 'topic')", String.class, database))
+                .containsExactly("utf8mb4_nopad_bin", "utf8mb4_nopad_bin");
+        assertThat(jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id")).hasSize(4)
+                .containsExactlyElementsOf(before);
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'A'", Integer.class))
+                .as("'A ' is an aggregate of its own now").isOne();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE topic = 't'", Integer.class)).isEqualTo(3);
+    }
+}
