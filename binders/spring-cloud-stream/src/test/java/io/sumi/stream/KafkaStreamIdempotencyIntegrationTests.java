@@ -311,8 +311,9 @@ class KafkaStreamIdempotencyIntegrationTests {
     @Test
     void aKeyHeldByADeadInstanceWaitsForItsLeaseAndRunsOnceOnTheKafkaBinderWithoutDlq() {
         String key = RUN + "-busy";
-        // Instance A claimed it and was killed: its lease outlasts the in-place wait and the binder's retries.
-        assertThat(store.claim("busy", new ClaimRequest(key, null), Duration.ofSeconds(5)).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        // Instance A claimed it and was killed: its lease (8 s) outlasts the in-place wait (1 s) of each of the
+        // binder's 3 attempts, so only the container can still deliver it.
+        assertThat(store.claim("busy", new ClaimRequest(key, null), Duration.ofSeconds(8)).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         send(List.of(record("busy.topic", key, "busy payload")));
 
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("busy:" + key) == 1
