@@ -3,14 +3,17 @@ package io.sumi.autoconfigure;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.stream.IdempotentFunctionPostProcessor;
+import io.sumi.stream.SumiKafkaBinderContainerCustomizer;
 import io.sumi.stream.SumiStreamChannelInterceptor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.integration.channel.interceptor.GlobalChannelInterceptorWrapper;
 
@@ -44,6 +47,26 @@ class SumiStreamAutoConfiguration {
     @ConditionalOnMissingBean(name = CHANNEL_INTERCEPTOR_BEAN_NAME)
     GlobalChannelInterceptorWrapper sumiStreamChannelInterceptor(SumiStreamProperties properties) {
         return new SumiStreamChannelInterceptor(properties.settings().keyHeader()).asGlobalInterceptor();
+    }
+
+    /**
+     * The Kafka binder's listener containers learn Sumi's exceptions (a busy key, a spent budget, a
+     * row awaiting reconciliation are delivered again by the container, never skipped): needs the
+     * Kafka binder and Sumi's Spring Kafka binder (for the classification). The Kafka binder takes
+     * one {@code ListenerContainerCustomizer}: with the application's own, this backs off and the
+     * application's customizer should call Sumi's (see {@link SumiKafkaBinderContainerCustomizer}).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = { "org.springframework.cloud.stream.binder.kafka.KafkaMessageChannelBinder",
+            "io.sumi.kafka.SumiKafkaErrorHandling" })
+    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
+    static class KafkaBinderErrorHandling {
+
+        @Bean
+        @ConditionalOnMissingBean(type = "org.springframework.cloud.stream.config.ListenerContainerCustomizer")
+        SumiKafkaBinderContainerCustomizer sumiKafkaBinderContainerCustomizer(ObjectProvider<SumiStreamProperties> properties) {
+            return new SumiKafkaBinderContainerCustomizer(() -> properties.getObject().busyRetryInterval());
+        }
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {

@@ -10,9 +10,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *
  * @param busyRetryInterval how often a message whose key another consumer holds (a live lease) is
  *     claimed again on the listener thread
- * @param busyMaxWait how long such a message is retried in place before its
- *     {@code MessageBusyException} goes to the binder (its retry, then its dead-letter destination);
- *     {@code 0s} hands it over at once. On Kafka keep it below {@code max.poll.interval.ms}
+ * @param busyMaxWait how long such a message is retried in place, per binder attempt, before its
+ *     {@code MessageBusyException} goes to the binder (its retry; then on the Kafka binder without
+ *     a DLQ the taught listener container, which delivers it again until the key is free; with a
+ *     DLQ and on Rabbit the dead-letter destination); {@code 0s} hands it over at once. On Kafka
+ *     keep {@code max-attempts} times it below {@code max.poll.interval.ms}
  * @param propagateKey whether messages sent while an idempotent function runs ({@code StreamBridge}
  *     sends, a {@code Function}'s output) get the message's key in {@code keyHeader}, unless they
  *     set that header themselves

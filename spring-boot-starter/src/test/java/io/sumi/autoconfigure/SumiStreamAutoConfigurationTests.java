@@ -63,6 +63,12 @@ class SumiStreamAutoConfigurationTests {
     }
 
     @Test
+    void withoutTheKafkaBinderDeclaresNoContainerCustomizer() {
+        // The Kafka binder is not on the starter's test class path: the customizer needs it.
+        runner.run(context -> assertThat(context).doesNotHaveBean("sumiKafkaBinderContainerCustomizer"));
+    }
+
+    @Test
     void staysOffWithoutSpringCloudStream() {
         runner.withClassLoader(new FilteredClassLoader("org.springframework.cloud.stream")).run(context ->
                 assertThat(context).doesNotHaveBean(IdempotentFunctionPostProcessor.class));

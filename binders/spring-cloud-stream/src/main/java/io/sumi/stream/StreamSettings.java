@@ -11,10 +11,13 @@ import org.jspecify.annotations.Nullable;
  *
  * @param busyRetryInterval how often a message whose key another consumer holds (a live lease) is
  *     claimed again, on the listener thread, before the binder sees a failure
- * @param busyMaxWait how long such a message is retried in place; then its
- *     {@link io.sumi.consumer.MessageBusyException} goes to the binder (its retry, then its
- *     dead-letter destination). {@code Duration.ZERO}: hand it to the binder at once. Keep it
- *     below the Kafka consumer's {@code max.poll.interval.ms}
+ * @param busyMaxWait how long such a message is retried in place, per binder attempt; then its
+ *     {@link io.sumi.consumer.MessageBusyException} goes to the binder (its retry; then, on the
+ *     Kafka binder without a DLQ, the listener container taught by
+ *     {@link SumiKafkaBinderContainerCustomizer}, which delivers it again until the key is free;
+ *     with a DLQ and on Rabbit, the dead-letter destination). {@code Duration.ZERO}: hand it to the
+ *     binder at once. Keep {@code max-attempts} times it below the Kafka consumer's
+ *     {@code max.poll.interval.ms}
  * @param keyHeader the header that messages sent while an idempotent function runs (a
  *     {@code Function}'s output, {@code StreamBridge} sends) get the message's key in, unless
  *     they set it themselves; {@code null}: do not add it

@@ -11,6 +11,8 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -276,6 +278,26 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         assertThat(store.find("batch", RUN + "-b4")).get().extracting(row -> row.attempts()).isEqualTo(1);
     }
 
+    /**
+     * Issue 8: instance A claimed the key (lease mode) and died; instance B's binding, with the
+     * binder's defaults (retry, no DLQ), sees BUSY longer than {@code busy-max-wait}. The record
+     * must wait for the lease to end and then run once: before, the binder's retries gave up and
+     * its container's error handler logged and committed past it, so the key never ran.
+     */
+    @Test
+    void aKeyHeldByADeadInstanceWaitsForItsLeaseAndRunsOnceOnTheKafkaBinderWithoutDlq() {
+        String key = RUN + "-busy";
+        // Instance A claimed it and was killed: its lease (8 s) outlasts the in-place wait (1 s) of each of the
+        // binder's 3 attempts, so only the container can still deliver it.
+        assertThat(store.claim("busy", new ClaimRequest(key, null), Duration.ofSeconds(8)).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        send(List.of(record("busy.topic", key, "busy payload")));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("busy:" + key) == 1
+                && store.find("busy", key).map(row -> row.status() == MessageStatus.COMPLETED).orElse(false));
+        assertThat(count("busy", "busy")).as("the busy key was seen busy before it ran").isPositive();
+        assertThat(effects.count("busy:" + key)).isEqualTo(1);
+    }
+
     static ProducerRecord<String, String> withOutboxId(ProducerRecord<String, String> record, String key) {
         record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
         return record;
@@ -347,6 +369,12 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
                     effects.effect("batch:" + payloads.get(i));
                 }
             };
+        }
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        Consumer<Message<String>> busy(Effects effects) {
+            return message -> effects.effect("busy:" + IdempotencyContext.current().key());
         }
 
         /** Not idempotent: sees the DLQs and the output topics. */

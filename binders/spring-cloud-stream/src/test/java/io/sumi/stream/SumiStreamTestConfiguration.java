@@ -49,7 +49,12 @@ class SumiStreamTestConfiguration {
     static IdempotentFunctionPostProcessor idempotentFunctionPostProcessor(ObjectProvider<IdempotentExecutor> executor) {
         return new IdempotentFunctionPostProcessor(executor::getObject,
                 () -> new HandlerDefaults(IdempotencyMode.AUTO, LEASE, FingerprintMismatchPolicy.WARN, HandlerDefinition.DEFAULT_KEY_HEADERS),
-                new StreamSettings(Duration.ofMillis(50), Duration.ofSeconds(20), StreamSettings.DEFAULT_KEY_HEADER));
+                new StreamSettings(Duration.ofMillis(50), Duration.ofSeconds(1), StreamSettings.DEFAULT_KEY_HEADER));
+    }
+
+    @Bean
+    SumiKafkaBinderContainerCustomizer sumiKafkaBinderContainerCustomizer() {
+        return new SumiKafkaBinderContainerCustomizer(() -> Duration.ofMillis(200));
     }
 
     @Bean

@@ -76,6 +76,24 @@ public final class SumiKafkaErrorHandling {
      * @return {@code handler}
      */
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
+        return classify(handler, busyInterval, null);
+    }
+
+    /**
+     * A {@link DefaultErrorHandler} that gives every exception except Sumi's retried ones to Spring
+     * Kafka's default recoverer (which logs) at once, as {@code new DefaultErrorHandler(new FixedBackOff(0, 0))}
+     * does, and retries Sumi's as described above.
+     *
+     * <p>Why not teach such a handler: Spring Kafka consults no back-off function when the handler's
+     * own back-off allows no retry at all ({@code FixedBackOff(0, 0)}); a busy key would go to the
+     * recoverer at once. This handler has a back-off with a retry, and its back-off function stops
+     * at once for every other exception.
+     */
+    public static DefaultErrorHandler withoutRetries(Duration busyInterval) {
+        return classify(new DefaultErrorHandler(new FixedBackOff(0, 1)), busyInterval, new FixedBackOff(0, 0));
+    }
+
+    private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval, @Nullable BackOff otherwise) {
         handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
                 FingerprintMismatchException.class);
         // Classified retryable explicitly, because a not-retryable classification wins over the back-off
@@ -94,7 +112,7 @@ public final class SumiKafkaErrorHandling {
             if (BudgetExhaustedException.find(ex).isPresent() || find(ex, MessageBusyException.class)) {
                 return unlimited;
             }
-            return find(ex, ReconciliationRequiredException.class) ? reconcile : null;
+            return find(ex, ReconciliationRequiredException.class) ? reconcile : otherwise;
         };
         handler.setBackOffFunction(function);
         return handler;

@@ -46,7 +46,8 @@ import org.springframework.util.ClassUtils;
  * <p>A busy key is claimed again every {@link StreamSettings#busyRetryInterval()} for up to
  * {@link StreamSettings#busyMaxWait()} on the listener thread; after that, and for every other
  * failure, the exception goes to the binder unchanged (its retry, then its dead-letter
- * destination). A batch that stops at a record throws a {@link BatchFailedException} with the
+ * destination; on the Kafka binder without a DLQ, a busy key then goes to the listener container,
+ * which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
  * record's index, on the Kafka binder Spring Kafka's {@code BatchListenerFailedException}, so the
  * container commits the records before it and delivers the rest again. Thread-safe.
  */
