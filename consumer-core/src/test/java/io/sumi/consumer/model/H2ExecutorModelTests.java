@@ -1,0 +1,13 @@
+package io.sumi.consumer.model;
+
+import io.sumi.testing.TestDatabase;
+
+/** The model on H2: the fast suite, the most tries. */
+@ModelTries(100)
+class H2ExecutorModelTests extends ExecutorModelProperties {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.H2;
+    }
+}

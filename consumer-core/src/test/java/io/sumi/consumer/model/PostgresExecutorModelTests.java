@@ -1,0 +1,13 @@
+package io.sumi.consumer.model;
+
+import io.sumi.testing.TestDatabase;
+
+/** The model on PostgreSQL: fewer tries, a real server's locking and isolation. */
+@ModelTries(15)
+class PostgresExecutorModelTests extends ExecutorModelProperties {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+}
