@@ -30,6 +30,7 @@ import io.sumi.store.jdbc.DatabaseType;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.TestDatabase;
 import java.sql.Timestamp;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -96,6 +97,8 @@ final class ExecutorModel implements AutoCloseable {
     static final int INSTANCES = 3;
     static final Duration LEASE = Duration.ofMinutes(5);
     static final String EFFECTS = "sumi_model_effects";
+    /** How far instance 1's clock runs ahead when {@link ModelConfig#skewedClock()}: more than a lease. */
+    static final Duration SKEW = LEASE.plusMinutes(1);
 
     private static final Timestamp LONG_AGO = Timestamp.from(Instant.parse("2000-01-01T00:00:00Z"));
     private static final ExecutorService THREADS = Executors.newCachedThreadPool(runnable -> {
@@ -132,7 +135,8 @@ final class ExecutorModel implements AutoCloseable {
 
         Instance(int id) {
             this.id = id;
-            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).build();
+            Clock clock = config.skewedClock() && id == 1 ? Clock.offset(Clock.systemUTC(), SKEW) : Clock.systemUTC();
+            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).clock(clock).build();
             if (config.cache(id)) {
                 ledger = new CachingProcessedMessageStore(ledger, 10_000, Duration.ofHours(1));
             }

@@ -61,7 +61,8 @@ abstract class ExecutorModelProperties {
 
     @Provide
     Arbitrary<ModelConfig> leaseConfigs() {
-        return configs(IdempotencyMode.LEASE, false);
+        return Combinators.combine(configs(IdempotencyMode.LEASE, false), Arbitraries.frequency(Tuple.of(3, false), Tuple.of(1, true)))
+                .as((config, skewed) -> ModelConfig.config(config.mode(), config.cacheMask(), config.budgeted(), false, skewed));
     }
 
     @Provide
@@ -76,7 +77,7 @@ abstract class ExecutorModelProperties {
 
     private static Arbitrary<ModelConfig> configs(IdempotencyMode mode, boolean foreignManager) {
         return Combinators.combine(Arbitraries.integers().between(0, (1 << ExecutorModel.INSTANCES) - 1), Arbitraries.of(false, true))
-                .as((cacheMask, budgeted) -> ModelConfig.config(mode, cacheMask, budgeted, foreignManager));
+                .as((cacheMask, budgeted) -> ModelConfig.config(mode, cacheMask, budgeted, foreignManager, false));
     }
 
     @Provide
