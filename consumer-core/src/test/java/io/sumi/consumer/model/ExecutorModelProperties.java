@@ -19,7 +19,6 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
-import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /**
  * Model-based properties of the executor on a real ledger (see {@link ExecutorModel} for the model
@@ -29,10 +28,9 @@ import net.jqwik.api.lifecycle.AddLifecycleHook;
  * whose printout is Java code (see {@link Step}); such a sequence becomes a named test in
  * {@link ExecutorModelRegressionTests}.
  *
- * <p>Tries per property: {@link ModelTries} on the subclass; {@code -Dsumi.model.tries=N} sets
- * them for every database (see docs/testing.md).
+ * <p>Tries per property: {@link ModelTries} on the subclass (with its hook); {@code -Dsumi.model.tries=N}
+ * sets them for every database (see docs/testing.md).
  */
-@AddLifecycleHook(ModelTries.Hook.class)
 abstract class ExecutorModelProperties {
 
     abstract TestDatabase database();

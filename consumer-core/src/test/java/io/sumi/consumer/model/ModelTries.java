@@ -6,6 +6,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import net.jqwik.api.lifecycle.AroundPropertyHook;
+import net.jqwik.api.lifecycle.PropagationMode;
 import net.jqwik.api.lifecycle.PropertyExecutionResult;
 import net.jqwik.api.lifecycle.PropertyExecutor;
 import net.jqwik.api.lifecycle.PropertyLifecycleContext;
@@ -25,6 +26,11 @@ import net.jqwik.api.lifecycle.PropertyLifecycleContext;
 
     /** Applies {@link ModelTries} (or the system property) to each property. */
     final class Hook implements AroundPropertyHook {
+
+        @Override
+        public PropagationMode propagateTo() {
+            return PropagationMode.ALL_DESCENDANTS;
+        }
 
         @Override
         public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {

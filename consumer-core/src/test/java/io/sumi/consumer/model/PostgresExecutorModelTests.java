@@ -1,9 +1,11 @@
 package io.sumi.consumer.model;
 
 import io.sumi.testing.TestDatabase;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /** The model on PostgreSQL: fewer tries, a real server's locking and isolation. */
-@ModelTries(15)
+@ModelTries(50)
+@AddLifecycleHook(ModelTries.Hook.class)
 class PostgresExecutorModelTests extends ExecutorModelProperties {
 
     @Override
