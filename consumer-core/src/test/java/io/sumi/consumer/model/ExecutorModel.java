@@ -16,6 +16,7 @@ import io.sumi.consumer.model.FaultInjectingStore.Crash;
 import io.sumi.consumer.model.FaultInjectingStore.Point;
 import io.sumi.consumer.model.Step.Batch;
 import io.sumi.consumer.model.Step.BatchFault;
+import io.sumi.consumer.model.Step.ConcurrentBatches;
 import io.sumi.consumer.model.Step.Concurrently;
 import io.sumi.consumer.model.Step.Deliver;
 import io.sumi.consumer.model.Step.ExpireLeases;
@@ -86,6 +87,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   expired, is claimed again, not BUSY; a failing ledger call leaves no lease behind on keys it
  *   was not about;</li>
  *   <li>lease mode never runs a handler for a key after it was completed;</li>
+ *   <li>transactional mode, after every step: a key's effect row is committed (once) exactly when
+ *   its ledger row is COMPLETED;</li>
  *   <li>at the end, after every undone key is delivered again until it is acked: transactional
  *   mode committed every delivered key's effect exactly once, lease mode ran every delivered key
  *   at least once, and every delivered key is COMPLETED.</li>
@@ -260,6 +263,9 @@ final class ExecutorModel implements AutoCloseable {
         }
         else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
+        }
+        else if (step instanceof ConcurrentBatches batches) {
+            concurrentBatches(batches);
         }
         else if (step instanceof ExpireLeases) {
             expireLeases();
@@ -732,6 +738,73 @@ final class ExecutorModel implements AutoCloseable {
         }
     }
 
+    /**
+     * Two overlapping batches at once on two live instances, no faults: the outcome of each is not
+     * predicted (who claims what first is a race), but every message runs at most once, acks only
+     * what is COMPLETED, and no claim stays leased afterwards.
+     */
+    private void concurrentBatches(ConcurrentBatches step) {
+        List<List<String>> batches = List.of(step.first().stream().map(ExecutorModel::key).toList(),
+                step.second().stream().map(ExecutorModel::key).toList());
+        Map<String, KeyState> before = new HashMap<>();
+        batches.forEach(keys -> keys.forEach(k -> {
+            noteDelivered(k);
+            before.put(k, stateOf(k));
+        }));
+        boolean predictable = !instances[0].misconfigured() && !instances[1].misconfigured();
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Object>> futures = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Instance instance = instances[i];
+            List<String> keys = batches.get(i);
+            futures.add(THREADS.submit(() -> {
+                try {
+                    start.await();
+                    return instance.executor.executeBatch(handler, messages(keys), indexes -> {
+                        for (int index : indexes) {
+                            runs.computeIfAbsent(keys.get(index), k -> new AtomicInteger()).incrementAndGet();
+                            effect(keys.get(index));
+                        }
+                    });
+                }
+                catch (Throwable ex) {
+                    return ex;
+                }
+            }));
+        }
+        start.countDown();
+        List<Object> outcomes = new ArrayList<>();
+        for (Future<Object> future : futures) {
+            try {
+                outcomes.add(future.get(60, TimeUnit.SECONDS));
+            }
+            catch (Exception ex) {
+                fail("a concurrent batch did not finish: " + ex);
+            }
+        }
+        String all = outcomes.stream().map(o -> o instanceof Throwable t ? describe(null, t) : String.valueOf(o)).toList().toString();
+        for (int i = 0; i < 2; i++) {
+            Object outcome = outcomes.get(i);
+            List<String> keys = batches.get(i);
+            boolean expected = outcome instanceof BatchResult
+                    || outcome instanceof BatchFailedException b && (b.getCause() instanceof MessageBusyException
+                    || b.getCause() instanceof TransientDataAccessException)
+                    || outcome instanceof TransientDataAccessException && config.transactional();
+            if (!expected && predictable) {
+                fail("unexpected outcome of concurrent batches: " + all);
+            }
+            ackBatch(keys, outcome instanceof Throwable t ? t : null, all);
+        }
+        for (Map.Entry<String, AtomicInteger> run : runs.entrySet()) {
+            if (!config.transactional() && predictable && run.getValue().get() > 1) {
+                fail("lease mode ran " + run.getKey() + " " + run.getValue().get() + " times in two concurrent batches: " + all);
+            }
+        }
+        before.forEach((k, s) -> loose.put(k, !predictable ? EnumSet.allOf(KeyState.class)
+                : s == KeyState.FREE ? EnumSet.of(KeyState.FREE, KeyState.COMPLETED) : EnumSet.of(s)));
+    }
+
     private void outer(Outer step) {
         Instance instance = instances[step.instance()];
         boolean joined = step.kind() == TransactionKind.LEDGER && config.transactional();
@@ -877,6 +950,11 @@ final class ExecutorModel implements AutoCloseable {
 
     /** After every step: the ledger agrees with the model (a live lease where the model says HELD, and so on). */
     private void verifyLedger() {
+        Map<String, Integer> effects = new HashMap<>();
+        if (config.transactional()) {
+            jdbc.query("SELECT message_id, COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? GROUP BY message_id",
+                    rs -> { effects.put(rs.getString(1), rs.getInt(2)); }, consumer);
+        }
         for (int k = 0; k < KEYS; k++) {
             String key = key(k);
             KeyState actual = ledgerState(key);
@@ -887,6 +965,11 @@ final class ExecutorModel implements AutoCloseable {
             state.put(key, actual);
             if (actual == KeyState.COMPLETED) {
                 everCompleted.add(key);
+            }
+            int committed = effects.getOrDefault(key, 0);
+            if (config.transactional() && committed != (actual == KeyState.COMPLETED ? 1 : 0)) {
+                fail("transactional mode: the ledger has " + key + " " + actual + " with " + committed
+                        + " committed effect rows (a row is COMPLETED exactly when the handler's effect committed, once)");
             }
         }
         loose.clear();

@@ -94,6 +94,20 @@ sealed interface Step {
         }
     }
 
+    /** Two batches delivered at the same moment, {@code first} to instance 0 and {@code second} to instance 1, on threads of their own. */
+    record ConcurrentBatches(List<Integer> first, List<Integer> second) implements Step {
+        public ConcurrentBatches {
+            first = List.copyOf(first);
+            second = List.copyOf(second);
+        }
+
+        @Override
+        public String toString() {
+            return "concurrentBatches(List.of(" + first.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), List.of("
+                    + second.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "))";
+        }
+    }
+
     /** Every live lease of the namespace ends: {@code lease_until} is moved into the past by SQL. */
     record ExpireLeases() implements Step {
         @Override
@@ -131,6 +145,10 @@ sealed interface Step {
 
     static Concurrently concurrently(int key, int copies) {
         return new Concurrently(key, copies);
+    }
+
+    static ConcurrentBatches concurrentBatches(List<Integer> first, List<Integer> second) {
+        return new ConcurrentBatches(first, second);
     }
 
     static ExpireLeases expireLeases() {
