@@ -22,6 +22,7 @@ import io.sumi.consumer.model.Step.Deliver;
 import io.sumi.consumer.model.Step.ExpireLeases;
 import io.sumi.consumer.model.Step.Fault;
 import io.sumi.consumer.model.Step.Outer;
+import io.sumi.consumer.model.Step.Overtaken;
 import io.sumi.consumer.model.Step.TransactionKind;
 import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.MessageStatus;
@@ -266,6 +267,9 @@ final class ExecutorModel implements AutoCloseable {
         }
         else if (step instanceof ConcurrentBatches batches) {
             concurrentBatches(batches);
+        }
+        else if (step instanceof Overtaken overtaken) {
+            overtaken(overtaken);
         }
         else if (step instanceof ExpireLeases) {
             expireLeases();
@@ -803,6 +807,47 @@ final class ExecutorModel implements AutoCloseable {
         }
         before.forEach((k, s) -> loose.put(k, !predictable ? EnumSet.allOf(KeyState.class)
                 : s == KeyState.FREE ? EnumSet.of(KeyState.FREE, KeyState.COMPLETED) : EnumSet.of(s)));
+    }
+
+    /** A lease-mode handler that outlives its lease while another instance takes the message over. */
+    private void overtaken(Overtaken step) {
+        String key = key(step.key());
+        if (config.transactional() || stateOf(key) != KeyState.FREE) {
+            deliver(new Deliver(step.instance(), step.key(), Fault.NONE));
+            return;
+        }
+        noteDelivered(key);
+        Instance slow = instances[step.instance()];
+        int other = (step.instance() + 1) % INSTANCES;
+        AtomicInteger calls = new AtomicInteger();
+        HandlerResult<?> result = null;
+        Throwable thrown = null;
+        try {
+            result = slow.executor.execute(handler, message(key), () -> {
+                calls.incrementAndGet();
+                effect(key);
+                expireLeases();
+                history.add("  while the handler of instance " + step.instance() + " runs, its lease expires and: "
+                        + new Deliver(other, step.key(), step.otherFault()));
+                Future<Throwable> overtaking = THREADS.submit(() -> deliver(new Deliver(other, step.key(), step.otherFault())));
+                overtaking.get(60, TimeUnit.SECONDS);
+                return key;
+            });
+        }
+        catch (Throwable ex) {
+            thrown = ex;
+        }
+        String outcome = describe(result, thrown);
+        if (thrown instanceof AssertionError assertion) {
+            throw assertion;
+        }
+        if (thrown instanceof java.util.concurrent.ExecutionException execution && execution.getCause() instanceof AssertionError assertion) {
+            throw assertion;
+        }
+        // The slow run did happen, so it is reported (its lost lease is counted); its ack must
+        // still find the message COMPLETED.
+        expect(calls.get() == 1 && thrown == null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED (a lost lease)", outcome);
+        ack(key, "PROCESSED after its lease was lost");
     }
 
     private void outer(Outer step) {

@@ -121,6 +121,7 @@ abstract class ExecutorModelProperties {
                 .as((i, keys, at, fault) -> (Step) batch(i, keys, at < keys.size() ? at : -1, fault));
         Arbitrary<Step> concurrent = Combinators.combine(key, Arbitraries.integers().between(2, ExecutorModel.INSTANCES))
                 .as((k, copies) -> (Step) concurrently(k, copies));
+        Arbitrary<Step> overtakings = key.map(k -> (Step) Step.overtaken(0, k, Fault.NONE));
         Arbitrary<Step> concurrentBatches = Combinators.combine(batchKeys, batchKeys).as((a, b) -> (Step) Step.concurrentBatches(a, b));
         // Inside a listener transaction the instance of the outer step receives everything.
         Arbitrary<Step> inner = Arbitraries.oneOf(
@@ -134,6 +135,7 @@ abstract class ExecutorModelProperties {
                 Tuple.of(4, batches),
                 Tuple.of(2, concurrent),
                 Tuple.of(2, concurrentBatches),
+                Tuple.of(1, overtakings),
                 Tuple.of(2, Arbitraries.just(expireLeases())),
                 Tuple.of(3, outers)).list().ofMinSize(1).ofMaxSize(12);
     }

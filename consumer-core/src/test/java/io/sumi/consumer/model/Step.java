@@ -108,6 +108,18 @@ sealed interface Step {
         }
     }
 
+    /**
+     * Lease mode: the handler on {@code instance} outlives its lease (a long GC pause): while it
+     * runs, the lease expires and the next instance receives the message with {@code otherFault};
+     * then the slow handler returns.
+     */
+    record Overtaken(int instance, int key, Fault otherFault) implements Step {
+        @Override
+        public String toString() {
+            return "overtaken(" + instance + ", " + key + ", " + otherFault + ")";
+        }
+    }
+
     /** Every live lease of the namespace ends: {@code lease_until} is moved into the past by SQL. */
     record ExpireLeases() implements Step {
         @Override
@@ -149,6 +161,10 @@ sealed interface Step {
 
     static ConcurrentBatches concurrentBatches(List<Integer> first, List<Integer> second) {
         return new ConcurrentBatches(first, second);
+    }
+
+    static Overtaken overtaken(int instance, int key, Fault otherFault) {
+        return new Overtaken(instance, key, otherFault);
     }
 
     static ExpireLeases expireLeases() {
