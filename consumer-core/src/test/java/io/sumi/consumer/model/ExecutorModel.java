@@ -7,6 +7,7 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.TransactionSupport;
@@ -23,6 +24,7 @@ import io.sumi.consumer.model.Step.ExpireLeases;
 import io.sumi.consumer.model.Step.Fault;
 import io.sumi.consumer.model.Step.Outer;
 import io.sumi.consumer.model.Step.Overtaken;
+import io.sumi.consumer.model.Step.Prune;
 import io.sumi.consumer.model.Step.TransactionKind;
 import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.MessageStatus;
@@ -270,6 +272,9 @@ final class ExecutorModel implements AutoCloseable {
         }
         else if (step instanceof Overtaken overtaken) {
             overtaken(overtaken);
+        }
+        else if (step instanceof Prune) {
+            LedgerPruner.builder(reader).build().prune();
         }
         else if (step instanceof ExpireLeases) {
             expireLeases();

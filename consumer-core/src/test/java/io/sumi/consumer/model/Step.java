@@ -120,6 +120,14 @@ sealed interface Step {
         }
     }
 
+    /** The pruning job runs (default retention): it may delete expired claims, never a live one or a recent completion. */
+    record Prune() implements Step {
+        @Override
+        public String toString() {
+            return "prune()";
+        }
+    }
+
     /** Every live lease of the namespace ends: {@code lease_until} is moved into the past by SQL. */
     record ExpireLeases() implements Step {
         @Override
@@ -165,6 +173,10 @@ sealed interface Step {
 
     static Overtaken overtaken(int instance, int key, Fault otherFault) {
         return new Overtaken(instance, key, otherFault);
+    }
+
+    static Prune prune() {
+        return new Prune();
     }
 
     static ExpireLeases expireLeases() {
