@@ -3,6 +3,7 @@ package io.sumi.consumer;
 import io.sumi.consumer.internal.Durations;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an {@link IdempotentHandler} attribute left at its default means ({@code sumi.consumer.*}
@@ -41,10 +42,39 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
      * @throws IllegalArgumentException if the annotation has an invalid lease, reconcile-after window or consumer
      */
     public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, boolean transactionalHint, String where) {
+        return resolve(annotation, defaultConsumer, transactionalHint ? "" : null, where);
+    }
+
+    /**
+     * The definition of a handler annotated with {@code annotation}, given its own
+     * {@code @Transactional}, if any.
+     *
+     * <p>A {@code @Transactional} of the default transaction manager ({@code ""}) makes
+     * {@code AUTO} mean {@code TRANSACTIONAL}, even when that transaction starts after Sumi's claim
+     * would. One that names a transaction manager may be a transaction of another resource (a
+     * Kafka-only manager, another DataSource), in which a ledger row would commit on its own: there
+     * {@code AUTO} means {@code LEASE}, and {@code TRANSACTIONAL} is refused.
+     *
+     * @param transactionManager the transaction manager the handler's {@code @Transactional} names
+     *     ({@code ""}: the default one), or {@code null} if the handler is not {@code @Transactional}
+     * @throws IllegalArgumentException if the annotation has an invalid lease, reconcile-after
+     *     window or consumer, or asks for {@code TRANSACTIONAL} with a named transaction manager
+     * @since 0.1.0
+     */
+    public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, @Nullable String transactionManager,
+            String where) {
         String consumer = annotation.consumer().isBlank() ? defaultConsumer : annotation.consumer();
         IdempotencyMode resolvedMode = annotation.mode() != IdempotencyMode.AUTO ? annotation.mode() : mode;
-        if (resolvedMode == IdempotencyMode.AUTO && transactionalHint) {
-            resolvedMode = IdempotencyMode.TRANSACTIONAL;
+        boolean namedManager = transactionManager != null && !transactionManager.isBlank();
+        if (namedManager && resolvedMode == IdempotencyMode.TRANSACTIONAL) {
+            throw new IllegalArgumentException("@IdempotentHandler on " + where + " asks for transactional mode, but its"
+                    + " @Transactional names the transaction manager '" + transactionManager + "': Sumi cannot tell whether the"
+                    + " ledger's DataSource takes part in that transaction, and a ledger row outside it would commit on its own."
+                    + " Use @IdempotentHandler(mode = LEASE), or let @Transactional use the default transaction manager (the"
+                    + " ledger's DataSource)");
+        }
+        if (resolvedMode == IdempotencyMode.AUTO && transactionManager != null) {
+            resolvedMode = namedManager ? IdempotencyMode.LEASE : IdempotencyMode.TRANSACTIONAL;
         }
         return HandlerDefinition.builder(consumer)
                 .mode(resolvedMode)

@@ -6,8 +6,11 @@ package io.sumi.consumer;
 public enum IdempotencyMode {
 
     /**
-     * {@link #TRANSACTIONAL} when a transaction is active around the handler (or the handler
-     * method is {@code @Transactional}), else {@link #LEASE}.
+     * {@link #TRANSACTIONAL} when a transaction that the ledger's DataSource takes part in is active
+     * around the handler (or the handler method is {@code @Transactional} with the default
+     * transaction manager), else {@link #LEASE}. A transaction of another resource only (a Kafka
+     * transaction, another DataSource's) means {@link #LEASE}: a ledger row there would commit on
+     * its own (see {@link TransactionSupport}).
      */
     AUTO,
 
@@ -15,7 +18,8 @@ public enum IdempotencyMode {
      * The ledger row is inserted {@code COMPLETED} in the same database transaction as the
      * handler's own writes (Sumi opens one if none is active, or joins the active one). Commit
      * stores both, rollback neither: exactly once for effects that are rows in the ledger's
-     * database.
+     * database. Refused with {@code IllegalTransactionStateException}, before anything is claimed,
+     * when the transaction it would run in does not hold the ledger's connection.
      */
     TRANSACTIONAL,
 

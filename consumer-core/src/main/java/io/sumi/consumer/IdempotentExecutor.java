@@ -40,7 +40,8 @@ public interface IdempotentExecutor {
 
     /**
      * Runs {@code body} once for the messages of a batch that are not completed yet, claiming the
-     * whole batch in one round trip.
+     * whole batch in one round trip. In lease mode every claim the call took is completed or
+     * released however it ends (a failing ledger call is tried once more before the error goes on).
      *
      * <p>When a message of the batch cannot run (no usable key, a live claim elsewhere, a rejected
      * fingerprint) or the handler reports one with a {@link BatchFailedException}, the messages
@@ -48,7 +49,9 @@ public interface IdempotentExecutor {
      * a new transaction, since the failed transaction rolled their rows back), and a
      * {@link BatchFailedException} with its index is thrown: it and the messages after it must be
      * delivered again. Any other exception of the handler fails the whole batch. In transactional
-     * mode inside a transaction of the caller's, which the executor joins, a message that stops the
+     * mode inside a transaction of the caller's that the ledger's DataSource takes part in, which
+     * the executor joins (a transaction of another resource, such as the listener container's
+     * Kafka transaction, is not joined: the executor opens its own), a message that stops the
      * batch while it runs (a live claim, a rejected fingerprint, a {@link BatchFailedException} of
      * the handler) marks that transaction rollback-only, so no message of the batch can be done: the
      * {@link BatchFailedException} then has index 0 and the stopping message's failure as its cause.

@@ -39,7 +39,8 @@ public @interface IdempotentHandler {
     /**
      * A SpEL expression that computes the key when no key header is present, over the variables
      * {@code #message} (the record or message as the broker delivered it), {@code #payload} and
-     * {@code #headers} (a map of header values, byte arrays decoded as UTF-8). Example:
+     * {@code #headers} (a map of header values, byte arrays decoded as UTF-8; bytes that are not valid
+     * UTF-8 stay bytes, and a key made of them is rejected). Example:
      * {@code "#payload.orderId"}.
      */
     String key() default "";

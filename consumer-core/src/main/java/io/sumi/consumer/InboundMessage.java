@@ -1,5 +1,8 @@
 package io.sumi.consumer;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -31,17 +34,57 @@ public interface InboundMessage {
     }
 
     /**
-     * A header value as text: byte arrays are decoded as UTF-8, other values with
+     * A header value as a key: byte arrays are decoded as strict UTF-8, other values with
      * {@code toString()}; {@code null} when absent.
+     *
+     * <p>Lossless: bytes that are not valid UTF-8 are rejected, never decoded with replacement
+     * characters, which would turn two different binary keys into one string (and skip the second
+     * message as a duplicate).
+     *
+     * @throws InvalidIdempotencyKeyException (not retryable) if a byte array is not valid UTF-8
      */
     static @Nullable String text(@Nullable Object value) {
         if (value == null) {
             return null;
         }
         if (value instanceof byte[] bytes) {
-            return new String(bytes, StandardCharsets.UTF_8);
+            String text = utf8OrNull(bytes);
+            if (text == null) {
+                throw new InvalidIdempotencyKeyException("An idempotency key header holds " + bytes.length + " bytes that are"
+                        + " not valid UTF-8; keys must be text, and decoding them with replacement characters would make"
+                        + " different keys collide. Send the key as UTF-8 text (e.g. hex or Base64 of a binary id)");
+            }
+            return text;
         }
         return value.toString();
+    }
+
+    /**
+     * A header value as {@code #headers} in a key expression shows it: byte arrays that are valid
+     * UTF-8 as text, others unchanged (so that a key made of them is rejected by {@link #text},
+     * and an unrelated binary header does not fail the message).
+     *
+     * @since 0.1.0
+     */
+    static @Nullable Object headerValue(@Nullable Object value) {
+        if (value instanceof byte[] bytes) {
+            String text = utf8OrNull(bytes);
+            return text != null ? text : bytes;
+        }
+        return value;
+    }
+
+    private static @Nullable String utf8OrNull(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        }
+        catch (CharacterCodingException ex) {
+            return null;
+        }
     }
 
     /** A simple message, for tests and for callers that have no broker record (it is its own source). */

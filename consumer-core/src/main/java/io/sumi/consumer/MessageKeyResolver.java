@@ -38,7 +38,14 @@ public final class MessageKeyResolver {
      */
     public String resolve(HandlerDefinition handler, InboundMessage message) {
         for (String header : handler.keyHeaders()) {
-            String value = InboundMessage.text(message.header(header));
+            String value;
+            try {
+                value = InboundMessage.text(message.header(header));
+            }
+            catch (InvalidIdempotencyKeyException ex) {
+                throw new InvalidIdempotencyKeyException("Header '" + header + "' of a message of consumer '" + handler.consumer()
+                        + "': " + ex.getMessage());
+            }
             if (value != null && !value.isBlank()) {
                 return value;
             }
@@ -68,13 +75,17 @@ public final class MessageKeyResolver {
         return key;
     }
 
-    /** The headers as {@code #headers} shows them: byte arrays decoded as UTF-8 (as documented on {@link IdempotentHandler#key()}). */
+    /**
+     * The headers as {@code #headers} shows them: byte arrays decoded as UTF-8 (as documented on
+     * {@link IdempotentHandler#key()}), those that are not valid UTF-8 left as bytes, which
+     * {@link InboundMessage#text} rejects if the expression makes a key of them.
+     */
     private static Map<String, @Nullable Object> decoded(Map<String, @Nullable Object> headers) {
         if (headers.values().stream().noneMatch(byte[].class::isInstance)) {
             return headers;
         }
         Map<String, @Nullable Object> decoded = new LinkedHashMap<>();
-        headers.forEach((name, value) -> decoded.put(name, value instanceof byte[] ? InboundMessage.text(value) : value));
+        headers.forEach((name, value) -> decoded.put(name, InboundMessage.headerValue(value)));
         return decoded;
     }
 

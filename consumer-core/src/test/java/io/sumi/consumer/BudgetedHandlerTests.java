@@ -128,6 +128,70 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     }
 
     @Test
+    void aBatchThatWouldExceedTheLimitIsRefusedWholeBeforeTheLedgerIsTouched() throws Exception {
+        budgets.update("calls", BudgetConfig.of(500, Duration.ofHours(1)));
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("calls").build();
+        for (int i = 0; i < 499; i++) {
+            budgets.budget("calls").acquire().onSuccess();
+        }
+        java.util.List<InboundMessage> big = new java.util.ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            big.add(message("big-" + i));
+        }
+        AtomicInteger ran = new AtomicInteger();
+        int claimsBefore = counting.claimAll.get();
+
+        assertThatThrownBy(() -> budgeted.executeBatch(handler, big, indexes -> ran.addAndGet(indexes.size())))
+                .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
+                    assertThat(ex.isRetryable()).isTrue();
+                    assertThat(ex.retryAt()).as("when the whole batch fits").contains(clock.instant().plus(Duration.ofHours(1)));
+                });
+
+        assertThat(ran).hasValue(0);
+        assertThat(counting.claimAll).as("nothing claimed, so nothing lost").hasValue(claimsBefore);
+        assertThat(ledgerRows()).isZero();
+        assertThat(budgets.budget("calls").spent()).isEqualTo(499);
+
+        BatchResult one = budgeted.executeBatch(handler, List.of(message("small-0")), indexes -> ran.addAndGet(indexes.size()));
+        assertThat(one.processed()).isEqualTo(1);
+        assertThat(budgets.budget("calls").spent()).isEqualTo(500);
+    }
+
+    @Test
+    void aBatchReservesItsSizeAndKeepsOnlyWhatRan() throws Exception {
+        budgets.update("calls", BudgetConfig.of(10, Duration.ofHours(1)));
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("calls").build();
+        budgeted.execute(handler, message("m-0"), () -> "single");
+
+        budgeted.executeBatch(handler, List.of(message("m-0"), message("m-1"), message("m-0"), message("m-2")), indexes -> {
+            assertThat(budgets.budget("calls").spent()).as("the reservation for the duplicates is returned before the handler runs")
+                    .isEqualTo(1 + 2);
+        });
+
+        assertThat(budgets.budget("calls").spent()).as("what ran: one single call and two batch messages").isEqualTo(3);
+    }
+
+    @Test
+    void aBatchCostingMoreThanTheWholeLimitRunsThePrefixThatFitsAndRedeliversTheRest() throws Exception {
+        budgets.update("small", BudgetConfig.of(3, Duration.ofHours(1)));
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("small").build();
+        List<List<Integer>> runs = new java.util.ArrayList<>();
+
+        assertThatThrownBy(() -> budgeted.executeBatch(handler,
+                List.of(message("p-0"), message("p-1"), message("p-2"), message("p-3"), message("p-4")), runs::add))
+                .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
+                    assertThat(ex.index()).isEqualTo(3);
+                    assertThat(ex.getCause()).isInstanceOfSatisfying(BudgetExhaustedException.class,
+                            cause -> assertThat(cause.isRetryable()).isTrue());
+                });
+
+        assertThat(runs).containsExactly(List.of(0, 1, 2));
+        assertThat(completedRows()).isEqualTo(3);
+        assertThat(row("p-3")).isEmpty();
+        assertThat(budgets.budget("small").spent()).isEqualTo(3);
+    }
+
+    @Test
     void handlersWithoutABudgetAreNotAffected() throws Exception {
         budgets.update("stripe", BudgetConfig.of(1, Duration.ofHours(1)));
         budgets.budget("stripe").call(() -> "spend it");

@@ -118,7 +118,7 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
         crashOnComplete.set(false);
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1", "charge 10 EUR"), () -> "never"))
                 .isInstanceOf(MessageBusyException.class);
-        clock.advance(LEASE);
+        advance(LEASE);
         HandlerResult<String> redelivered = executor.execute(lease(), message("order-1", "charge 10 EUR"),
                 () -> provider.charge(IdempotencyContext.current().key(), "charge 10 EUR"));
 

@@ -1,10 +1,13 @@
 package io.sumi.consumer;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.LedgerTime;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.sql.Connection;
@@ -12,9 +15,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -26,8 +32,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The executor's unit tests run on the real JDBC ledger in H2 (fast, in memory) with a clock the
- * test moves by hand. Each test gets a ledger namespace of its own and removes its rows afterwards;
+ * The executor's unit tests run on the real JDBC ledger in H2 (fast, in memory). The ledger takes
+ * its times from the database's clock, so tests move time by ageing their rows ({@link #advance}). Each test gets a ledger namespace of its own and removes its rows afterwards;
  * the handlers' own "business rows" go to the {@value #EFFECTS} table, keyed by namespace too.
  */
 abstract class H2ExecutorTestSupport {
@@ -36,6 +42,7 @@ abstract class H2ExecutorTestSupport {
 
     static final String EFFECTS = "consumer_test_effects";
 
+    /** A clock for what is not the ledger's (budgets); the ledger's times are the database's, see {@link #advance}. */
     final MutableClock clock = MutableClock.at("2026-03-01T10:00:00Z");
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
@@ -54,7 +61,7 @@ abstract class H2ExecutorTestSupport {
         jdbc = new JdbcTemplate(dataSource);
         jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS
                 + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL, note VARCHAR(200))");
-        store = JdbcProcessedMessageStore.builder(dataSource).clock(clock).build();
+        store = JdbcProcessedMessageStore.builder(dataSource).build();
         counting = new CountingStore(store);
         transactionManager = new DataSourceTransactionManager(dataSource);
         outerTransaction = new TransactionTemplate(transactionManager);
@@ -104,6 +111,27 @@ abstract class H2ExecutorTestSupport {
             headers.put((String) namesAndValues[i], namesAndValues[i + 1]);
         }
         return InboundMessage.of(payload, headers);
+    }
+
+    /**
+     * As if {@code duration} had passed: every ledger row of this test's namespace is aged by it
+     * (its times are the database's, which a test cannot move).
+     */
+    void advance(Duration duration) {
+        LedgerTime.age(dataSource, consumer, duration);
+    }
+
+    /** The ledger database's clock. */
+    Instant ledgerNow() {
+        OffsetDateTime now = jdbc.queryForObject("SELECT CURRENT_TIMESTAMP", OffsetDateTime.class);
+        return Objects.requireNonNull(now).toInstant();
+    }
+
+    /** Asserts that a claim was released: its lease ended at the database's "now" of the release, not later. */
+    void assertReleasedAtOnce(ProcessedMessage row) {
+        Instant now = ledgerNow();
+        assertThat(row.leaseUntil()).as("the lease ends at once").isNotNull().isBeforeOrEqualTo(now)
+                .isAfter(now.minus(Duration.ofMinutes(1)));
     }
 
     Optional<ProcessedMessage> row(String key) {

@@ -7,10 +7,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.LedgerTime;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.IntStream;
@@ -24,13 +27,16 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The pruner deletes completed rows older than the retention, batch by batch, by the injected
  * clock. It runs on an H2 database of its own: pruning is not scoped to one namespace, so a shared
- * ledger would let other tests' rows into the counts.
+ * ledger would let other tests' rows into the counts. The ledger writes its times with the
+ * database's clock, so time passes for the rows by ageing them ({@link LedgerTime#ageAll}); the
+ * pruner's clock stays at the real "now" unless a test is about that clock.
  */
 class LedgerPrunerTests {
 
     private static final Duration LEASE = Duration.ofMinutes(5);
 
-    private final MutableClock clock = MutableClock.at("2026-03-01T10:00:00Z");
+    private final MutableClock clock = new MutableClock(Instant.now());
+    private JdbcDataSource dataSource;
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private JdbcTemplate jdbc;
     private JdbcProcessedMessageStore store;
@@ -38,7 +44,7 @@ class LedgerPrunerTests {
 
     @BeforeEach
     void setUp() {
-        JdbcDataSource dataSource = new JdbcDataSource();
+        dataSource = new JdbcDataSource();
         dataSource.setURL("jdbc:h2:mem:pruner-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL");
         dataSource.setUser("sa");
         Flyway.configure().dataSource(dataSource).locations(TestDatabase.H2.migrationLocation()).load().migrate();
@@ -59,6 +65,11 @@ class LedgerPrunerTests {
         store.completeAll(consumer, claims.get(0).message().claimToken(), requests.stream().map(ClaimRequest::messageId).toList());
     }
 
+    /** As if {@code duration} had passed for every row of the ledger. */
+    private void age(Duration duration) {
+        LedgerTime.ageAll(dataSource, duration);
+    }
+
     private int rows(String status) {
         Integer count = jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE status = ?", Integer.class, status);
         return count == null ? 0 : count;
@@ -74,9 +85,9 @@ class LedgerPrunerTests {
         complete("charge", 2);
         // In progress with a lease that runs past the cutoff: a live claim, never pruned (however old).
         store.claim("mail", new ClaimRequest("stuck", null), Duration.ofDays(30));
-        clock.advance(Duration.ofDays(10));
+        age(Duration.ofDays(10));
         complete("recent", 3);
-        clock.advance(Duration.ofDays(5));
+        age(Duration.ofDays(5));
         Instant cutoff = clock.instant().minus(Duration.ofDays(14));
 
         int deleted = pruner().batchSize(2).build().prune();
@@ -92,7 +103,7 @@ class LedgerPrunerTests {
     @Test
     void claimsReleasedLongAgoAndNeverTakenAgainArePrunedToo() {
         store.release(store.claim("mail", new ClaimRequest("dead-lettered", null), LEASE).message(), "poison");
-        clock.advance(Duration.ofDays(15));
+        age(Duration.ofDays(15));
 
         assertThat(pruner().build().prune()).isEqualTo(1);
         assertThat(rows("IN_PROGRESS")).isZero();
@@ -101,11 +112,13 @@ class LedgerPrunerTests {
     @Test
     void rowsWithinTheRetentionAreKeptUpToTheCutoff() {
         complete("mail", 2);
-        clock.advance(Duration.ofDays(14));
+        Instant cutoff = clock.instant().minus(Duration.ofDays(14));
+        jdbc.update("UPDATE processed_messages SET processed_at = ?", OffsetDateTime.ofInstant(cutoff, ZoneOffset.UTC));
 
         assertThat(pruner().build().prune()).as("processed exactly at the cutoff: kept").isZero();
 
-        clock.advance(Duration.ofNanos(1000));
+        jdbc.update("UPDATE processed_messages SET processed_at = ?",
+                OffsetDateTime.ofInstant(cutoff.minus(Duration.ofNanos(1000)), ZoneOffset.UTC));
         assertThat(pruner().build().prune()).isEqualTo(2);
         assertThat(rows("COMPLETED")).isZero();
     }
@@ -113,7 +126,7 @@ class LedgerPrunerTests {
     @Test
     void aFullLastBatchNeedsOneMoreShortBatchToKnowItIsDone() {
         complete("mail", 4);
-        clock.advance(Duration.ofDays(15));
+        age(Duration.ofDays(15));
 
         int deleted = pruner().batchSize(2).build().prune();
 
@@ -124,7 +137,7 @@ class LedgerPrunerTests {
     @Test
     void maxBatchesBoundsOneRunAndTheNextRunGoesOn() {
         complete("mail", 5);
-        clock.advance(Duration.ofDays(15));
+        age(Duration.ofDays(15));
         LedgerPruner pruner = pruner().batchSize(2).maxBatches(2).build();
 
         assertThat(pruner.prune()).isEqualTo(4);
@@ -152,7 +165,7 @@ class LedgerPrunerTests {
     void defaultsAreFourteenDaysInBatchesOfAThousand() {
         LedgerPruner pruner = LedgerPruner.builder(counting).clock(clock).build();
         complete("mail", 1);
-        clock.advance(Duration.ofDays(14).plusSeconds(1));
+        age(Duration.ofDays(14).plusSeconds(1));
 
         assertThat(pruner.retention()).isEqualTo(Duration.ofDays(14)).isEqualTo(LedgerPruner.DEFAULT_RETENTION);
         assertThat(pruner.prune()).isEqualTo(1);

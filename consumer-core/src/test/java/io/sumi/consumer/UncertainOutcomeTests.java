@@ -35,7 +35,7 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
     @Test
     void aTakeoverAfterTheProviderWindowIsMarkedForReconciliationAndNotRun() {
         crashedClaim("order-1");
-        clock.advance(STRIPE_WINDOW.plusMinutes(1));
+        advance(STRIPE_WINDOW.plusMinutes(1));
         AtomicInteger charges = new AtomicInteger();
 
         assertThatThrownBy(() -> reconciling.execute(lease(), message("order-1"), charges::incrementAndGet))
@@ -54,7 +54,7 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
         assertThat(messages("reconcile")).isEqualTo(1);
 
         // Every later delivery is refused too, without running the handler, until an operator acts.
-        clock.advance(Duration.ofDays(3));
+        advance(Duration.ofDays(3));
         assertThatThrownBy(() -> reconciling.execute(lease(), message("order-1"), charges::incrementAndGet))
                 .isInstanceOf(ReconciliationRequiredException.class).hasMessageContaining("awaits reconciliation");
         assertThatThrownBy(() -> reconciling.executeBatch(lease(), List.of(message("order-0"), message("order-1")), indexes -> {
@@ -72,7 +72,7 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
     void theOperatorResolvesARowByCompletingOrDeletingIt() throws Exception {
         crashedClaim("charged");
         crashedClaim("not-charged");
-        clock.advance(STRIPE_WINDOW.plusHours(1));
+        advance(STRIPE_WINDOW.plusHours(1));
         for (String key : List.of("charged", "not-charged")) {
             assertThatThrownBy(() -> reconciling.execute(lease(), message(key), () -> "x"))
                     .isInstanceOf(ReconciliationRequiredException.class);
@@ -96,7 +96,7 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
     @Test
     void aTakeoverWithinTheWindowRunsAgainWithTheSameKey() throws Exception {
         crashedClaim("order-1");
-        clock.advance(LEASE);
+        advance(LEASE);
         AtomicInteger charges = new AtomicInteger();
 
         assertThat(reconciling.execute(lease(), message("order-1"), charges::incrementAndGet).outcome())
@@ -109,11 +109,11 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
     void theHandlersOwnWindowWinsAndZeroTurnsTheCheckOff() throws Exception {
         crashedClaim("short");
         crashedClaim("off");
-        clock.advance(Duration.ofHours(2));
+        advance(Duration.ofHours(2));
 
         assertThatThrownBy(() -> reconciling.execute(definition(IdempotencyMode.LEASE).reconcileAfter(Duration.ofHours(1)).build(),
                 message("short"), () -> "x")).isInstanceOf(ReconciliationRequiredException.class);
-        clock.advance(Duration.ofDays(2));
+        advance(Duration.ofDays(2));
         assertThat(reconciling.execute(definition(IdempotencyMode.LEASE).reconcileAfter(Duration.ZERO).build(), message("off"),
                 () -> "x").outcome()).isEqualTo(MessageOutcome.PROCESSED);
     }
@@ -121,7 +121,7 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
     @Test
     void withoutAWindowNothingIsMarked() throws Exception {
         crashedClaim("order-1");
-        clock.advance(Duration.ofDays(30));
+        advance(Duration.ofDays(30));
 
         assertThat(executor.execute(lease(), message("order-1"), () -> "x").outcome()).isEqualTo(MessageOutcome.PROCESSED);
     }

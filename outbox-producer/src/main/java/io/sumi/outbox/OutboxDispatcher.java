@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.outbox.internal.Jdbc;
 import io.sumi.outbox.internal.OutboxDialect;
+import io.sumi.store.jdbc.internal.TransientSqlErrors;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -23,6 +25,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessException;
 
 /**
  * Sends committed outbox rows through an {@link OutboxPublisher}. Run one per application instance
@@ -32,24 +36,40 @@ import org.springframework.dao.DataAccessException;
  * <ol>
  *   <li><b>Claim</b>: one statement picks up to {@code batchSize} due rows in id order with
  *   {@code FOR UPDATE SKIP LOCKED} and writes a fresh random claim token and a lease
- *   ({@code lease_until = now + lease}) on them, and commits. No lock is held after this; the
- *   lease is what keeps other dispatchers off the rows while they are sent.</li>
- *   <li><b>Send</b>: the batch goes to the publisher, which returns once every record is
- *   acknowledged or failed.</li>
+ *   ({@code lease_until} = the database's current time + lease) on them, and commits. No lock is
+ *   held after this; the lease is what keeps other dispatchers off the rows while they are sent.</li>
+ *   <li><b>Send</b>: the batch goes to the publisher with what is left of the send timeout
+ *   (counted from the start of the claim). The publisher returns once every record is
+ *   acknowledged or failed, or when the deadline passes; if it has not returned shortly after the
+ *   deadline, the dispatching thread is interrupted. Rows without an acknowledgement by then count
+ *   a failed attempt.</li>
  *   <li><b>Mark</b>: acknowledged rows are marked dispatched in one statement (guarded by the claim
  *   token); each failed row gets {@code attempts + 1}, {@code last_error} and
- *   {@code available_at = now + backoff}, or is parked when that was its last allowed attempt.</li>
+ *   {@code available_at = now + backoff}, or is parked when that was its last allowed attempt. If
+ *   the database cannot be reached, the marks are tried again with a short back-off while the
+ *   lease is surely still ours.</li>
  * </ol>
+ *
+ * <h2>Time</h2>
+ * Leases are counted by the database's clock, never by a JVM's: dispatchers whose clocks disagree
+ * never take each other's live leases. The injected {@link java.time.Clock} (from the
+ * {@link OutboxTable}) decides due times (delays, back-off) and the recorded times
+ * ({@code created_at}, {@code dispatched_at}, {@code parked_at}).
  *
  * <h2>Concurrency</h2>
  * Several dispatchers (threads or instances) may run at once. Two claims never return the same
  * row: the picking {@code SELECT} skips rows another claim has locked, and a row another claim has
  * already leased fails the lease test on its newest version. Because the claim commits before the
  * send (the seed article's bug was to send while relying on a {@code FOR UPDATE} lock that was
- * already released by that commit), the lease, not a lock, is the guard; a dispatcher whose send
- * outlives its lease may see the row re-claimed and sent again. Its late mark is then a no-op
- * (the claim token no longer matches). Leases are therefore much longer than a send
- * ({@link #DEFAULT_LEASE}).
+ * already released by that commit), the lease, not a lock, is the guard. A row is claimed by
+ * another dispatcher only after its lease has expired, and the send timeout (at most half the
+ * lease, checked by {@link Builder#build()}) ends every send well before that. So a row is sent by
+ * two dispatchers only if (a) a process stalls (GC pause, suspended VM) for longer than
+ * {@code lease - sendTimeout} between its claim and the end of its send, or (b) the dispatcher
+ * could not record the outcome before its lease ended (it died, or the database stayed
+ * unreachable), or (c) the broker kept a record whose acknowledgement did not arrive in time (the
+ * row counts as failed and is sent again after its back-off). A late mark of a stale claim is a
+ * no-op (the claim token no longer matches). Consumers dedup by {@link OutboxHeaders#OUTBOX_ID}.
  *
  * <h2>Ordering</h2>
  * For ordered topics (all topics by default) a row is claimed only when no earlier row of the same
@@ -84,8 +104,14 @@ public final class OutboxDispatcher implements AutoCloseable {
     /** Default rows per claim. */
     public static final int DEFAULT_BATCH_SIZE = 200;
 
-    /** Default lease of a claim; far longer than a send is allowed to take. */
+    /** Default lease of a claim, counted by the database's clock; at least twice the send timeout. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(2);
+
+    /**
+     * Default bound on sending one batch, counted from the start of its claim: rows without an
+     * acknowledgement by then count a failed attempt. At most half the lease.
+     */
+    public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(30);
 
     /** Default failed sends after which a row is parked (about two hours of retries with the default backoff). */
     public static final int DEFAULT_MAX_ATTEMPTS = 12;
@@ -100,6 +126,13 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     private static final int ERROR_LENGTH = 1000;
 
+    private static final long MARK_RETRY_INITIAL_MILLIS = 100;
+
+    private static final long MARK_RETRY_MAX_MILLIS = 1000;
+
+    /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
+    private static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);
+
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final OutboxTable table;
@@ -109,6 +142,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     private final Clock clock;
     private final int batchSize;
     private final Duration lease;
+    private final Duration sendTimeout;
+    private final Duration deadlineGrace;
     private final int maxAttempts;
     private final OutboxBackoff backoff;
     private final TopicSet orderedTopics;
@@ -134,6 +169,9 @@ public final class OutboxDispatcher implements AutoCloseable {
         this.clock = table.clock();
         this.batchSize = builder.batchSize;
         this.lease = builder.lease;
+        this.sendTimeout = builder.sendTimeout;
+        Duration tenth = sendTimeout.dividedBy(10);
+        this.deadlineGrace = tenth.compareTo(MAX_DEADLINE_GRACE) < 0 ? tenth : MAX_DEADLINE_GRACE;
         this.maxAttempts = builder.maxAttempts;
         this.backoff = builder.backoff;
         this.orderedTopics = builder.orderedTopics;
@@ -155,17 +193,21 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Runs one round: claim, send, mark.
      *
      * @return what the round did
-     * @throws DataAccessException if the claim fails (nothing was sent), or if the marks fail after
-     *     a send (the rows stay leased and are sent again when the lease ends)
+     * @throws DataAccessException if the claim fails (nothing was sent), or if the marks still fail
+     *     after a send when the lease is about to end or the failure is not one of a lost or
+     *     locked connection (the rows stay leased and are sent again when the lease ends)
      */
     public DispatchResult dispatchOnce() {
         Instant now = clock.instant();
         long token = newToken();
-        Instant leaseUntil = now.plus(lease);
+        // The database starts the lease after this moment, so the lease is surely ours until
+        // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
+        long claimedAt = System.nanoTime();
+        long leaseEnd = claimedAt + lease.toNanos();
         List<OutboxRecord> rows;
         try {
             rows = Jdbc.inOwnTransaction(table.dataSource(), "claim",
-                    connection -> claim.claim(connection, token, now, leaseUntil, batchSize));
+                    connection -> claim.claim(connection, token, now, lease, batchSize));
         }
         catch (RuntimeException ex) {
             metrics.poll("error");
@@ -192,11 +234,11 @@ public final class OutboxDispatcher implements AutoCloseable {
             }
         }
 
-        PublishResult result = toSend.isEmpty() ? PublishResult.allSent() : publish(toSend);
+        PublishResult result = toSend.isEmpty() ? PublishResult.allSent() : publish(toSend, claimedAt + sendTimeout.toNanos());
         Instant ackedAt = clock.instant();
-        if (ackedAt.isAfter(leaseUntil)) {
+        if (System.nanoTime() - leaseEnd > 0) {
             log.warn("Sending an outbox batch of {} rows took longer than the lease ({}): another dispatcher may have sent"
-                    + " them too. Raise the lease or lower the publisher's timeout.", toSend.size(), lease);
+                    + " them too (was this process stalled?).", toSend.size(), lease);
         }
 
         List<Long> skipped = skippedRows.stream().map(OutboxRecord::id).toList();
@@ -232,19 +274,12 @@ public final class OutboxDispatcher implements AutoCloseable {
                     failures.size(), toSend.size(), parked, first.id(), first.error());
         }
 
-        try {
-            Jdbc.inOwnTransaction(table.dataSource(), "mark", connection -> {
-                dialect.markDispatched(connection, token, sent, ackedAt, DispatchOutcome.SENT);
-                dialect.markDispatched(connection, token, shadowed, ackedAt, DispatchOutcome.SHADOW);
-                dialect.markDispatched(connection, token, skipped, ackedAt, DispatchOutcome.SKIPPED);
-                return dialect.markFailed(connection, token, failures);
-            });
-        }
-        catch (RuntimeException ex) {
-            log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when their"
-                    + " lease ends ({})", rows.size(), leaseUntil, ex);
-            throw ex;
-        }
+        mark(rows.size(), leaseEnd, connection -> {
+            dialect.markDispatched(connection, token, sent, ackedAt, DispatchOutcome.SENT);
+            dialect.markDispatched(connection, token, shadowed, ackedAt, DispatchOutcome.SHADOW);
+            dialect.markDispatched(connection, token, skipped, ackedAt, DispatchOutcome.SKIPPED);
+            return dialect.markFailed(connection, token, failures);
+        });
 
         for (OutboxRecord row : toSend) {
             if (result.sent(row.id())) {
@@ -262,16 +297,129 @@ public final class OutboxDispatcher implements AutoCloseable {
         return new DispatchResult(rows.size(), sent.size(), shadowed.size(), skipped.size(), failures.size() - parked, parked);
     }
 
-    private PublishResult publish(List<OutboxRecord> records) {
+    /**
+     * Records the outcome of the round. The marks are fenced by the claim token (and each is a
+     * no-op when run twice), so when the database cannot be reached they are tried again, with a
+     * back-off of {@value #MARK_RETRY_INITIAL_MILLIS} ms doubling up to {@value #MARK_RETRY_MAX_MILLIS}
+     * ms, for as long as the lease is surely ours: a short database outage then costs seconds
+     * instead of the rest of the lease (and a second send of every row of the batch).
+     */
+    private void mark(int rows, long leaseEnd, Jdbc.Work<?> marks) {
+        long pause = TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_INITIAL_MILLIS);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Jdbc.inOwnTransaction(table.dataSource(), "mark", marks);
+                if (attempt > 1) {
+                    log.info("Recorded the outcome of {} outbox rows at attempt {}", rows, attempt);
+                }
+                return;
+            }
+            catch (RuntimeException ex) {
+                boolean retryable = TransientSqlErrors.isConnectionFailure(ex) || TransientSqlErrors.isTransient(ex)
+                        || ex instanceof TransientDataAccessException || ex instanceof RecoverableDataAccessException;
+                if (!retryable || leaseEnd - System.nanoTime() <= pause || Thread.currentThread().isInterrupted()) {
+                    log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
+                            + " their lease ends", rows, ex);
+                    throw ex;
+                }
+                if (attempt == 1) {
+                    log.warn("Could not record the outcome of {} outbox rows ({}); trying again while their lease lasts",
+                            rows, summary(ex));
+                }
+                try {
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                }
+                catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw ex;
+                }
+                pause = Math.min(pause * 2, TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_MAX_MILLIS));
+            }
+        }
+    }
+
+    /**
+     * Hands the batch to the publisher with what is left until {@code deadline} (a
+     * {@link System#nanoTime()} value). If the publisher has not returned shortly after the
+     * deadline, this thread is interrupted (see {@link OutboxPublisher}); the interrupt is cleared
+     * again before the marks run.
+     */
+    private PublishResult publish(List<OutboxRecord> records, long deadline) {
+        List<OutboxRecord> batch = List.copyOf(records);
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            // The claim itself took the whole send timeout: send nothing, count an attempt.
+            return allFailed(records, new java.util.concurrent.TimeoutException(
+                    "Not sent: the claim took longer than the send timeout (" + sendTimeout + ")"));
+        }
+        DeadlineInterrupt interrupt = new DeadlineInterrupt(Thread.currentThread());
+        java.util.concurrent.ScheduledFuture<?> timer = DeadlineInterrupt.TIMER.schedule(interrupt,
+                left + deadlineGrace.toNanos(), TimeUnit.NANOSECONDS);
         try {
-            return publisher.publish(List.copyOf(records));
+            return publisher.publish(batch, Duration.ofNanos(left));
         }
         catch (RuntimeException ex) {
-            Map<Long, Throwable> all = new LinkedHashMap<>();
-            for (OutboxRecord record : records) {
-                all.put(record.id(), ex);
+            return allFailed(records, ex);
+        }
+        finally {
+            timer.cancel(false);
+            if (interrupt.disarm()) {
+                // Our own interrupt, not a request to stop: clear it so that the marks can run.
+                Thread.interrupted();
+                log.warn("The outbox publisher had not returned {} after the batch's send timeout ({}); it was"
+                        + " interrupted", deadlineGrace, sendTimeout);
             }
-            return PublishResult.failed(all);
+        }
+    }
+
+    private static PublishResult allFailed(List<OutboxRecord> records, Throwable failure) {
+        Map<Long, Throwable> all = new LinkedHashMap<>();
+        for (OutboxRecord record : records) {
+            all.put(record.id(), failure);
+        }
+        return PublishResult.failed(all);
+    }
+
+    /**
+     * Interrupts a dispatching thread whose publisher outlives the batch's deadline, unless it has
+     * been disarmed first. Race: the timer may fire while the publisher returns; both sides hold
+     * the monitor, so the thread is interrupted only while it is still publishing, and the
+     * dispatcher knows whether it was.
+     */
+    private static final class DeadlineInterrupt implements Runnable {
+
+        static final java.util.concurrent.ScheduledThreadPoolExecutor TIMER = timer();
+
+        private final Thread thread;
+        private boolean armed = true;
+        private boolean fired;
+
+        DeadlineInterrupt(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        public synchronized void run() {
+            if (armed) {
+                fired = true;
+                thread.interrupt();
+            }
+        }
+
+        /** Disarms; returns whether it fired. */
+        synchronized boolean disarm() {
+            armed = false;
+            return fired;
+        }
+
+        private static java.util.concurrent.ScheduledThreadPoolExecutor timer() {
+            java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, runnable -> {
+                Thread thread = new Thread(runnable, "sumi-outbox-deadline");
+                thread.setDaemon(true);
+                return thread;
+            });
+            timer.setRemoveOnCancelPolicy(true);
+            return timer;
         }
     }
 
@@ -436,6 +584,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private final OutboxPublisher publisher;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Duration lease = DEFAULT_LEASE;
+        private Duration sendTimeout = DEFAULT_SEND_TIMEOUT;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private OutboxBackoff backoff = OutboxBackoff.DEFAULT;
         private TopicSet orderedTopics = TopicSet.ALL;
@@ -460,9 +609,25 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
-        /** How long a claim keeps other dispatchers off its rows; must exceed the longest send. */
+        /**
+         * How long a claim keeps other dispatchers off its rows, counted by the database's clock;
+         * at least twice the {@linkplain #sendTimeout send timeout}. {@link #DEFAULT_LEASE} by default.
+         */
         public Builder lease(Duration lease) {
             this.lease = positive("lease", lease);
+            return this;
+        }
+
+        /**
+         * The bound on sending one batch, counted from the start of its claim: the publisher gets
+         * what is left of it ({@link OutboxPublisher#publish(List, Duration)}) and is interrupted
+         * if it has not returned shortly after; rows without an acknowledgement by then count a
+         * failed attempt (and are parked past {@link #maxAttempts}). At most half the lease, so
+         * that the rest of the lease covers the marks and their retries.
+         * {@link #DEFAULT_SEND_TIMEOUT} by default.
+         */
+        public Builder sendTimeout(Duration sendTimeout) {
+            this.sendTimeout = positive("send timeout", sendTimeout);
             return this;
         }
 
@@ -540,9 +705,17 @@ public final class OutboxDispatcher implements AutoCloseable {
         }
 
         /**
-         * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum
+         * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum, or the
+         *     send timeout is more than half the lease
          */
         public OutboxDispatcher build() {
+            if (sendTimeout.multipliedBy(2).compareTo(lease) > 0) {
+                throw new IllegalArgumentException("The outbox send timeout (" + sendTimeout + ") must be at most half the"
+                        + " lease (" + lease + "): a batch may take the whole send timeout, and the rest of the lease is the"
+                        + " margin that keeps other dispatchers from sending the same rows while this one records what it"
+                        + " sent. Raise the lease (sumi.outbox.dispatcher.lease) or lower the send timeout"
+                        + " (sumi.outbox.dispatcher.send-timeout).");
+            }
             if (minPollInterval.compareTo(maxPollInterval) > 0) {
                 throw new IllegalArgumentException("The outbox minimum poll interval (" + minPollInterval
                         + ") must not exceed the maximum (" + maxPollInterval + ")");

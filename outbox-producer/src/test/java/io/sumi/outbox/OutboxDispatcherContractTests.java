@@ -22,7 +22,11 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import javax.sql.DataSource;
@@ -282,10 +286,10 @@ abstract class OutboxDispatcherContractTests {
 
         // Another dispatcher leaves the row alone while the dead one's lease lasts...
         OutboxDispatcher survivor = dispatcher(consumer).build();
-        clock.advance(OutboxDispatcher.DEFAULT_LEASE.minusSeconds(1));
-        assertThat(survivor.dispatchOnce().claimed()).isZero();
+        clock.advance(OutboxDispatcher.DEFAULT_LEASE.multipliedBy(2));
+        assertThat(survivor.dispatchOnce().claimed()).as("the database's clock, not ours, ends a lease").isZero();
         // ...and sends it again when the lease ends: at-least-once.
-        clock.advance(Duration.ofSeconds(1));
+        expireLeases();
         assertThat(survivor.dispatchOnce().sent()).isOne();
 
         assertThat(outcomes).containsExactly(MessageOutcome.PROCESSED, MessageOutcome.DUPLICATE);
@@ -310,7 +314,7 @@ abstract class OutboxDispatcherContractTests {
         OutboxDispatcher slow = dispatcher(records -> {
             // While this send hangs past the lease, another dispatcher takes the row over and sends it.
             slowSends.incrementAndGet();
-            clock.advance(OutboxDispatcher.DEFAULT_LEASE.plusSeconds(1));
+            expireLeases();
             assertThat(other[0].dispatchOnce().sent()).isOne();
             return PublishResult.failed(Map.of(records.get(0).id(), new IllegalStateException("late failure")));
         }).build();
@@ -321,6 +325,201 @@ abstract class OutboxDispatcherContractTests {
         assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(row.attempts()).as("the stale claim's failure was not recorded").isZero();
         assertThat(fast.sentIds()).containsExactly(id);
+    }
+
+    // ---------------------------------------------------------------- deadlines and outages (issue 8, defect 5)
+
+    @Test
+    void aPublisherThatBlocksIsCutAtTheDeadlineAndItsRowsCountAttemptsUntilParked() throws Exception {
+        long healthy = append("h", "orders", "ok");
+        long stuck1 = append("s1", "no.such.topic", "x");
+        long stuck2 = append("s2", "no.such.topic", "y");
+        BlockingBroker broker = new BlockingBroker(record -> record.topic().equals("no.such.topic"));
+        OutboxDispatcher dispatcher = dispatcher(broker).lease(Duration.ofSeconds(10)).sendTimeout(Duration.ofMillis(500))
+                .maxAttempts(2).build();
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            long start = System.nanoTime();
+            DispatchResult first = thread.submit(dispatcher::dispatchOnce).get(5, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("cut at the deadline, far below the lease")
+                    .isLessThan(Duration.ofSeconds(3));
+            assertThat(first).isEqualTo(new DispatchResult(3, 1, 0, 0, 2, 0));
+            assertThat(broker.deliveries(healthy)).isOne();
+            assertThat(row(healthy).outcome()).isEqualTo(DispatchOutcome.SENT);
+            for (long id : List.of(stuck1, stuck2)) {
+                assertThat(row(id).attempts()).isOne();
+                assertThat(row(id).pending()).isTrue();
+                assertThat(row(id).lastError()).contains("send interrupted");
+            }
+
+            clock.advance(Duration.ofSeconds(30));
+            DispatchResult second = thread.submit(dispatcher::dispatchOnce).get(5, TimeUnit.SECONDS);
+            assertThat(second).isEqualTo(new DispatchResult(2, 0, 0, 0, 0, 2));
+            assertThat(row(stuck1).parked()).isTrue();
+            assertThat(row(stuck2).attempts()).isEqualTo(2);
+            assertThat(broker.deliveries(stuck1)).isZero();
+            assertThat(Thread.interrupted()).isFalse();
+        }
+        finally {
+            broker.release();
+            thread.shutdownNow();
+        }
+    }
+
+    @Test
+    void twoDispatchersWithABrokerThatHangsNeverSendTheSameRowTwice() {
+        OutboxTable realTime = OutboxTable.builder(dataSource).build();
+        Outbox realTimeOutbox = Outbox.builder(realTime).build();
+        List<Long> ids = tx.execute(status -> realTimeOutbox.appendAll(IntStream.range(0, 60)
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i)).toList()));
+        // Every fifth row hangs at its first send; later sends of it go through.
+        Set<Long> hungOnce = ConcurrentHashMap.newKeySet();
+        BlockingBroker broker = new BlockingBroker(record -> record.id() % 5 == 0 && hungOnce.add(record.id()));
+        List<OutboxDispatcher> dispatchers = IntStream.range(0, 2).mapToObj(i -> OutboxDispatcher.builder(realTime, broker)
+                .batchSize(7)
+                .lease(Duration.ofSeconds(2))
+                .sendTimeout(Duration.ofMillis(300))
+                .minPollInterval(Duration.ofMillis(5))
+                .maxPollInterval(Duration.ofMillis(20))
+                .backoff(new OutboxBackoff(Duration.ofMillis(5), 2, Duration.ofMillis(20), 0.5))
+                .maxAttempts(1_000)
+                .meterRegistry(meters)
+                .build()).toList();
+        try {
+            dispatchers.forEach(OutboxDispatcher::start);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> realTime.stats().pending() == 0);
+        }
+        finally {
+            dispatchers.forEach(OutboxDispatcher::close);
+            broker.release();
+        }
+
+        assertThat(ids).allSatisfy(id -> assertThat(broker.deliveries(id)).as("deliveries of row %d", id).isOne());
+        assertThat(broker.sentConcurrently).as("rows sent by two dispatchers at once").isEmpty();
+        assertThat(broker.interrupted.get()).isEqualTo(ids.stream().filter(id -> id % 5 == 0).count());
+        // A hung send cut at the deadline counts an attempt (as do the rows of its batch after it, not sent).
+        assertThat(ids.stream().filter(id -> id % 5 == 0)).allSatisfy(id -> assertThat(row(id).attempts()).isPositive());
+    }
+
+    @Test
+    void theKafkaPublisherWithAnUnreachableBrokerDoesNotHoldTheBatchPastTheDeadline() throws Exception {
+        tx.executeWithoutResult(status -> outbox.appendAll(IntStream.range(0, 20)
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "orders", "p" + i)).toList()));
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        try (io.sumi.outbox.kafka.KafkaOutboxPublisher kafka = io.sumi.outbox.kafka.KafkaOutboxPublisher.create(
+                Map.of("bootstrap.servers", "127.0.0.1:" + closedPort), Duration.ofSeconds(1))) {
+            OutboxDispatcher dispatcher = dispatcher(kafka).sendTimeout(Duration.ofSeconds(1)).build();
+
+            long start = System.nanoTime();
+            DispatchResult result = dispatcher.dispatchOnce();
+
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(2_500));
+            assertThat(result).isEqualTo(new DispatchResult(20, 0, 0, 0, 20, 0));
+            assertThat(jdbc.queryForList("SELECT attempts FROM outbox", Integer.class)).containsOnly(1);
+        }
+    }
+
+    @Test
+    void whenTheDatabaseIsBrieflyUnreachableTheMarksAreRetriedWithinSecondsNotAfterTheLease() {
+        long id = append("order-outage", "mail.send", "{}");
+        FlakyDataSource flaky = new FlakyDataSource(dataSource);
+        OutboxTable flakyTable = OutboxTable.builder(flaky).clock(clock).build();
+        RecordingPublisher sent = new RecordingPublisher();
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(flakyTable, records -> {
+            // The database goes away while the batch is sent: the next 5 connections fail.
+            flaky.failNext(5);
+            return sent.publish(records);
+        }).meterRegistry(meters).build();
+
+        long start = System.nanoTime();
+        DispatchResult result = dispatcher.dispatchOnce();
+
+        assertThat(result.sent()).isOne();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        assertThat(flaky.failed.get()).isEqualTo(5);
+        assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(sent.sentIds()).containsExactly(id);
+    }
+
+    /** A DataSource whose next connections fail, as while the database restarts. */
+    static final class FlakyDataSource extends org.springframework.jdbc.datasource.DelegatingDataSource {
+
+        final AtomicInteger toFail = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+
+        FlakyDataSource(DataSource target) {
+            super(target);
+        }
+
+        void failNext(int connections) {
+            toFail.set(connections);
+        }
+
+        @Override
+        public java.sql.Connection getConnection() throws java.sql.SQLException {
+            if (toFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                failed.incrementAndGet();
+                throw new java.sql.SQLTransientConnectionException("simulated database outage: connection refused", "08001");
+            }
+            return super.getConnection();
+        }
+    }
+
+    // ---------------------------------------------------------------- clocks (issue 8, defect 10)
+
+    @Test
+    void aDispatcherWhoseClockRunsAheadByMoreThanTheLeaseDoesNotTakeRowsLeasedByAnother() {
+        long id = append("order-skew", "mail.send", "{}");
+        MutableClock fastClock = new MutableClock(clock.instant().plus(OutboxDispatcher.DEFAULT_LEASE).plus(Duration.ofMinutes(1)));
+        RecordingPublisher fastPublisher = new RecordingPublisher();
+        OutboxDispatcher fast = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(fastClock).build(), fastPublisher)
+                .meterRegistry(meters).build();
+        List<Integer> takenByTheFastOne = new ArrayList<>();
+        OutboxDispatcher slow = dispatcher(records -> {
+            // While this dispatcher sends, one whose clock is three minutes ahead polls.
+            takenByTheFastOne.add(fast.dispatchOnce().claimed());
+            return PublishResult.allSent();
+        }).build();
+
+        assertThat(slow.dispatchOnce().sent()).isOne();
+
+        assertThat(takenByTheFastOne).as("the fast clock did not end the other's lease").containsExactly(0);
+        assertThat(fastPublisher.sentIds()).isEmpty();
+        assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
+    }
+
+    @Test
+    void aDispatcherWhoseClockRunsBehindLeasesRowsForTheWholeLeaseAsTheDatabaseCountsIt() {
+        append("order-skew-2", "mail.send", "{}");
+        MutableClock slowClock = new MutableClock(clock.instant().minus(Duration.ofDays(1)));
+        RecordingPublisher other = new RecordingPublisher();
+        OutboxDispatcher behind = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(slowClock).build(),
+                records -> {
+                    assertThat(dispatcher(other).build().dispatchOnce().claimed()).isZero();
+                    return PublishResult.allSent();
+                }).meterRegistry(meters).build();
+        // Due times still follow the dispatcher's own clock: make the row due for the slow one.
+        setAvailableAt(slowClock.instant().minusSeconds(1));
+
+        assertThat(behind.dispatchOnce().sent()).isOne();
+        assertThat(other.sentIds()).isEmpty();
+    }
+
+    /** Ends every lease, as the database's clock would once the lease has passed. */
+    void expireLeases() {
+        org.springframework.jdbc.core.PreparedStatementSetter setter = statement ->
+                table.dialect().setInstant(statement, 1, Instant.parse("2000-01-01T00:00:00Z"));
+        jdbc.update("UPDATE outbox SET lease_until = ? WHERE lease_until IS NOT NULL", setter);
+    }
+
+    /** Makes every pending row due at {@code at}. */
+    void setAvailableAt(Instant at) {
+        org.springframework.jdbc.core.PreparedStatementSetter setter = statement -> table.dialect().setInstant(statement, 1, at);
+        jdbc.update("UPDATE outbox SET available_at = ? WHERE dispatched_at IS NULL", setter);
     }
 
     // ---------------------------------------------------------------- ordering

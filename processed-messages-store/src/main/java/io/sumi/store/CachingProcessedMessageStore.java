@@ -17,12 +17,22 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * A {@link ProcessedMessageStore} that remembers completed messages in a Caffeine cache, so a
  * redelivery of a message this instance has seen completed costs no database round trip.
  *
- * <p>Consistency: only completions that are known to be committed enter the cache: a
- * {@code DUPLICATE} read from the database, a lease-mode {@link #complete} (which commits on its
- * own connection), and a transactional-mode claim once its transaction has committed (through a
- * Spring transaction synchronization). A rolled-back claim therefore never makes a message look
- * done. Entries expire after {@code expireAfterWrite}, which should not exceed the ledger's
- * retention. Thread-safe.
+ * <p>The commit rule: the cache remembers only completions known to be committed, because it
+ * answers {@code DUPLICATE} without asking the ledger, for as long as an entry lives. What enters:
+ * <ul>
+ *   <li>a {@code DUPLICATE} answered by a lease-mode claim ({@link #claim}, {@link #claimAll}):
+ *   the delegate runs it on a connection of its own, outside the caller's transaction, so the row
+ *   it found is committed;</li>
+ *   <li>a lease-mode {@link #complete} / {@link #completeAll}, which commits on its own connection;</li>
+ *   <li>anything a transactional-mode claim ({@link #claimCompleted}, {@link #claimAllCompleted})
+ *   answered, {@code CLAIMED} or {@code DUPLICATE}, but only after the caller's transaction has
+ *   committed (a Spring transaction synchronization; without one, nothing is remembered). Inside
+ *   the caller's transaction a {@code DUPLICATE} may be the caller's own uncommitted row (the same
+ *   key claimed twice in one transaction); remembering it at once would make the key look done
+ *   for the entry's lifetime after a rollback, although the ledger has no row.</li>
+ * </ul>
+ * A rolled-back claim therefore never makes a message look done. Entries expire after
+ * {@code expireAfterWrite}, which should not exceed the ledger's retention. Thread-safe.
  */
 public final class CachingProcessedMessageStore extends ForwardingProcessedMessageStore {
 
@@ -58,15 +68,19 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
 
     @Override
     public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
-        return claim(consumer, requests, misses -> delegate().claimAll(consumer, misses, lease));
+        return claim(consumer, requests, false, misses -> delegate().claimAll(consumer, misses, lease));
     }
 
     @Override
     public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
-        return claim(consumer, requests, misses -> delegate().claimAllCompleted(consumer, misses));
+        return claim(consumer, requests, true, misses -> delegate().claimAllCompleted(consumer, misses));
     }
 
-    private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests,
+    /**
+     * @param inCallerTransaction whether the claim ran in the caller's transaction, so that what it
+     *     saw (even a {@code DUPLICATE}) may be uncommitted
+     */
+    private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests, boolean inCallerTransaction,
             java.util.function.Function<List<ClaimRequest>, List<ClaimResult>> claimer) {
         ClaimResult[] results = new ClaimResult[requests.size()];
         List<ClaimRequest> misses = new ArrayList<>(requests.size());
@@ -83,15 +97,19 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
         }
         if (!misses.isEmpty()) {
             List<ClaimResult> claimed = claimer.apply(misses);
+            List<ProcessedMessage> completedRows = new ArrayList<>(claimed.size());
             for (int i = 0; i < claimed.size(); i++) {
                 ClaimResult result = claimed.get(i);
                 results[missIndexes.get(i)] = result;
-                if (result.outcome() == ClaimOutcome.DUPLICATE) {
-                    remember(result.message());
+                if (result.outcome() != ClaimOutcome.BUSY && result.message().isCompleted()) {
+                    completedRows.add(result.message());
                 }
-                else if (result.outcome() == ClaimOutcome.CLAIMED && result.message().isCompleted()) {
-                    rememberAfterCommit(result.message());
-                }
+            }
+            if (inCallerTransaction) {
+                rememberAfterCommit(completedRows);
+            }
+            else {
+                completedRows.forEach(this::remember);
             }
         }
         return List.of(results);
@@ -130,15 +148,15 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
         completed.put(new Key(message.consumer(), message.messageId()), message);
     }
 
-    private void rememberAfterCommit(ProcessedMessage message) {
-        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+    private void rememberAfterCommit(List<ProcessedMessage> messages) {
+        if (!messages.isEmpty() && TransactionSynchronizationManager.isSynchronizationActive()) {
             TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
                 @Override
                 public void afterCommit() {
-                    remember(message);
+                    messages.forEach(CachingProcessedMessageStore.this::remember);
                 }
             });
         }
-        // Without synchronization we cannot know when (or whether) the row commits: do not cache.
+        // Without synchronization we cannot know when (or whether) the rows commit: do not cache.
     }
 }

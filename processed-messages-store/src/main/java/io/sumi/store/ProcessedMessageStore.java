@@ -27,6 +27,11 @@ import org.jspecify.annotations.Nullable;
  * concurrent transaction committed between its snapshot and its statement). Batch variants take
  * one round trip for the whole batch. Implementations are thread-safe; they never store payloads,
  * only the fingerprints they are given.
+ *
+ * <p>Time: instances do not agree on the time, so an implementation decides every lease (take
+ * over, end on release) and writes every ledger time on one clock that all instances share; the
+ * JDBC store uses the database's clock. Keys are compared exactly ({@code "k"} and {@code "k "}
+ * are two keys); a key the store cannot hold losslessly is refused, never altered.
  */
 public interface ProcessedMessageStore {
 
@@ -48,7 +53,8 @@ public interface ProcessedMessageStore {
      *
      * @return {@code CLAIMED} with the caller's claim, {@code DUPLICATE} with the completed row,
      *     or {@code BUSY} with the row of the live claim that holds it
-     * @throws IllegalArgumentException if the consumer or message id is empty or too long
+     * @throws IllegalArgumentException if the consumer or message id is empty, too long, or cannot be
+     *     stored losslessly (the JDBC store refuses NUL and unpaired surrogates); not retryable
      */
     default ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
         return claimAll(consumer, List.of(request), lease).get(0);
@@ -140,7 +146,8 @@ public interface ProcessedMessageStore {
      * Deletes at most {@code limit} rows the ledger is done with, in one short transaction:
      * {@code COMPLETED} rows processed before {@code cutoff}, and {@code IN_PROGRESS} rows whose
      * lease ended before {@code cutoff} (claims released after a failure and never taken again,
-     * such as dead-lettered messages). Live claims and {@code RECONCILE} rows are never deleted.
+     * such as dead-lettered messages). Live claims (by the store's shared clock, whatever
+     * {@code cutoff} says) and {@code RECONCILE} rows are never deleted.
      * Safe to call from several instances at once. Callers loop until it returns less than
      * {@code limit}.
      *

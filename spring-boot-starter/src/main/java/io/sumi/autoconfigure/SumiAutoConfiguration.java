@@ -18,7 +18,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.ResourceTransactionManager;
 
 /**
  * The ledger, the executor and the pruning job. Every bean backs off when the application defines
@@ -56,9 +58,32 @@ class SumiAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    TransactionSupport sumiTransactionSupport(ObjectProvider<PlatformTransactionManager> transactionManager) {
-        PlatformTransactionManager manager = transactionManager.getIfUnique();
-        return manager != null ? TransactionSupport.of(manager) : TransactionSupport.none();
+    TransactionSupport sumiTransactionSupport(ObjectProvider<PlatformTransactionManager> transactionManagers,
+            ObjectProvider<DataSource> dataSource) {
+        // The ledger is on the DataSource the store is built on (sumiProcessedMessageStore).
+        DataSource ledger = dataSource.getIfUnique();
+        if (ledger == null) {
+            return TransactionSupport.none();
+        }
+        // Prefer the manager of the ledger's DataSource; with a Kafka transaction manager beside it,
+        // "the unique manager" would open transactions that the ledger takes no part in.
+        PlatformTransactionManager manager = transactionManagers.orderedStream()
+                .filter(candidate -> managesDataSource(candidate, ledger))
+                .findFirst()
+                .orElseGet(transactionManagers::getIfUnique);
+        // Whatever the manager, TransactionSupport checks per call that the ledger's connection takes
+        // part in the transaction: AUTO falls back to a lease, TRANSACTIONAL fails clearly.
+        return manager != null ? TransactionSupport.of(manager, ledger) : TransactionSupport.none();
+    }
+
+    private static boolean managesDataSource(PlatformTransactionManager manager, DataSource dataSource) {
+        return manager instanceof ResourceTransactionManager resource && resource.getResourceFactory() instanceof DataSource managed
+                && unwrap(managed) == unwrap(dataSource);
+    }
+
+    private static DataSource unwrap(DataSource dataSource) {
+        return dataSource instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null
+                ? proxy.getTargetDataSource() : dataSource;
     }
 
     @Bean

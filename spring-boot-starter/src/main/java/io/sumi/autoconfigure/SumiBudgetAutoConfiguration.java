@@ -115,7 +115,8 @@ class SumiBudgetAutoConfiguration {
         BudgetListenerPauser sumiBudgetListenerPauser(BudgetRegistry registry,
                 ObjectProvider<KafkaListenerEndpointRegistry> endpointRegistry, SumiBudgetProperties properties,
                 ObjectProvider<MeterRegistry> meterRegistry) {
-            return new BudgetListenerPauser(registry, endpointRegistry.getIfAvailable(), properties.budgetPause().checkInterval(),
+            // Looked up at start, not injected: a dependency would be started first (with its containers).
+            return new BudgetListenerPauser(registry, endpointRegistry::getIfAvailable, properties.budgetPause().checkInterval(),
                     meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }

@@ -4,6 +4,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
+import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
 import org.springframework.aop.config.AopConfigUtils;
@@ -15,6 +16,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -25,12 +27,13 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.annotation.KafkaListener;
-import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.FailedRecordProcessor;
 
 /**
  * {@code @IdempotentHandler} on {@code @KafkaListener} methods: the advisor, the record-capturing
  * interceptor on every listener container factory, and Sumi's exception classification on every
- * {@code DefaultErrorHandler} bean.
+ * listener container's error handler (docs/kafka-error-handling.md).
  */
 @AutoConfiguration(after = SumiAutoConfiguration.class,
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
@@ -59,19 +62,34 @@ class SumiKafkaAutoConfiguration {
         return new SumiListenerContainerFactoryPostProcessor();
     }
 
+    /** Teaches error-handler and after-rollback-processor beans, including those used outside the endpoint registry. */
     @Bean
     @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
     static BeanPostProcessor sumiErrorHandlerPostProcessor(ObjectProvider<SumiProperties> properties) {
         return new BeanPostProcessor() {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
-                if (bean instanceof DefaultErrorHandler handler) {
-                    SumiProperties.Kafka kafka = properties.getObject().kafka();
-                    SumiKafkaErrorHandling.configure(handler, kafka.busyRetryInterval(), kafka.busyMaxWait());
+                if (bean instanceof FailedRecordProcessor handler) {
+                    SumiKafkaErrorHandling.configure(handler, properties.getObject().kafka().busyRetryInterval());
                 }
                 return bean;
             }
         };
+    }
+
+    /**
+     * Teaches every listener container's error handler at start-up, whatever it is (a bean, one set
+     * on the factory, Spring Kafka's default), and refuses one it cannot teach on a container that
+     * runs an {@code @IdempotentHandler}.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
+    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
+    SumiErrorHandlerConfigurer sumiErrorHandlerConfigurer(ObjectProvider<KafkaListenerEndpointRegistry> registry,
+            SumiProperties properties) {
+        // Looked up at start, not injected: a dependency would be started first (with its containers).
+        return new SumiErrorHandlerConfigurer(registry::getObject, properties.kafka().busyRetryInterval());
     }
 
     /** Validates every {@code @IdempotentHandler} listener method once the context is up, so a bad annotation fails start-up. */
@@ -86,6 +104,7 @@ class SumiKafkaAutoConfiguration {
                 }
                 try {
                     interceptor.definition(method, userClass);
+                    IdempotentHandlerInterceptor.checkMessageSource(method);
                 }
                 catch (RuntimeException ex) {
                     throw new BeanCreationException("Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);

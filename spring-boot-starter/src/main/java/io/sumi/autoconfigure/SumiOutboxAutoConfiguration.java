@@ -106,6 +106,7 @@ class SumiOutboxAutoConfiguration {
         return OutboxDispatcher.builder(table, publisher)
                 .batchSize(dispatcher.batchSize())
                 .lease(dispatcher.lease())
+                .sendTimeout(dispatcher.sendTimeout())
                 .minPollInterval(dispatcher.minPollInterval())
                 .maxPollInterval(dispatcher.maxPollInterval())
                 .maxAttempts(dispatcher.maxAttempts())
@@ -137,11 +138,12 @@ class SumiOutboxAutoConfiguration {
         @ConditionalOnBean(KafkaProperties.class)
         KafkaOutboxPublisher sumiKafkaOutboxPublisher(KafkaProperties kafkaProperties, ObjectProvider<ProducerFactory<?, ?>> producerFactory,
                 SumiOutboxProperties properties) {
-            Duration sendTimeout = properties.kafka().sendTimeout();
-            if (sendTimeout.compareTo(properties.dispatcher().lease()) >= 0) {
-                throw new IllegalStateException("sumi.outbox.kafka.send-timeout (" + sendTimeout + ") must be below"
-                        + " sumi.outbox.dispatcher.lease (" + properties.dispatcher().lease()
-                        + "): a send outliving its lease lets another dispatcher send the same rows");
+            Duration dispatcherTimeout = properties.dispatcher().sendTimeout();
+            Duration sendTimeout = properties.kafka().sendTimeoutOr(dispatcherTimeout);
+            if (sendTimeout.compareTo(dispatcherTimeout) > 0) {
+                throw new IllegalStateException("sumi.outbox.kafka.send-timeout (" + sendTimeout + ") must not exceed"
+                        + " sumi.outbox.dispatcher.send-timeout (" + dispatcherTimeout + "): the dispatcher cuts every batch"
+                        + " at its own send timeout. Leave sumi.outbox.kafka.send-timeout unset to use the dispatcher's.");
             }
             ProducerFactory<?, ?> factory = producerFactory.getIfUnique();
             // The application's producer factory knows the connection details and SSL bundles.

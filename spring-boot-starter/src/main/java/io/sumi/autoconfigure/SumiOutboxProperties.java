@@ -31,8 +31,10 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      * @param enabled whether this instance runs a dispatcher (turn it off on instances that only
      *     append; any number of instances may dispatch at once)
      * @param batchSize rows claimed, sent and marked per round
-     * @param lease how long a claim keeps other dispatchers off its rows; must exceed the longest
-     *     send ({@code sumi.outbox.kafka.send-timeout})
+     * @param lease how long a claim keeps other dispatchers off its rows, counted by the database's
+     *     clock; at least twice {@code send-timeout}
+     * @param sendTimeout the bound on sending one batch, counted from the start of its claim: rows
+     *     without an acknowledgement by then count a failed attempt; at most half the lease
      * @param minPollInterval the wait after the first empty round (and after a wake-up)
      * @param maxPollInterval the longest wait between polls of an idle outbox (the wait doubles
      *     from the minimum to this while rounds find nothing; a commit on this instance ends it)
@@ -46,7 +48,8 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      *     being sent; none by default
      */
     public record Dispatcher(@DefaultValue("true") boolean enabled, @DefaultValue("200") int batchSize,
-            @DefaultValue("2m") Duration lease, @DefaultValue("500ms") Duration minPollInterval,
+            @DefaultValue("2m") Duration lease, @DefaultValue("30s") Duration sendTimeout,
+            @DefaultValue("500ms") Duration minPollInterval,
             @DefaultValue("5s") Duration maxPollInterval, @DefaultValue("12") int maxAttempts, @DefaultValue Backoff backoff,
             @DefaultValue("*") List<String> orderedTopics, @DefaultValue("false") boolean shadowMode,
             @DefaultValue List<String> shadowTopics, @Nullable Instant cutoff) {
@@ -88,9 +91,15 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      * (the application's {@code ProducerFactory} configuration when there is one) and is always
      * idempotent with {@code acks=all}.
      *
-     * @param sendTimeout how long a batch waits for its acknowledgements; keep it well below the
-     *     dispatcher's lease
+     * @param sendTimeout the producer's bound on one batch ({@code max.block.ms} is half of it,
+     *     {@code delivery.timeout.ms} all of it); {@code sumi.outbox.dispatcher.send-timeout} when
+     *     not set, and never more than that
      */
-    public record Kafka(@DefaultValue("30s") Duration sendTimeout) {
+    public record Kafka(@Nullable Duration sendTimeout) {
+
+        /** The Kafka send timeout, or the dispatcher's when none is set. */
+        public Duration sendTimeoutOr(Duration dispatcherSendTimeout) {
+            return sendTimeout != null ? sendTimeout : dispatcherSendTimeout;
+        }
     }
 }

@@ -72,10 +72,13 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
     /**
      * The Spring Kafka binder.
      *
-     * @param configureErrorHandlers whether every {@code DefaultErrorHandler} bean learns Sumi's
-     *     exceptions (no key: not retryable; busy key: retried for {@code busyMaxWait})
-     * @param busyRetryInterval how often a message whose key another consumer holds is retried
-     * @param busyMaxWait how long such a message is retried before it counts as failed (set it above the lease)
+     * @param configureErrorHandlers whether every listener container's error handler learns Sumi's
+     *     exceptions (no key: not retryable; busy key, budget refusal, reconciliation: retried, never
+     *     recovered); an error handler Sumi cannot teach then fails start-up
+     * @param busyRetryInterval how often a message whose key another consumer holds (or whose budget
+     *     is spent) is retried
+     * @param busyMaxWait ignored since busy keys are retried until they can run; kept so that
+     *     existing configuration still binds
      */
     public record Kafka(@DefaultValue("true") boolean configureErrorHandlers, @DefaultValue("1s") Duration busyRetryInterval,
             @DefaultValue("6m") Duration busyMaxWait) {

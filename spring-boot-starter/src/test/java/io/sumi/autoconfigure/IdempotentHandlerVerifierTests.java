@@ -60,8 +60,43 @@ class IdempotentHandlerVerifierTests {
         }
 
         static class Listener {
+            @org.springframework.kafka.annotation.KafkaListener(id = "verifier", topics = "verifier.topic", autoStartup = "false")
             @IdempotentHandler
             public void onMessage(String payload) {
+            }
+        }
+    }
+
+    /** Defect 4 of issue 8: such a method used the record the container delivered to its caller. */
+    @Test
+    void anAnnotatedMethodThatIsNotAListenerAndHasNoMessageParameterFailsStartUp() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class))
+                .withUserConfiguration(PayloadOnlyService.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("Service.charge").hasMessageContaining("is not a @KafkaListener method")
+                            .hasMessageContaining("ConsumerRecord");
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class PayloadOnlyService {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        Service service() {
+            return new Service();
+        }
+
+        static class Service {
+            @IdempotentHandler
+            public void charge(String payload) {
             }
         }
     }

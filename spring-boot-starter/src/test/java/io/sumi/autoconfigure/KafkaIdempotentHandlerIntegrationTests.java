@@ -64,7 +64,6 @@ import org.springframework.util.backoff.FixedBackOff;
         "spring.kafka.listener.concurrency=1",
         "spring.flyway.locations=classpath:db/sumi/{vendor}",
         "sumi.kafka.busy-retry-interval=100ms",
-        "sumi.kafka.busy-max-wait=30s",
         "sumi.consumer.lease=30s"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaIdempotentHandlerIntegrationTests {
@@ -235,6 +234,21 @@ class KafkaIdempotentHandlerIntegrationTests {
         assertThat(store.find("txauto-listener", "t3")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
     }
 
+    /** Issue 8, defect 1, with an error-handler bean: a busy key is retried past the bean's own attempts and never skipped. */
+    @Test
+    void busyKeyIsRetriedWithAnErrorHandlerBeanAndNeverDeadLettered() throws Exception {
+        io.sumi.store.ClaimResult dead = store.claim("busy-bean", new io.sumi.store.ClaimRequest("bb1", null), Duration.ofMinutes(5));
+        assertThat(dead.outcome()).isEqualTo(io.sumi.store.ClaimOutcome.CLAIMED);
+        sendAndFlush(List.of(record("busybean.topic", "bb1", "x")));
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> count("busy-bean", "busy") >= 15);
+        assertThat(effects.counts("busy-bean")).isEmpty();
+        assertThat(store.release(dead.message(), "instance A was killed")).isTrue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> effects.counts("busy-bean").containsKey("bb1"));
+        assertThat(effects.counts("busy-bean").get("bb1").get()).isEqualTo(1);
+        assertThat(effects.deadLetters).doesNotContainKey("busybean.topic-dlt");
+    }
+
     @Test
     void theKeyTravelsOnRecordsAndHttpCallsMadeInsideAHandlerAndNowhereElse() throws Exception {
         sendAndFlush(List.of(record("chain.topic", "chain-1", "x")));
@@ -330,7 +344,7 @@ class KafkaIdempotentHandlerIntegrationTests {
             jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_test_effects (consumer VARCHAR(200), message_id VARCHAR(200), at TIMESTAMP)");
             jdbc.update("DELETE FROM sumi_test_effects");
             jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('dup-listener', 'flaky-listener', 'poison-listener',"
-                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener', 'txauto-listener')");
+                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener', 'txauto-listener', 'busy-bean')");
             return new Listeners(effects, jdbc, admin, template,
                     restClient.baseUrl("http://127.0.0.1:" + provider.getAddress().getPort()).build());
         }
@@ -341,7 +355,8 @@ class KafkaIdempotentHandlerIntegrationTests {
                     new NewTopic("poison.topic", 1, (short) 1), new NewTopic("poison.topic-dlt", 1, (short) 1),
                     new NewTopic("nokey.topic", 1, (short) 1), new NewTopic("nokey.topic-dlt", 1, (short) 1),
                     new NewTopic("batch.topic", 1, (short) 1), new NewTopic("concurrent.topic", 3, (short) 1),
-                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("txauto.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1));
+                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("txauto.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1),
+                    new NewTopic("busybean.topic", 1, (short) 1), new NewTopic("busybean.topic-dlt", 1, (short) 1));
         }
 
         @Bean
@@ -449,7 +464,13 @@ class KafkaIdempotentHandlerIntegrationTests {
             effects.noKeyCalls.incrementAndGet();
         }
 
-        @KafkaListener(id = "dead-letters", topics = {"poison.topic-dlt", "nokey.topic-dlt"}, groupId = "dead-letters")
+        @KafkaListener(id = "busy-bean", topics = "busybean.topic")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void onBusyBean(ConsumerRecord<String, String> record) {
+            effects.effect("busy-bean", record.key());
+        }
+
+        @KafkaListener(id = "dead-letters", topics = {"poison.topic-dlt", "nokey.topic-dlt", "busybean.topic-dlt"}, groupId = "dead-letters")
         public void onDeadLetter(ConsumerRecord<String, String> record) {
             effects.deadLetters.computeIfAbsent(record.topic(), topic -> Collections.synchronizedList(new ArrayList<>())).add(record);
         }

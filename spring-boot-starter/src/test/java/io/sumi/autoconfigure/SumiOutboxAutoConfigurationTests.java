@@ -106,7 +106,9 @@ class SumiOutboxAutoConfigurationTests {
             assertThat(dispatcher.shadowMode()).isFalse();
             assertThat(dispatcher.shadowTopics()).isEmpty();
             assertThat(dispatcher.cutoff()).isNull();
-            assertThat(properties.kafka().sendTimeout()).isEqualTo(KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
+            assertThat(dispatcher.sendTimeout()).isEqualTo(OutboxDispatcher.DEFAULT_SEND_TIMEOUT);
+            assertThat(properties.kafka().sendTimeout()).isNull();
+            assertThat(properties.kafka().sendTimeoutOr(dispatcher.sendTimeout())).isEqualTo(KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
         });
     }
 
@@ -139,9 +141,18 @@ class SumiOutboxAutoConfigurationTests {
     }
 
     @Test
-    void aSendTimeoutNotBelowTheLeaseIsRejectedAtStartUp() {
+    void aSendTimeoutAboveHalfTheLeaseIsRejectedAtStartUp() {
+        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.send-timeout=61s").run(context ->
+                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("must be at most half the lease")
+                        .hasMessageContaining("sumi.outbox.dispatcher.send-timeout"));
         runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.kafka.send-timeout=5m").run(context ->
-                assertThat(context).hasFailed().getFailure().hasMessageContaining("must be below sumi.outbox.dispatcher.lease"));
+                assertThat(context).hasFailed().getFailure().rootCause()
+                        .hasMessageContaining("must not exceed sumi.outbox.dispatcher.send-timeout"));
+        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.lease=10s",
+                "sumi.outbox.dispatcher.send-timeout=5s").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(KafkaOutboxPublisher.class).sendTimeout()).isEqualTo(Duration.ofSeconds(5));
+        });
     }
 
     @Configuration(proxyBeanMethods = false)

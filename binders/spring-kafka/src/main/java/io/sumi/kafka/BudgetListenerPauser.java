@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,7 +63,8 @@ public class BudgetListenerPauser implements SmartLifecycle {
     }
 
     private final BudgetRegistry budgets;
-    private final @Nullable ListenerContainerRegistry containers;
+    private final Supplier<@Nullable ListenerContainerRegistry> containerLookup;
+    private volatile @Nullable ListenerContainerRegistry containers;
     private final Duration checkInterval;
     private final MeterRegistry meterRegistry;
     private final Map<MessageListenerContainer, Paused> paused = new ConcurrentHashMap<>();
@@ -79,8 +81,21 @@ public class BudgetListenerPauser implements SmartLifecycle {
      */
     public BudgetListenerPauser(BudgetRegistry budgets, @Nullable ListenerContainerRegistry containers, Duration checkInterval,
             @Nullable MeterRegistry meterRegistry) {
+        this(budgets, () -> containers, checkInterval, meterRegistry);
+    }
+
+    /**
+     * A pauser that looks the registry up when it starts. Use this one for a bean: a bean that takes
+     * the registry as a dependency is started after it by Spring's lifecycle processor (dependencies
+     * first, whatever the phase), when the containers have already copied their error handlers.
+     *
+     * @param containers supplies the containers whose error handlers are wrapped on start, or
+     *     {@code null} to wrap none
+     */
+    public BudgetListenerPauser(BudgetRegistry budgets, Supplier<@Nullable ListenerContainerRegistry> containers,
+            Duration checkInterval, @Nullable MeterRegistry meterRegistry) {
         this.budgets = Objects.requireNonNull(budgets, "budgets");
-        this.containers = containers;
+        this.containerLookup = Objects.requireNonNull(containers, "containers");
         if (checkInterval.isNegative() || checkInterval.isZero()) {
             throw new IllegalArgumentException("The check interval must be positive, was " + checkInterval);
         }
@@ -96,12 +111,19 @@ public class BudgetListenerPauser implements SmartLifecycle {
         });
     }
 
-    /** An error handler that gives budget refusals to this pauser and everything else to {@code delegate}. */
+    /**
+     * An error handler that gives budget refusals to this pauser and everything else to
+     * {@code delegate}; without a delegate, a {@code DefaultErrorHandler} taught Sumi's exceptions
+     * ({@link SumiKafkaErrorHandling}).
+     */
     public CommonErrorHandler errorHandler(@Nullable CommonErrorHandler delegate) {
         if (delegate instanceof BudgetAwareErrorHandler aware && aware.pauser() == this) {
             return delegate;
         }
-        return new BudgetAwareErrorHandler(delegate != null ? delegate : new DefaultErrorHandler(), this);
+        // No handler: Spring Kafka's default would retry a busy key 10 times at once and then skip it;
+        // Sumi's classification keeps busy keys (and budget refusals that reach it) retried.
+        return new BudgetAwareErrorHandler(delegate != null ? delegate
+                : SumiKafkaErrorHandling.configure(new DefaultErrorHandler(), SumiKafkaErrorHandling.DEFAULT_BUSY_INTERVAL), this);
     }
 
     /**
@@ -186,6 +208,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
     }
 
     private MessageListenerContainer topLevel(MessageListenerContainer container) {
+        ListenerContainerRegistry containers = this.containers;
         if (containers != null) {
             for (MessageListenerContainer candidate : containers.getAllListenerContainers()) {
                 if (candidate == container || (candidate instanceof ConcurrentMessageListenerContainer<?, ?> concurrent
@@ -201,6 +224,8 @@ public class BudgetListenerPauser implements SmartLifecycle {
 
     @Override
     public void start() {
+        ListenerContainerRegistry containers = containerLookup.get();
+        this.containers = containers;
         if (containers != null) {
             for (MessageListenerContainer container : containers.getAllListenerContainers()) {
                 if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {

@@ -3,6 +3,7 @@ package io.sumi.kafka;
 import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
@@ -25,7 +26,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.annotation.KafkaHandler;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
@@ -35,9 +38,14 @@ import org.springframework.util.ClassUtils;
 /**
  * Runs {@link IdempotentHandler} methods through the {@link IdempotentExecutor}.
  *
- * <p>The message is found, in order: the record the listener container is delivering on this
- * thread (captured by Sumi's record/batch interceptor, so any parameter style works), a
- * {@link ConsumerRecord} argument, a {@link Message} argument. A batch (the container delivers a
+ * <p>The message is found, in order: for the listener method the container invokes
+ * ({@code @KafkaListener} / {@code @KafkaHandler}, not nested in another guarded call), the record
+ * or batch the container is delivering on this thread (captured by Sumi's record/batch interceptor,
+ * so any parameter style works); then, for every method, a {@link ConsumerRecord} argument, a
+ * {@link Message} argument, a {@code List<ConsumerRecord>} or {@link ConsumerRecords} argument.
+ * An annotated method that is not the listener (a listener calls it per record, or fans out to it)
+ * is therefore guarded with the key of its own argument, never with the listener's record; one
+ * without a message parameter is refused ({@link #checkMessageSource}). A batch (the container delivers a
  * batch, or a {@code List<ConsumerRecord>} argument) is claimed in one round trip, and the method
  * is called once with the records still to process: every {@code List} argument whose size is the
  * batch's ({@code List<ConsumerRecord>}, {@code List<Message<?>>}, payload lists, {@code @Header}
@@ -84,11 +92,22 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
         Object[] args = invocation.getArguments();
 
-        ConsumerRecords<?, ?> batch = CurrentRecords.batch();
-        if (batch != null) {
-            List<ConsumerRecord<?, ?>> records = new ArrayList<>(batch.count());
-            batch.forEach(records::add);
-            return invokeBatch(invocation, definition, records);
+        // The record (or batch) on the thread belongs to the listener method the container invokes,
+        // not to another annotated method that listener calls: that one is guarded with the
+        // message of its own arguments (a batch listener calling handle(record) per record, a
+        // listener fanning out to sub-messages). A nested guarded call is never the listener's.
+        boolean listenerInvocation = isListenerMethod(invocation.getMethod()) && IdempotencyContext.find().isEmpty();
+        if (listenerInvocation) {
+            ConsumerRecords<?, ?> batch = CurrentRecords.batch();
+            if (batch != null) {
+                List<ConsumerRecord<?, ?>> records = new ArrayList<>(batch.count());
+                batch.forEach(records::add);
+                return invokeBatch(invocation, definition, records);
+            }
+            ConsumerRecord<?, ?> current = CurrentRecords.record();
+            if (current != null) {
+                return executor().execute(definition, new KafkaInboundMessage(current), () -> proceed(invocation)).value();
+            }
         }
         InboundMessage message = singleMessage(args);
         if (message == null) {
@@ -97,11 +116,48 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 return invokeBatch(invocation, definition, records);
             }
             throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
-                    + " was called without a message: call it from a Kafka listener container (Sumi's record interceptor"
-                    + " must be installed on its container factory, as the starter does), or give it a ConsumerRecord or"
-                    + " Message parameter");
+                    + " was called without a message: " + (listenerInvocation
+                            ? "Sumi's record interceptor must be installed on its container factory (the starter does), or give"
+                                    + " it a ConsumerRecord or Message parameter"
+                            : "it is not the @KafkaListener method the container invokes, so its key must come from its own"
+                                    + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
+                                    + " @IdempotentHandler on the @KafkaListener method"));
         }
         return executor().execute(definition, message, () -> proceed(invocation)).value();
+    }
+
+    /**
+     * Whether the listener container invokes {@code method} itself (a {@code @KafkaListener} or
+     * {@code @KafkaHandler} method): only then is the record the container is delivering on this
+     * thread the method's message. Any other annotated method takes its message from its arguments.
+     */
+    public static boolean isListenerMethod(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, KafkaListener.class)
+                || AnnotatedElementUtils.hasAnnotation(method, KafkaListeners.class)
+                || AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class);
+    }
+
+    /**
+     * Checks at start-up that an annotated method can find its message: a listener method always
+     * can (through the container's record); any other method needs a {@link ConsumerRecord},
+     * {@link Message}, {@code List} of records or {@link ConsumerRecords} parameter.
+     *
+     * @throws IllegalStateException if it cannot, with what to do
+     */
+    public static void checkMessageSource(Method method) {
+        if (isListenerMethod(method)) {
+            return;
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (ConsumerRecord.class.isAssignableFrom(type) || Message.class.isAssignableFrom(type) || List.class.isAssignableFrom(type)
+                    || ConsumerRecords.class.isAssignableFrom(type)) {
+                return;
+            }
+        }
+        throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
+                + " is not a @KafkaListener method and has no message parameter, so Sumi cannot tell which message it guards"
+                + " (the record the container delivers belongs to the listener that calls it). Give it a ConsumerRecord,"
+                + " Message<?> or List<ConsumerRecord> parameter, or put @IdempotentHandler on the @KafkaListener method");
     }
 
     /**
@@ -123,19 +179,19 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
             // The method's own transaction may start inside Sumi's advice; AUTO must still mean
             // "in the handler's transaction".
-            boolean transactional = AnnotatedElementUtils.hasAnnotation(m, Transactional.class)
-                    || AnnotatedElementUtils.hasAnnotation(targetClass, Transactional.class);
-            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer, transactional, m.toString());
+            // A @Transactional that names its manager may not be the ledger's (issue 8, defect 3).
+            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
+            if (transactional == null) {
+                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
+            }
+            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer,
+                    transactional == null ? null : transactional.transactionManager(), m.toString());
             executor().keyResolver().validate(definition);
             return definition;
         });
     }
 
     private static @Nullable InboundMessage singleMessage(Object[] args) {
-        ConsumerRecord<?, ?> current = CurrentRecords.record();
-        if (current != null) {
-            return new KafkaInboundMessage(current);
-        }
         for (Object arg : args) {
             if (arg instanceof ConsumerRecord<?, ?> record) {
                 return new KafkaInboundMessage(record);

@@ -2,7 +2,6 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.Fingerprints;
 import io.sumi.consumer.InboundMessage;
-import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,7 +44,8 @@ public final class KafkaInboundMessage implements InboundMessage {
         if (headers == null) {
             Map<String, @Nullable Object> map = new LinkedHashMap<>();
             for (Header header : record.headers()) {
-                map.put(header.key(), header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8));
+                // Lossless: bytes that are not UTF-8 stay bytes (a key made of them is rejected).
+                map.put(header.key(), InboundMessage.headerValue(header.value()));
             }
             headers = Collections.unmodifiableMap(map);
         }

@@ -10,62 +10,156 @@ import java.time.Duration;
 import java.util.function.BiFunction;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.AfterRollbackProcessor;
+import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.listener.FailedRecordProcessor;
 import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.ExponentialBackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * Teaches a {@link DefaultErrorHandler} Sumi's exceptions:
+ * Teaches a Spring Kafka error handler ({@link DefaultErrorHandler}, or any
+ * {@link FailedRecordProcessor}, which includes the {@code DefaultAfterRollbackProcessor} of
+ * transactional containers) Sumi's exceptions:
  * <ul>
- *   <li>no key, an oversized key, a rejected fingerprint: not retryable, straight to the recoverer
- *   (the dead-letter topic with a {@code DeadLetterPublishingRecoverer});</li>
- *   <li>a busy key (another consumer holds a live lease): retried every {@code busyInterval} for up
- *   to {@code busyMaxWait} (set it above the lease: by then the other consumer has completed the
- *   message, which then is a duplicate, or its lease has expired and this consumer takes over);
- *   other exceptions keep the handler's own back-off;</li>
- *   <li>an uncertain outcome ({@link ReconciliationRequiredException}): not retryable, to the
- *   recoverer, where it waits next to its {@code RECONCILE} ledger row;</li>
+ *   <li>no key, an invalid key, a rejected fingerprint ({@link MissingIdempotencyKeyException},
+ *   {@link InvalidIdempotencyKeyException}, {@link FingerprintMismatchException}): not retryable,
+ *   straight to the recoverer (the dead-letter topic with a {@code DeadLetterPublishingRecoverer});</li>
+ *   <li>a busy key ({@link MessageBusyException}: another consumer holds a live lease): retried
+ *   every {@code busyInterval} <em>without limit</em>. It never reaches the recoverer: the other
+ *   consumer completes the message (the retry is then a duplicate and is acknowledged) or its
+ *   lease expires (the retry takes the key over). A busy key is never skipped.</li>
  *   <li>a budget refusal ({@link BudgetExhaustedException}): retried every {@code busyInterval}
  *   without limit, so the budget never dead-letters a record. With a {@link BudgetListenerPauser}
- *   (the starter installs one when budgets are configured) such records do not even reach this
- *   handler: the container is paused until the budget half-opens.</li>
+ *   such records do not even reach this handler: the container is paused until the budget
+ *   half-opens.</li>
+ *   <li>an uncertain outcome ({@link ReconciliationRequiredException}, the ledger row is
+ *   {@code RECONCILE}): retried with a back-off that starts at {@code busyInterval} and doubles up
+ *   to {@link #RECONCILE_MAX_INTERVAL}, without limit. Nothing runs the message meanwhile; once an
+ *   operator completes the row the next retry is a duplicate (acknowledged), once they delete it
+ *   the next retry runs it. It is not given to the recoverer, because the recoverer Spring Kafka
+ *   uses by default only logs, which would lose the message.</li>
  * </ul>
+ * Other exceptions keep the handler's own back-off and classification. Spring Kafka's
+ * {@code resetStateOnExceptionChange} (on by default) starts a fresh count when the exception
+ * changes, so busy retries do not use up a failing handler's attempts either.
  *
  * <pre>{@code
  * @Bean
  * DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
  *     DefaultErrorHandler handler = new DefaultErrorHandler(
  *             new DeadLetterPublishingRecoverer(template), new FixedBackOff(1000, 3));
- *     return SumiKafkaErrorHandling.configure(handler, Duration.ofSeconds(1), Duration.ofMinutes(6));
+ *     return SumiKafkaErrorHandling.configure(handler, Duration.ofSeconds(1));
  * }
  * }</pre>
- * The starter applies this to every {@code DefaultErrorHandler} bean ({@code sumi.kafka.configure-error-handlers}).
+ * The starter applies this to every listener container's error handler (and after-rollback
+ * processor) at start-up, whatever it is: a bean, a handler set on the container factory, or none
+ * (Spring Kafka's default); a handler it cannot teach fails start-up ({@link #configure(AbstractMessageListenerContainer, Duration)}).
+ * Note that Sumi sets the handler's back-off function: a back-off function of your own is replaced.
  */
 public final class SumiKafkaErrorHandling {
+
+    /** The default interval between retries of a busy key or a refused budget: 1 second. */
+    public static final Duration DEFAULT_BUSY_INTERVAL = Duration.ofSeconds(1);
+
+    /** The longest interval between two retries of a message awaiting reconciliation: 1 minute. */
+    public static final Duration RECONCILE_MAX_INTERVAL = Duration.ofMinutes(1);
 
     private SumiKafkaErrorHandling() {
     }
 
     /**
-     * Classifies Sumi's exceptions on {@code handler}, with the back-off for busy keys described above.
+     * Classifies Sumi's exceptions on {@code handler}, with the back-offs described above.
      *
      * @return {@code handler}
      */
-    public static DefaultErrorHandler configure(DefaultErrorHandler handler, Duration busyInterval, Duration busyMaxWait) {
+    public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
         handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
-                FingerprintMismatchException.class, ReconciliationRequiredException.class);
-        long attempts = Math.max(1, busyMaxWait.toMillis() / Math.max(1, busyInterval.toMillis()));
-        FixedBackOff busyBackOff = new FixedBackOff(busyInterval.toMillis(), attempts);
-        FixedBackOff budgetBackOff = new FixedBackOff(busyInterval.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
-        BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) ->
-                BudgetExhaustedException.find(ex).isPresent() ? budgetBackOff : isBusy(ex) ? busyBackOff : null;
+                FingerprintMismatchException.class);
+        // It was not retryable in earlier versions: take it out of the classification so the back-off
+        // function decides (a not-retryable classification would win over it).
+        handler.removeClassification(ReconciliationRequiredException.class);
+        long interval = Math.max(1, busyInterval.toMillis());
+        FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
+        ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);
+        reconcile.setMaxInterval(Math.max(interval, RECONCILE_MAX_INTERVAL.toMillis()));
+        reconcile.setMaxElapsedTime(Long.MAX_VALUE);
+        BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) -> {
+            if (BudgetExhaustedException.find(ex).isPresent() || find(ex, MessageBusyException.class)) {
+                return unlimited;
+            }
+            return find(ex, ReconciliationRequiredException.class) ? reconcile : null;
+        };
         handler.setBackOffFunction(function);
         return handler;
     }
 
-    private static boolean isBusy(@Nullable Throwable ex) {
+    /**
+     * Classifies Sumi's exceptions as {@link #configure(FailedRecordProcessor, Duration)} does.
+     *
+     * @deprecated a busy key is no longer retried for a limited time (it was then skipped by the
+     *     recoverer): {@code busyMaxWait} is ignored; use {@link #configure(FailedRecordProcessor, Duration)}
+     */
+    @Deprecated(since = "0.1.0")
+    public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval, Duration busyMaxWait) {
+        return configure(handler, busyInterval);
+    }
+
+    /**
+     * Makes sure {@code container} handles Sumi's exceptions as described above, whatever error
+     * handler it has: none (Spring Kafka's default, which retries 10 times at once and then only
+     * logs) gets a {@link DefaultErrorHandler} taught by {@link #configure(FailedRecordProcessor, Duration)};
+     * a {@link FailedRecordProcessor}, or one inside a {@link BudgetAwareErrorHandler}, is taught;
+     * a transactional container's after-rollback processor likewise.
+     *
+     * @throws IllegalStateException if the error handler (or, for a transactional container, the
+     *     after-rollback processor) is one Sumi cannot teach; the message says what to do
+     */
+    public static void configure(AbstractMessageListenerContainer<?, ?> container, Duration busyInterval) {
+        CommonErrorHandler handler = container.getCommonErrorHandler();
+        if (handler == null) {
+            container.setCommonErrorHandler(configure(new DefaultErrorHandler(), busyInterval));
+        }
+        else if (!teach(handler, busyInterval)) {
+            throw cannotTeach(container, "error handler", handler);
+        }
+        AfterRollbackProcessor<?, ?> rollback = container.getAfterRollbackProcessor();
+        if (rollback instanceof FailedRecordProcessor processor) {
+            configure(processor, busyInterval);
+        }
+        else if (rollback != null && isTransactional(container)) {
+            throw cannotTeach(container, "after-rollback processor", rollback);
+        }
+    }
+
+    private static boolean teach(CommonErrorHandler handler, Duration busyInterval) {
+        if (handler instanceof FailedRecordProcessor processor) {
+            configure(processor, busyInterval);
+            return true;
+        }
+        return handler instanceof BudgetAwareErrorHandler aware && teach(aware.delegate(), busyInterval);
+    }
+
+    @SuppressWarnings("removal")
+    private static boolean isTransactional(AbstractMessageListenerContainer<?, ?> container) {
+        return container.getContainerProperties().getKafkaAwareTransactionManager() != null
+                || container.getContainerProperties().getTransactionManager() != null;
+    }
+
+    private static IllegalStateException cannotTeach(AbstractMessageListenerContainer<?, ?> container, String what, Object handler) {
+        return new IllegalStateException("Kafka listener container '" + container.getListenerId() + "' has the " + what + " "
+                + handler.getClass().getName() + ", which Sumi cannot teach its exceptions: with it, a message whose key another"
+                + " consumer holds (MessageBusyException) or whose budget is spent (BudgetExhaustedException) could be skipped."
+                + " Use a DefaultErrorHandler (or another FailedRecordProcessor) with your recoverer and back-off, and Sumi"
+                + " classifies its exceptions on it; or set sumi.kafka.configure-error-handlers=false and classify them yourself"
+                + " (see docs/kafka-error-handling.md)");
+    }
+
+    static boolean find(@Nullable Throwable ex, Class<? extends Throwable> type) {
         for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof MessageBusyException) {
+            if (type.isInstance(t)) {
                 return true;
             }
         }

@@ -48,6 +48,20 @@ public interface Budget {
     BudgetPermit acquire();
 
     /**
+     * Asks to make calls that will cost {@code cost} together (a batch: {@code cost-per-call}
+     * times its size): reserves all of it at once, or nothing. The permit's
+     * {@link BudgetPermit#recordCost(double)} later replaces the reservation with what was spent.
+     * Ended like {@link #acquire()}.
+     *
+     * @throws BudgetExhaustedException if {@code cost} does not fit in what is left of the limit
+     *     (the breaker is then opened until it fits, or until one call fits if {@code cost} is
+     *     more than the whole limit) or the breaker does not permit a call
+     * @throws IllegalArgumentException if {@code cost} is negative or not finite
+     * @since 0.1.0
+     */
+    BudgetPermit acquire(double cost);
+
+    /**
      * Makes one call under the budget at {@code cost-per-call}; the call may record another cost
      * through {@link BudgetPermit#current()}.
      *

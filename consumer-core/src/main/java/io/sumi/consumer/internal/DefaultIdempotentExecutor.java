@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -303,51 +304,101 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             BatchBody body) throws Exception {
         String consumer = handler.consumer();
         List<ClaimResult> results = limit == 0 ? List.of() : store.claimAll(consumer, requests.subList(0, limit), handler.lease());
-        Plan plan = plan(handler, requests, results, limit, stopCause);
-        // Claims taken beyond the stop are not run now: give them back so the redelivery can run them.
-        Set<String> notRun = new HashSet<>();
-        long token = plan.token;
-        for (int i = plan.stop; i < results.size(); i++) {
-            if (results.get(i).outcome() == ClaimOutcome.CLAIMED && !plan.runKeys.contains(requests.get(i).messageId())) {
-                notRun.add(requests.get(i).messageId());
-                token = results.get(i).message().claimToken();
+        // Every claim this call holds until it is completed or released. Whatever way the call
+        // ends (a ledger call that throws included), what is still held is released in the finally
+        // block: a claim left leased would make every redelivery BUSY for the whole lease.
+        Set<String> held = new LinkedHashSet<>();
+        long token = 0L;
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i).outcome() == ClaimOutcome.CLAIMED) {
+                held.add(requests.get(i).messageId());
+                token = results.get(i).message().claimToken(); // one claim call: one token for all
             }
         }
-        if (!notRun.isEmpty()) {
-            store.releaseAll(consumer, token, notRun, "not run: the batch stopped at index " + plan.stop);
-        }
-        if (plan.run.isEmpty()) {
-            metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
-            return new BatchRun(0, plan.duplicates, plan.stop, plan.cause);
-        }
-        long start = System.nanoTime();
+        Throwable failure = null;
         try {
-            body.run(List.copyOf(plan.run));
-        }
-        catch (BatchFailedException ex) {
-            metrics.handlerDuration(consumer, false, System.nanoTime() - start);
-            List<String> done = new ArrayList<>();
-            List<String> failed = new ArrayList<>();
-            for (int k = 0; k < plan.run.size(); k++) {
-                (plan.run.get(k) < ex.index() ? done : failed).add(plan.runKeys.get(k));
+            Plan plan = plan(handler, requests, results, limit, stopCause);
+            // Claims taken beyond the stop are not run now: give them back so the redelivery can run them.
+            Set<String> notRun = new LinkedHashSet<>(held);
+            plan.runKeys.forEach(notRun::remove);
+            if (!notRun.isEmpty()) {
+                store.releaseAll(consumer, token, notRun, "not run: the batch stopped at index " + plan.stop);
+                held.removeAll(notRun);
             }
-            completeAll(consumer, plan.token, done);
-            releaseAllQuietly(consumer, plan.token, failed, ex.getCause() != null ? ex.getCause() : ex);
-            metrics.count(consumer, Outcome.PROCESSED, done.size());
-            metrics.count(consumer, Outcome.FAILED);
-            throw ex;
+            if (plan.run.isEmpty()) {
+                metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
+                return new BatchRun(0, plan.duplicates, plan.stop, plan.cause);
+            }
+            long start = System.nanoTime();
+            try {
+                body.run(List.copyOf(plan.run));
+            }
+            catch (BatchFailedException ex) {
+                metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+                metrics.count(consumer, Outcome.FAILED);
+                failure = ex.getCause() != null ? ex.getCause() : ex;
+                List<String> done = new ArrayList<>();
+                for (int k = 0; k < plan.run.size(); k++) {
+                    if (plan.run.get(k) < ex.index()) {
+                        done.add(plan.runKeys.get(k));
+                    }
+                }
+                try {
+                    completeHeld(consumer, token, done, held);
+                    metrics.count(consumer, Outcome.PROCESSED, done.size());
+                }
+                catch (RuntimeException completeFailed) {
+                    // The handler's report is the original error; the ones before it ran, so the index stands.
+                    ex.addSuppressed(completeFailed);
+                }
+                throw ex;
+            }
+            catch (Exception | Error ex) {
+                metrics.handlerDuration(consumer, false, System.nanoTime() - start);
+                metrics.count(consumer, Outcome.FAILED);
+                throw ex;
+            }
+            metrics.handlerDuration(consumer, true, System.nanoTime() - start);
+            completeHeld(consumer, token, plan.runKeys, held);
+            metrics.count(consumer, Outcome.PROCESSED, plan.run.size());
+            metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
+            return new BatchRun(plan.run.size(), plan.duplicates, plan.stop, plan.cause);
         }
         catch (Exception | Error ex) {
-            metrics.handlerDuration(consumer, false, System.nanoTime() - start);
-            metrics.count(consumer, Outcome.FAILED);
-            releaseAllQuietly(consumer, plan.token, plan.runKeys, ex);
+            if (failure == null) {
+                failure = ex;
+            }
+            if (!held.isEmpty()) {
+                // Attempt to release everything not completed; the original error goes on unchanged.
+                releaseAllQuietly(consumer, token, List.copyOf(held), failure, ex);
+                held.clear();
+            }
             throw ex;
         }
-        metrics.handlerDuration(consumer, true, System.nanoTime() - start);
-        completeAll(consumer, plan.token, plan.runKeys);
-        metrics.count(consumer, Outcome.PROCESSED, plan.run.size());
-        metrics.count(consumer, Outcome.DUPLICATE, plan.duplicates);
-        return new BatchRun(plan.run.size(), plan.duplicates, plan.stop, plan.cause);
+    }
+
+    /**
+     * Completes {@code keys}, trying once more if the ledger call fails (the handler ran: a
+     * completion saves running it again); what is completed (or was lost to a takeover) is no
+     * longer held.
+     */
+    private void completeHeld(String consumer, long token, List<String> keys, Set<String> held) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        try {
+            completeAll(consumer, token, keys);
+        }
+        catch (RuntimeException first) {
+            try {
+                completeAll(consumer, token, keys);
+            }
+            catch (RuntimeException second) {
+                first.addSuppressed(second);
+                throw first;
+            }
+        }
+        keys.forEach(held::remove);
     }
 
     /** Signals, inside the transaction, that the batch must stop earlier: roll back and run a shorter prefix. */
@@ -375,6 +426,9 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         // pass only marks the caller's transaction rollback-only (its rows stay, and a second pass
         // would see them as duplicates), and nothing of the batch can commit any more. Then no
         // message is done, and the batch stops at index 0 with the cause of the failure.
+        // "Joined" means the ledger's DataSource takes part in the caller's transaction: with only a
+        // transaction of another resource active (the container's Kafka transaction), every pass
+        // runs in a JDBC transaction of its own, and the records before the stop do commit.
         boolean joined = transactions.isTransactionActive();
         while (currentLimit > 0) {
             int passLimit = currentLimit;
@@ -428,8 +482,37 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
 
     // ---------------------------------------------------------------- helpers
 
+    /**
+     * The message's key, checked once for every mode and path before the ledger is touched: keys
+     * are stored as they are (never truncated or re-encoded), so a key the ledger cannot store
+     * exactly is rejected, not retried.
+     */
     private String key(HandlerDefinition handler, InboundMessage message) {
         String key = keyResolver.resolve(handler, message);
+        if (key.isEmpty()) {
+            throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer()
+                    + "' is empty; a key must identify the message");
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            String problem = null;
+            if (c == '\u0000') {
+                // PostgreSQL cannot store NUL in text; other ledgers would then disagree with it.
+                problem = "a NUL character (U+0000), which no ledger can store";
+            }
+            else if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            }
+            else if (Character.isSurrogate(c)) {
+                problem = "an unpaired surrogate (U+" + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT)
+                        + "), which has no UTF-8 form";
+            }
+            if (problem != null) {
+                throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer()
+                        + "' contains " + problem + " at index " + i + "; it is rejected, not altered, so that two keys never"
+                        + " collide. Send keys as plain text (e.g. hex or Base64 of a binary id)");
+            }
+        }
         if (key.length() > store.maxKeyLength()) {
             throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer() + "' is "
                     + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
@@ -546,15 +629,26 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         }
     }
 
-    private void releaseAllQuietly(String consumer, long token, List<String> keys, Throwable failure) {
+    /**
+     * Releases {@code keys} with {@code failure} as the reason; if the ledger call fails, it is
+     * tried once more, then attached to {@code thrown} (the exception going on): the leases expire on
+     * their own.
+     */
+    private void releaseAllQuietly(String consumer, long token, List<String> keys, Throwable failure, Throwable thrown) {
         if (keys.isEmpty()) {
             return;
         }
-        try {
-            store.releaseAll(consumer, token, keys, summary(failure));
-        }
-        catch (RuntimeException ex) {
-            failure.addSuppressed(ex);
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            try {
+                store.releaseAll(consumer, token, keys, summary(failure));
+                return;
+            }
+            catch (RuntimeException ex) {
+                // Once more: a claim left leased makes every redelivery BUSY for the whole lease.
+                if (ex != thrown) {
+                    thrown.addSuppressed(ex);
+                }
+            }
         }
     }
 

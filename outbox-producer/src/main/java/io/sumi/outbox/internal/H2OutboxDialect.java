@@ -31,18 +31,28 @@ public final class H2OutboxDialect extends OutboxDialect {
     public Claim claim(Ordering ordering) {
         String sql = "SELECT " + COLUMNS + " FROM FINAL TABLE (MERGE INTO " + table + " o USING (" + candidates(ordering)
                 + " FETCH FIRST ? ROWS ONLY) picked ON o.id = picked.id AND o.dispatched_at IS NULL AND o.parked_at IS NULL"
-                + " AND (o.lease_until IS NULL OR o.lease_until <= ?)"
-                + " WHEN MATCHED THEN UPDATE SET claim_token = ?, lease_until = ?)";
-        return (connection, claimToken, now, leaseUntil, limit) -> {
+                + " AND (o.lease_until IS NULL OR o.lease_until <= " + databaseNow() + ")"
+                + " WHEN MATCHED THEN UPDATE SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + ")";
+        return (connection, claimToken, now, lease, limit) -> {
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
                 int index = bindCandidates(statement, 1, ordering, now);
                 statement.setInt(index++, limit);
-                setInstant(statement, index++, now);
                 statement.setLong(index++, claimToken);
-                setInstant(statement, index, leaseUntil);
+                statement.setLong(index, lease.toMillis());
                 return inIdOrder(readRows(statement));
             }
         };
+    }
+
+    /** The start of the claim's transaction (H2 keeps it for the whole transaction). */
+    @Override
+    protected String databaseNow() {
+        return "CURRENT_TIMESTAMP";
+    }
+
+    @Override
+    protected String databaseNowPlusMillis() {
+        return "DATEADD(MILLISECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP)";
     }
 
     @Override

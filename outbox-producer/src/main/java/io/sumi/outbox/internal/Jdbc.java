@@ -1,8 +1,8 @@
 package io.sumi.outbox.internal;
 
+import io.sumi.store.jdbc.internal.TransientSqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Locale;
 import javax.sql.DataSource;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -14,11 +14,9 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * committed at once, whatever transaction the calling thread has: a claim must be visible to the
  * other dispatchers before the batch is sent, and a mark must not wait for, or roll back with,
  * anyone else's work. Statements that meet a deadlock or a lock timeout are retried a few times
- * (each is all-or-nothing, so a retry is safe).
+ * (each is all-or-nothing, so a retry is safe), by the ledger's rules ({@link TransientSqlErrors}).
  */
 public final class Jdbc {
-
-    private static final int DEADLOCK_RETRIES = 5;
 
     private static final SQLExceptionTranslator TRANSLATOR = new SQLExceptionSubclassTranslator();
 
@@ -33,38 +31,37 @@ public final class Jdbc {
 
     /**
      * Runs {@code work} on a connection of its own in one transaction, committed before this method
-     * returns, retrying it on a deadlock.
+     * returns, retrying it on a deadlock or lock timeout.
      *
      * @throws DataAccessException if the work fails
      */
     public static <T> T inOwnTransaction(DataSource dataSource, String task, Work<T> work) {
-        for (int attempt = 1; ; attempt++) {
-            try (Connection connection = dataSource.getConnection()) {
-                boolean autoCommit = connection.getAutoCommit();
-                if (autoCommit) {
-                    connection.setAutoCommit(false);
-                }
-                try {
-                    T result = work.run(connection);
-                    connection.commit();
-                    return result;
-                }
-                catch (SQLException | RuntimeException ex) {
-                    rollbackQuietly(connection, ex);
-                    throw ex;
-                }
-                finally {
+        try {
+            return TransientSqlErrors.retrying(() -> {
+                try (Connection connection = dataSource.getConnection()) {
+                    boolean autoCommit = connection.getAutoCommit();
                     if (autoCommit) {
-                        connection.setAutoCommit(true);
+                        connection.setAutoCommit(false);
+                    }
+                    try {
+                        T result = work.run(connection);
+                        connection.commit();
+                        return result;
+                    }
+                    catch (SQLException | RuntimeException ex) {
+                        rollbackQuietly(connection, ex);
+                        throw ex;
+                    }
+                    finally {
+                        if (autoCommit) {
+                            connection.setAutoCommit(true);
+                        }
                     }
                 }
-            }
-            catch (SQLException ex) {
-                if (attempt <= DEADLOCK_RETRIES && isDeadlock(ex)) {
-                    continue;
-                }
-                throw translate(task, ex);
-            }
+            });
+        }
+        catch (SQLException ex) {
+            throw translate(task, ex);
         }
     }
 
@@ -92,26 +89,6 @@ public final class Jdbc {
         DataAccessException translated = TRANSLATOR.translate("Sumi outbox: " + task, null, ex);
         return translated != null ? translated
                 : new org.springframework.jdbc.UncategorizedSQLException("Sumi outbox: " + task, null, ex);
-    }
-
-    /**
-     * Whether the database gave up on the statement because of other transactions' locks, so that
-     * running it again may succeed: SQLSTATE class 40 (deadlock, serialization failure), MariaDB's
-     * lock wait timeout (1205), H2's lock timeout (HYT00).
-     */
-    public static boolean isDeadlock(SQLException ex) {
-        for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql) {
-                String state = sql.getSQLState();
-                if (state != null && (state.startsWith("40") || state.toUpperCase(Locale.ROOT).equals("HYT00"))) {
-                    return true;
-                }
-                if (sql.getErrorCode() == 1205 || sql.getErrorCode() == 1213) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     private static void rollbackQuietly(Connection connection, Exception failure) {

@@ -17,8 +17,8 @@ import org.jspecify.annotations.Nullable;
  * plain read of the rows carrying that token (the lease keeps them ours meanwhile):
  *
  * <pre>
- * UPDATE outbox SET claim_token = ?, lease_until = ?
- *  WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until &lt;= ?)
+ * UPDATE outbox SET claim_token = ?, lease_until = UTC_TIMESTAMP(6) + lease
+ *  WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until &lt;= UTC_TIMESTAMP(6))
  *    AND id IN (SELECT id FROM (SELECT c.id ... ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED) picked)
  *  LIMIT ?
  * </pre>
@@ -57,18 +57,17 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
 
     @Override
     public Claim claim(Ordering ordering) {
-        String update = "UPDATE " + table + " SET claim_token = ?, lease_until = ?"
-                + " WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= ?)"
+        String update = "UPDATE " + table + " SET claim_token = ?, lease_until = " + databaseNowPlusMillis()
+                + " WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= " + databaseNow() + ")"
                 + " AND id IN (SELECT id FROM (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED) picked)"
                 + " LIMIT ?";
-        return (connection, claimToken, now, leaseUntil, limit) -> {
+        return (connection, claimToken, now, lease, limit) -> {
             readCommitted(connection);
             int claimed;
             try (PreparedStatement statement = connection.prepareStatement(update)) {
                 statement.setLong(1, claimToken);
-                setInstant(statement, 2, leaseUntil);
-                setInstant(statement, 3, now);
-                int index = bindCandidates(statement, 4, ordering, now);
+                statement.setLong(2, lease.toMillis());
+                int index = bindCandidates(statement, 3, ordering, now);
                 statement.setInt(index++, limit);
                 statement.setInt(index, limit);
                 claimed = statement.executeUpdate();
@@ -81,6 +80,17 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
                 return readRows(statement);
             }
         };
+    }
+
+    /** UTC, like every time the outbox stores in DATETIME columns; fixed for the whole statement. */
+    @Override
+    protected String databaseNow() {
+        return "UTC_TIMESTAMP(6)";
+    }
+
+    @Override
+    protected String databaseNowPlusMillis() {
+        return "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))";
     }
 
     @Override

@@ -38,6 +38,14 @@ import org.jspecify.annotations.Nullable;
  * subclass claims in ONE statement that picks the rows (skipping rows other claims have locked,
  * where the database supports that) and writes the claim token and lease on them, re-checking the
  * lease on the newest version of each row; the statement commits before anything is sent.
+ *
+ * <p>Time. Leases are the database's business: the claim writes {@code lease_until} as the
+ * database's current time plus the lease ({@link #databaseNowPlusMillis()}) and tests a lease
+ * against the database's current time ({@link #databaseNow()}), so dispatchers whose clocks
+ * disagree never take each other's live leases. Due times ({@code available_at}: delays and
+ * back-off) and the recorded times ({@code created_at}, {@code dispatched_at}, {@code parked_at})
+ * come from the dispatcher's {@link java.time.Clock}: skew there shifts when a row becomes due,
+ * never who holds it.
  */
 public abstract class OutboxDialect {
 
@@ -63,8 +71,10 @@ public abstract class OutboxDialect {
                 + " VALUES (?, ?, ?, ?, ?, ?, 0)";
         this.markDispatchedPrefix = "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
                 + " WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (";
+        // lease_until IS NOT NULL: a mark that is run again (its first commit's answer was lost
+        // with the connection) counts the attempt once.
         this.markFailed = "UPDATE " + table + " SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?,"
-                + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL";
+                + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL AND lease_until IS NOT NULL";
         this.stats = "SELECT COUNT(*) AS undispatched, COUNT(parked_at) AS parked,"
                 + " MIN(CASE WHEN parked_at IS NULL THEN available_at END) AS oldest_due FROM " + table
                 + " WHERE dispatched_at IS NULL";
@@ -94,17 +104,25 @@ public abstract class OutboxDialect {
     public interface Claim {
 
         /**
-         * Claims at most {@code limit} rows for {@code claimToken} until {@code leaseUntil}, in one
-         * statement, committed on return (the connection is in auto-commit mode).
+         * Claims at most {@code limit} due rows ({@code available_at <= now}) for
+         * {@code claimToken}, leasing them for {@code lease} from the database's current time, in
+         * one statement of the connection's transaction.
          *
+         * @param now the dispatcher's time, for due times only (never for leases)
          * @return the claimed rows, in id order
          */
-        List<OutboxRecord> claim(Connection connection, long claimToken, Instant now, Instant leaseUntil, int limit)
+        List<OutboxRecord> claim(Connection connection, long claimToken, Instant now, Duration lease, int limit)
                 throws SQLException;
     }
 
     /** Prepares the claim for {@code ordering}. */
     public abstract Claim claim(Ordering ordering);
+
+    /** SQL for the database's current time, comparable with the lease column. */
+    protected abstract String databaseNow();
+
+    /** SQL for the database's current time plus the milliseconds bound to its one parameter. */
+    protected abstract String databaseNowPlusMillis();
 
     /** Deletes at most {@code limit} rows dispatched before {@code cutoff}; auto-commit. */
     public abstract int deleteDispatchedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
@@ -134,7 +152,7 @@ public abstract class OutboxDialect {
     protected String candidates(Ordering ordering) {
         StringBuilder sql = new StringBuilder("SELECT c.id FROM ").append(table).append(" c")
                 .append(" WHERE c.dispatched_at IS NULL AND c.parked_at IS NULL AND c.available_at <= ?")
-                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ?)");
+                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ").append(databaseNow()).append(')');
         String noEarlierRow = "NOT EXISTS (SELECT 1 FROM " + table + " e WHERE e.topic = c.topic"
                 + " AND e.aggregate_id = c.aggregate_id AND e.dispatched_at IS NULL AND e.id < c.id)";
         if (ordering.allTopics()) {
@@ -154,7 +172,6 @@ public abstract class OutboxDialect {
 
     /** Binds the parameters of {@link #candidates} from {@code index}; returns the next index. */
     protected int bindCandidates(PreparedStatement statement, int index, Ordering ordering, Instant now) throws SQLException {
-        setInstant(statement, index++, now);
         setInstant(statement, index++, now);
         if (!ordering.allTopics()) {
             for (String topic : ordering.topics()) {

@@ -29,17 +29,28 @@ public final class PostgresOutboxDialect extends OutboxDialect {
     public Claim claim(Ordering ordering) {
         String returning = "o." + COLUMNS.replace(", ", ", o.");
         String sql = "WITH picked AS MATERIALIZED (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " UPDATE " + table + " o SET claim_token = ?, lease_until = ? FROM picked WHERE o.id = picked.id"
+                + " UPDATE " + table + " o SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + " FROM picked WHERE o.id = picked.id"
                 + " RETURNING " + returning;
-        return (connection, claimToken, now, leaseUntil, limit) -> {
+        return (connection, claimToken, now, lease, limit) -> {
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
                 int index = bindCandidates(statement, 1, ordering, now);
                 statement.setInt(index++, limit);
                 statement.setLong(index++, claimToken);
-                setInstant(statement, index, leaseUntil);
+                statement.setLong(index, lease.toMillis());
                 return inIdOrder(readRows(statement));
             }
         };
+    }
+
+    /** The start of the claim's transaction: the claim is its first statement. */
+    @Override
+    protected String databaseNow() {
+        return "CURRENT_TIMESTAMP";
+    }
+
+    @Override
+    protected String databaseNowPlusMillis() {
+        return "(CURRENT_TIMESTAMP + CAST(? AS BIGINT) * INTERVAL '1 millisecond')";
     }
 
     /**

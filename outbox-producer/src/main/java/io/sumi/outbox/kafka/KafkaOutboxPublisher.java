@@ -39,11 +39,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The producer is idempotent with {@code acks=all}, whatever the given configuration says
  * ({@code enable.idempotence=true}, {@code acks=all}, at most 5 requests in flight, String
- * serializers; a Spring Cloud Stream binder's ByteArray defaults cannot leak in). {@link #publish}
- * sends the whole batch, then waits for every acknowledgement, at most {@code sendTimeout} in all
- * ({@code delivery.timeout.ms} and {@code max.block.ms} are set to it too); a record without an
- * acknowledgement by then is reported as failed, though Kafka may still have it: it is sent again
- * later, and consumers dedup it by its {@code outbox-id}.
+ * serializers; a Spring Cloud Stream binder's ByteArray defaults cannot leak in).
+ *
+ * <p>Deadline. {@link #publish(List, Duration)} returns within its timeout (and within
+ * {@code sendTimeout}): it hands records to the producer, then waits for every acknowledgement
+ * until the deadline. A {@code send()} blocks while the topic's metadata is missing (unknown
+ * topic, broker down, a new producer) for up to {@code max.block.ms}, which is set to half the
+ * send timeout (or less, if configured so); a record is handed over only while at least that much
+ * is left, so no send can overrun the deadline, and records whose turn comes later are reported as
+ * failed without being sent. {@code delivery.timeout.ms} is the send timeout, so a record handed
+ * over is acknowledged or failed by the producer within it. After a batch with records left
+ * without an answer the producer is closed at once (its buffered records are dropped, so they are
+ * not sent after their rows were recorded as failed) and a new one is made for the next batch. A
+ * record reported as failed may still have reached Kafka (a request already on the wire): it is
+ * sent again later, and consumers dedup it by its {@code outbox-id}.
  *
  * <p>The producer is created on the first publish. After an error that leaves a producer unusable
  * (fenced, out-of-order sequence, authentication or authorization, closed) it is closed and a new
@@ -58,12 +67,14 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
 
     private final Supplier<Producer<String, String>> producerFactory;
     private final Duration sendTimeout;
+    private final Duration maxBlock;
     private @Nullable Producer<String, String> producer;
     private boolean closed;
 
-    private KafkaOutboxPublisher(Supplier<Producer<String, String>> producerFactory, Duration sendTimeout) {
+    private KafkaOutboxPublisher(Supplier<Producer<String, String>> producerFactory, Duration sendTimeout, Duration maxBlock) {
         this.producerFactory = producerFactory;
         this.sendTimeout = sendTimeout;
+        this.maxBlock = maxBlock;
     }
 
     /**
@@ -75,7 +86,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
      */
     public static KafkaOutboxPublisher create(Map<String, ?> producerConfig, Duration sendTimeout) {
         Map<String, Object> config = producerConfig(producerConfig, sendTimeout);
-        return new KafkaOutboxPublisher(() -> new KafkaProducer<>(config), sendTimeout);
+        Duration maxBlock = Duration.ofMillis(((Number) config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG)).longValue());
+        return new KafkaOutboxPublisher(() -> new KafkaProducer<>(config), sendTimeout, maxBlock);
     }
 
     /** A publisher with {@link #DEFAULT_SEND_TIMEOUT}. */
@@ -85,10 +97,11 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
 
     /**
      * A publisher on producers made by {@code producers} (for tests, or a producer configured by
-     * other means); the caller answers for their idempotence and {@code acks=all}.
+     * other means); the caller answers for their idempotence, {@code acks=all} and a
+     * {@code max.block.ms} well below the send timeout (records are handed over until the deadline).
      */
     public static KafkaOutboxPublisher of(Supplier<Producer<String, String>> producers, Duration sendTimeout) {
-        return new KafkaOutboxPublisher(Objects.requireNonNull(producers, "producers"), positive(sendTimeout));
+        return new KafkaOutboxPublisher(Objects.requireNonNull(producers, "producers"), positive(sendTimeout), Duration.ZERO);
     }
 
     /** The configuration {@link #create} gives the producer. */
@@ -118,7 +131,15 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         int maxRequestTimeout = Math.max(1, timeoutMs - lingerMs);
         config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(requestTimeoutMs, maxRequestTimeout));
         config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(timeoutMs, lingerMs + Math.min(requestTimeoutMs, maxRequestTimeout)));
-        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeoutMs);
+        // A send() blocks up to max.block.ms for missing metadata; records are handed over only while
+        // that much of the batch's deadline is left, so half the send timeout leaves the other half
+        // for handing over the batch. A smaller configured value is kept.
+        long maxBlockMs = Math.max(1, timeoutMs / 2);
+        Object configuredMaxBlock = producerConfig.get(ProducerConfig.MAX_BLOCK_MS_CONFIG);
+        if (configuredMaxBlock != null) {
+            maxBlockMs = Math.min(maxBlockMs, Long.parseLong(configuredMaxBlock.toString()));
+        }
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, maxBlockMs);
         return config;
     }
 
@@ -130,13 +151,30 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         return timeout;
     }
 
+    /** {@link #publish(List, Duration)} with the whole send timeout. */
     @Override
     public PublishResult publish(List<OutboxRecord> records) {
+        return publish(records, sendTimeout);
+    }
+
+    @Override
+    public PublishResult publish(List<OutboxRecord> records, Duration timeout) {
+        Duration budget = timeout.compareTo(sendTimeout) < 0 ? timeout : sendTimeout;
         Producer<String, String> current = producer();
-        long deadline = System.nanoTime() + sendTimeout.toNanos();
+        long deadline = System.nanoTime() + budget.toNanos();
+        // A record is handed over only while a send blocked for max.block.ms would still end by
+        // the deadline (when the budget is shorter than max.block.ms, while any time is left).
+        long lastHandOver = budget.compareTo(maxBlock) > 0 ? deadline - maxBlock.toNanos() : deadline;
         Map<Long, CompletableFuture<Void>> acks = new LinkedHashMap<>();
         Map<Long, Throwable> failures = new LinkedHashMap<>();
+        boolean unanswered = false;
         for (OutboxRecord record : records) {
+            if (System.nanoTime() - lastHandOver >= 0) {
+                failures.put(record.id(), new TimeoutException("Not sent: the batch's send timeout (" + budget
+                        + ") ran out before its turn"));
+                unanswered = true;
+                continue;
+            }
             CompletableFuture<Void> ack = new CompletableFuture<>();
             try {
                 current.send(toProducerRecord(record), (metadata, exception) -> {
@@ -150,7 +188,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
                 acks.put(record.id(), ack);
             }
             catch (RuntimeException ex) {
-                // Serialization, buffer exhausted for max.block.ms, a closed or failed producer.
+                // Serialization, metadata or buffer space missing for max.block.ms, a closed or failed producer.
                 failures.put(record.id(), ex);
             }
         }
@@ -162,14 +200,17 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
                 failures.put(entry.getKey(), ex.getCause() != null ? ex.getCause() : ex);
             }
             catch (TimeoutException ex) {
-                failures.put(entry.getKey(), new TimeoutException("No acknowledgement from Kafka within " + sendTimeout));
+                failures.put(entry.getKey(), new TimeoutException("No acknowledgement from Kafka within " + budget));
+                unanswered = true;
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 failures.put(entry.getKey(), ex);
+                unanswered = true;
             }
         }
-        if (failures.values().stream().anyMatch(KafkaOutboxPublisher::breaksProducer)) {
+        if (unanswered || failures.values().stream().anyMatch(KafkaOutboxPublisher::breaksProducer)) {
+            // Unanswered records must not be sent after their rows are recorded as failed: drop them.
             discard(current);
         }
         return failures.isEmpty() ? PublishResult.allSent() : PublishResult.failed(failures);
@@ -202,7 +243,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
     private synchronized void discard(Producer<String, String> broken) {
         if (producer == broken) {
             producer = null;
-            log.warn("Closing the outbox's Kafka producer after an error that leaves it unusable; the next batch gets a new one");
+            log.warn("Closing the outbox's Kafka producer after a batch with unanswered records or an error that leaves it"
+                    + " unusable; the next batch gets a new one");
             try {
                 broken.close(Duration.ZERO);
             }
@@ -212,7 +254,7 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         }
     }
 
-    /** The bound on waiting for a batch's acknowledgements. */
+    /** The bound on sending one batch. */
     public Duration sendTimeout() {
         return sendTimeout;
     }

@@ -117,6 +117,34 @@ class KafkaOutboxPublisherTests {
         assertThat(producers.get(1).closed()).isTrue();
     }
 
+    /**
+     * Issue 8, defect 5: with no broker to fetch metadata from, every send() blocked for
+     * max.block.ms (the whole send timeout) one after the other, so a batch took batch size times
+     * the send timeout.
+     */
+    @Test
+    void anUnreachableBrokerDoesNotHoldABatchPastItsSendTimeout() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        List<OutboxRecord> batch = new ArrayList<>();
+        for (long id = 1; id <= 10; id++) {
+            batch.add(record(id, "agg-" + id, "p" + id));
+        }
+        try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.create(
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + closedPort), Duration.ofSeconds(1))) {
+            long start = System.nanoTime();
+            PublishResult result = CompletableFuture.supplyAsync(() -> publisher.publish(batch))
+                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            assertThat(took).as("the batch is bounded by the send timeout, not by 10 x max.block.ms")
+                    .isLessThan(Duration.ofMillis(2_500));
+            assertThat(result.failures()).containsOnlyKeys(batch.stream().map(OutboxRecord::id).toList());
+        }
+    }
+
     @Test
     void theProducerIsAlwaysIdempotentWithAcksAllAndStringSerializers() {
         Map<String, Object> config = KafkaOutboxPublisher.producerConfig(Map.of(
@@ -132,7 +160,7 @@ class KafkaOutboxPublisherTests {
                 .containsEntry(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class)
                 .containsEntry(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class)
                 .containsEntry(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 20_000)
-                .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20_000)
+                .containsEntry(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000L)
                 .doesNotContainKey(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
         // No linger by default (the dispatcher waits for every ack anyway); an explicit one is kept
         // and the request timeout leaves room for it within the delivery timeout.

@@ -9,6 +9,7 @@ import io.sumi.store.jdbc.internal.H2LedgerDialect;
 import io.sumi.store.jdbc.internal.LedgerDialect;
 import io.sumi.store.jdbc.internal.MariaDbLedgerDialect;
 import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
+import io.sumi.store.jdbc.internal.TransientSqlErrors;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -42,10 +43,25 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * Transactional-mode claims ({@link #claimAllCompleted}), {@link #find} and pruning use the
  * connection of the current Spring-managed transaction, if any.
  *
+ * <p>Time: every time the ledger writes ({@code first_seen_at}, {@code lease_until},
+ * {@code processed_at}) and every lease decision (take over a claim whose lease ended, end a lease
+ * on release) is the database's clock, read inside the statement that uses it. Instances whose
+ * clocks disagree therefore agree on every lease: a JVM whose clock runs ahead cannot take over a
+ * live lease early, and one whose clock runs behind cannot hold a lease past its end. The store's
+ * {@link Builder#clock Clock} is used only for times no statement wrote (see there).
+ *
+ * <p>Keys: a consumer name or message id must be 1 to {@link #maxKeyLength()} UTF-16 characters of
+ * well-formed Unicode without NUL (U+0000). Anything else is refused with an
+ * {@link IllegalArgumentException} before it reaches the database, because no database stores it
+ * losslessly (PostgreSQL rejects NUL; drivers turn an unpaired surrogate into {@code ?}, so two
+ * keys would become one). Keys are compared exactly: {@code "k"} and {@code "k "} are two keys
+ * (Sumi's MariaDB migration gives the key columns the NO PAD collation {@code utf8mb4_nopad_bin}).
+ *
  * <p>Deadlocks: concurrent upserts of the same keys can deadlock on MariaDB (InnoDB gap locks).
  * Lease-mode statements, which run alone in their own transaction, are retried a few times when
- * the database reports one; a deadlock inside the caller's transaction propagates, so the message
- * is redelivered.
+ * the database reports one, or a lock wait timeout (MariaDB 1205, H2 HYT00; see
+ * {@code TransientSqlErrors}); a deadlock inside the caller's transaction propagates, so the
+ * message is redelivered.
  *
  * <p>Thread-safe. Create one with {@link #builder(DataSource)}.
  */
@@ -56,8 +72,6 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     /** Table names are formatted into SQL, so only plain (optionally schema-qualified) identifiers pass. */
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
-
-    private static final int DEADLOCK_RETRIES = 5;
 
     private static final int ERROR_SUMMARY_LENGTH = 1000;
 
@@ -131,15 +145,20 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         }
         List<ClaimRequest> sorted = List.copyOf(distinct.values());
         long token = newToken();
-        Instant now = clock.instant();
         Map<String, ProcessedMessage> claimed;
         if (completed) {
-            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection ->
-                    dialect.claim(connection, consumer, sorted, token, now, null));
+            claimed = jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) connection -> {
+                if (connection.getAutoCommit()) {
+                    // The active transaction is another resource's: Spring bound a plain connection of
+                    // ours to it, and a COMPLETED row would commit on its own (issue 8, defect 3).
+                    throw new IllegalStateException("claimCompleted needs a transaction that the ledger's DataSource takes part"
+                            + " in; the active transaction belongs to another resource, so the row would commit on its own");
+                }
+                return dialect.claim(connection, consumer, sorted, token, null);
+            });
         }
         else {
-            Instant leaseUntil = now.plus(Objects.requireNonNull(lease));
-            claimed = inOwnTransaction("claim", connection -> dialect.claim(connection, consumer, sorted, token, now, leaseUntil));
+            claimed = inOwnTransaction("claim", connection -> dialect.claim(connection, consumer, sorted, token, lease));
         }
         Map<String, ProcessedMessage> rows = new HashMap<>(Objects.requireNonNull(claimed));
         List<String> missing = sorted.stream().map(ClaimRequest::messageId).filter(id -> !rows.containsKey(id)).toList();
@@ -154,8 +173,9 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             if (row == null) {
                 // Still invisible (a REPEATABLE READ snapshot): someone holds it, we do not know how
                 // far they are. BUSY is the safe answer: the message is redelivered, never skipped.
+                // (No statement wrote this row, so its time is the store's clock; nothing decides on it.)
                 row = new ProcessedMessage(consumer, request.messageId(), MessageStatus.IN_PROGRESS, 0L, null, 0,
-                        null, null, now, null);
+                        null, null, clock.instant(), null);
             }
             results.add(ClaimResult.of(row, token));
         }
@@ -172,9 +192,8 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         if (messageIds.isEmpty()) {
             return 0;
         }
-        Instant now = clock.instant();
         Set<String> ids = new LinkedHashSet<>(messageIds);
-        return inOwnTransaction("complete", connection -> dialect.complete(connection, consumer, claimToken, ids, now));
+        return inOwnTransaction("complete", connection -> dialect.complete(connection, consumer, claimToken, ids));
     }
 
     @Override
@@ -182,10 +201,9 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         if (messageIds.isEmpty()) {
             return 0;
         }
-        Instant now = clock.instant();
         Set<String> ids = new LinkedHashSet<>(messageIds);
         String summary = error == null || error.length() <= ERROR_SUMMARY_LENGTH ? error : error.substring(0, ERROR_SUMMARY_LENGTH);
-        return inOwnTransaction("release", connection -> dialect.release(connection, consumer, claimToken, ids, summary, now));
+        return inOwnTransaction("release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
     }
 
     @Override
@@ -197,6 +215,8 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
+        validateKey("consumer", consumer);
+        validateKey("message id", messageId);
         return Objects.requireNonNull(jdbcTemplate.execute((ConnectionCallback<Optional<ProcessedMessage>>) connection ->
                 dialect.find(connection, consumer, messageId)));
     }
@@ -219,6 +239,23 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             throw new IllegalArgumentException("The " + what + " is " + value.length() + " characters long; the ledger takes at most "
                     + maxKeyLength() + " (it is rejected, not truncated, so that two long keys never collide)");
         }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\u0000') {
+                throw new IllegalArgumentException("The " + what + " contains a NUL character (U+0000) at position " + i
+                        + "; the ledger cannot store it (PostgreSQL refuses NUL in text). It is rejected, not retried:"
+                        + " encode such keys (e.g. Base64 or hex) before they reach the ledger");
+            }
+            if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            }
+            else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("The " + what + " contains an unpaired UTF-16 surrogate (U+"
+                        + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT) + ") at position " + i
+                        + "; it is not valid Unicode, and the database drivers would store it as '?', so two different keys"
+                        + " could become one. It is rejected, not retried: encode binary keys (e.g. Base64 or hex)");
+            }
+        }
     }
 
     private long newToken() {
@@ -231,30 +268,24 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     /**
-     * Runs {@code work} on a connection of its own, committed at once, retrying on deadlocks.
+     * Runs {@code work} on a connection of its own, committed at once, retrying it when it loses
+     * to other transactions' locks (deadlock, lock wait timeout: {@link TransientSqlErrors}).
      */
     private <T> T inOwnTransaction(String task, ConnectionCallback<T> work) {
-        for (int attempt = 1; ; attempt++) {
-            try (Connection connection = dataSource.getConnection()) {
-                if (!connection.getAutoCommit()) {
-                    connection.setAutoCommit(true);
+        try {
+            return TransientSqlErrors.retrying(() -> {
+                try (Connection connection = dataSource.getConnection()) {
+                    if (!connection.getAutoCommit()) {
+                        connection.setAutoCommit(true);
+                    }
+                    return work.doInConnection(connection);
                 }
-                return work.doInConnection(connection);
-            }
-            catch (SQLException ex) {
-                if (attempt < DEADLOCK_RETRIES && isDeadlock(ex)) {
-                    continue;
-                }
-                RuntimeException translated = jdbcTemplate.getExceptionTranslator().translate("ledger " + task, null, ex);
-                throw translated != null ? translated : new IllegalStateException("ledger " + task + " failed", ex);
-            }
+            });
         }
-    }
-
-    private static boolean isDeadlock(SQLException ex) {
-        // 40001: serialization failure / MariaDB deadlock (1213); 40P01: PostgreSQL deadlock.
-        String state = ex.getSQLState();
-        return "40001".equals(state) || "40P01".equals(state) || ex.getErrorCode() == 1213;
+        catch (SQLException ex) {
+            RuntimeException translated = jdbcTemplate.getExceptionTranslator().translate("ledger " + task, null, ex);
+            throw translated != null ? translated : new IllegalStateException("ledger " + task + " failed", ex);
+        }
     }
 
     /**
@@ -277,7 +308,12 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             return this;
         }
 
-        /** The clock every ledger time is taken from (never the database's clock). */
+        /**
+         * The clock of times the store makes up without the database: the placeholder row of a
+         * claim answered {@code BUSY} because the holder's row was not yet visible. Every time
+         * written to the ledger and every lease decision uses the database's clock instead, so this
+         * clock never decides a lease. Default: {@link Clock#systemUTC()}.
+         */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;

@@ -3,6 +3,8 @@ package io.sumi.store.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.ClaimOutcome;
@@ -11,10 +13,12 @@ import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.MutableClock;
+import io.sumi.testing.LedgerTime;
 import io.sumi.testing.TestDatabase;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -35,12 +39,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The contract every JDBC ledger keeps, run against each database by a small subclass.
  * Each test uses a consumer namespace of its own, so tests never see each other's rows.
+ *
+ * <p>Every ledger time comes from the database's clock, so tests move time by ageing their rows
+ * ({@link LedgerTime#age}) or by leases short enough to expire for real.
  */
 abstract class ProcessedMessageStoreContractTests {
 
     static final Duration LEASE = Duration.ofMinutes(5);
 
-    final MutableClock clock = MutableClock.at("2026-03-01T10:00:00.123456Z");
+    /** The store's own clock runs a day behind: nothing the ledger writes or decides may depend on it. */
+    final Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofDays(-1));
     DataSource dataSource;
     JdbcProcessedMessageStore store;
     TransactionTemplate transactions;
@@ -61,6 +69,11 @@ abstract class ProcessedMessageStoreContractTests {
         new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
     }
 
+    /** As if {@code duration} had passed for every row of this test's namespace. */
+    void age(Duration duration) {
+        LedgerTime.age(dataSource, consumer, duration);
+    }
+
     static ClaimRequest request(String id) {
         return new ClaimRequest(id, id.length() > 40 ? "fp-long" : "fp-" + id);
     }
@@ -79,8 +92,8 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
         assertThat(row.attempts()).isEqualTo(1);
         assertThat(row.fingerprint()).isEqualTo("fp-m1");
-        assertThat(row.firstSeenAt()).isEqualTo(clock.instant());
-        assertThat(row.leaseUntil()).isEqualTo(clock.instant().plus(LEASE));
+        assertThat(row.firstSeenAt()).as("the database's clock").isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
+        assertThat(row.leaseUntil()).isEqualTo(row.firstSeenAt().plus(LEASE));
         assertThat(row.processedAt()).isNull();
         assertThat(store.find(consumer, "m1")).contains(row);
     }
@@ -88,7 +101,7 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void secondClaimWhileTheLeaseIsLiveIsBusyAndReturnsTheHoldersRow() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
-        clock.advance(LEASE.minusSeconds(1));
+        age(LEASE.minusSeconds(30));
 
         ClaimResult second = store.claim(consumer, request("m1"), LEASE);
 
@@ -100,15 +113,15 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void claimAfterTheLeaseExpiredTakesTheMessageOver() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
-        clock.advance(LEASE);
+        age(LEASE);
 
         ClaimResult second = store.claim(consumer, request("m1"), LEASE);
 
         assertThat(second.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         assertThat(second.message().attempts()).isEqualTo(2);
         assertThat(second.message().claimToken()).isNotEqualTo(first.message().claimToken());
-        assertThat(second.message().leaseUntil()).isEqualTo(clock.instant().plus(LEASE));
-        assertThat(second.message().firstSeenAt()).isEqualTo(first.message().firstSeenAt());
+        assertThat(second.message().leaseUntil()).isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
+        assertThat(second.message().firstSeenAt()).isEqualTo(first.message().firstSeenAt().minus(LEASE));
         // The first owner lost its lease: it can neither complete nor release the new claim.
         assertThat(store.complete(first.message())).isFalse();
         assertThat(store.release(first.message(), "late")).isFalse();
@@ -118,16 +131,16 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void claimAfterCompletionIsADuplicateWithTheCompletedRow() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
-        clock.advance(Duration.ofSeconds(3));
         assertThat(store.complete(first.message())).isTrue();
-        clock.advance(LEASE.multipliedBy(10));
+        age(LEASE.multipliedBy(10));
 
         ClaimResult again = store.claim(consumer, new ClaimRequest("m1", "other"), LEASE);
 
         assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(again.message().status()).isEqualTo(MessageStatus.COMPLETED);
         assertThat(again.message().fingerprint()).isEqualTo("fp-m1");
-        assertThat(again.message().processedAt()).isEqualTo(first.message().firstSeenAt().plusSeconds(3));
+        assertThat(again.message().processedAt()).isBetween(again.message().firstSeenAt(),
+                first.message().firstSeenAt().minus(LEASE.multipliedBy(10)).plus(Duration.ofMinutes(1)));
         assertThat(again.message().leaseUntil()).isNull();
     }
 
@@ -151,12 +164,12 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void aRowMarkedForReconciliationIsNeverClaimedAgainNorPruned() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
-        clock.advance(LEASE);
+        age(LEASE);
         ClaimResult takeover = store.claim(consumer, request("m1"), LEASE);
 
         assertThat(store.markForReconciliation(first.message(), "stale")).isFalse();
         assertThat(store.markForReconciliation(takeover.message(), "uncertain outcome")).isTrue();
-        clock.advance(LEASE.multipliedBy(10));
+        age(LEASE.multipliedBy(10));
 
         ClaimResult lease = store.claim(consumer, request("m1"), LEASE);
         assertThat(lease.outcome()).isEqualTo(ClaimOutcome.BUSY);
@@ -168,7 +181,7 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(transactional.outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.complete(takeover.message())).isFalse();
         assertThat(store.release(takeover.message(), "late")).isFalse();
-        assertThat(store.deleteCompletedBefore(clock.instant().plus(Duration.ofDays(365)), 1000)).isGreaterThanOrEqualTo(0);
+        assertThat(store.deleteCompletedBefore(Instant.now().plus(Duration.ofDays(365)), 1000)).isGreaterThanOrEqualTo(0);
         assertThat(store.find(consumer, "m1")).get().extracting(ProcessedMessage::status).isEqualTo(MessageStatus.RECONCILE);
     }
 
@@ -219,7 +232,7 @@ abstract class ProcessedMessageStoreContractTests {
 
         assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         assertThat(result.message().status()).isEqualTo(MessageStatus.COMPLETED);
-        assertThat(result.message().processedAt()).isEqualTo(clock.instant());
+        assertThat(result.message().processedAt()).as("the database's clock").isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
         ClaimResult again = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
         assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(store.claim(consumer, request("t1"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
@@ -242,7 +255,7 @@ abstract class ProcessedMessageStoreContractTests {
         store.complete(store.claim(consumer, request("done"), LEASE).message());
         store.claim(consumer, request("held"), LEASE);
         ClaimResult expired = store.claim(consumer, request("expired"), Duration.ofSeconds(1));
-        clock.advance(Duration.ofSeconds(2));
+        age(Duration.ofSeconds(2));
 
         List<ClaimResult> results = transactions.execute(status ->
                 store.claimAllCompleted(consumer, List.of(request("new"), request("done"), request("held"), request("expired"))));
@@ -289,8 +302,8 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void pruningDeletesOldCompletedAndAbandonedRowsInBoundedBatches() {
-        // Rows of this test live in the year 2000, so the cutoff below cannot reach other tests' rows.
-        clock.set(Instant.parse("2000-01-01T00:00:00Z"));
+        // Rows of this test are aged 30 years, so the cutoff below cannot reach other tests' rows.
+        Duration thirtyYears = Duration.ofDays(30 * 365);
         List<String> ids = IntStream.range(0, 25).mapToObj(i -> "old-" + i).toList();
         List<ClaimResult> old = store.claimAll(consumer, ids.stream().map(ProcessedMessageStoreContractTests::request).toList(), LEASE);
         store.completeAll(consumer, old.get(0).message().claimToken(), ids);
@@ -298,10 +311,10 @@ abstract class ProcessedMessageStoreContractTests {
         store.release(store.claim(consumer, request("old-abandoned"), LEASE).message(), "poison");
         // A claim whose lease still runs past the cutoff is live and stays.
         store.claim(consumer, request("old-live"), Duration.ofDays(30));
-        clock.advance(Duration.ofDays(20));
+        age(thirtyYears);
         store.complete(store.claim(consumer, request("recent"), LEASE).message());
         store.release(store.claim(consumer, request("recent-failed"), LEASE).message(), "boom");
-        Instant cutoff = Instant.parse("2000-01-15T00:00:00Z");
+        Instant cutoff = Instant.now().minus(thirtyYears).plus(Duration.ofDays(14));
 
         assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
         assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
@@ -389,4 +402,180 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(cached.claim(consumer, request("rolled-back"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
     }
 
+    // ---------------------------------------------------------------- the cache remembers only what is committed
+
+    @Test
+    void cacheDoesNotRememberADuplicateOfTheCallersOwnRolledBackClaim() {
+        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
+        transactions.executeWithoutResult(status -> {
+            assertThat(cached.claimCompleted(consumer, request("k")).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+            // The caller's own uncommitted row: a duplicate for this transaction only.
+            assertThat(cached.claimCompleted(consumer, request("k")).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+            assertThat(cached.claimAllCompleted(consumer, List.of(request("k"))))
+                    .extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.DUPLICATE);
+            status.setRollbackOnly();
+        });
+
+        assertThat(store.find(consumer, "k")).isEmpty();
+        assertThat(cached.size()).isZero();
+        assertThat(cached.claim(consumer, request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void cacheRemembersATransactionalDuplicateOnlyOnceItsTransactionCommitted() {
+        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
+        store.complete(store.claim(consumer, request("done"), LEASE).message());
+        transactions.executeWithoutResult(status -> {
+            assertThat(cached.claimCompleted(consumer, request("done")).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+            assertThat(cached.size()).as("not before the commit").isZero();
+        });
+        assertThat(cached.size()).isOne();
+
+        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        assertThat(cached.claim(consumer, request("done"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+    }
+
+    // ---------------------------------------------------------------- keys are stored losslessly
+
+    @Test
+    void keysThatDifferOnlyInTrailingSpacesAreDistinctKeys() {
+        ClaimResult plain = store.claim(consumer, request("k"), LEASE);
+        ClaimResult spaced = store.claim(consumer, request("k "), LEASE);
+        ClaimResult twoSpaces = store.claim(consumer, request("k  "), LEASE);
+
+        assertThat(List.of(plain, spaced, twoSpaces)).extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.CLAIMED);
+        assertThat(spaced.message().messageId()).isEqualTo("k ");
+        assertThat(store.find(consumer, "k ")).get().extracting(ProcessedMessage::claimToken)
+                .isEqualTo(spaced.message().claimToken());
+        assertThat(store.complete(spaced.message())).isTrue();
+        assertThat(store.claim(consumer, request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(store.claim(consumer, request("k "), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(store.claimAll(consumer, List.of(request("k"), request("k "), request("k  ")), LEASE))
+                .extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY);
+        List<ClaimResult> transactional = transactions.execute(status ->
+                store.claimAllCompleted(consumer, List.of(request("t"), request("t "))));
+        assertThat(transactional).extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.CLAIMED);
+        // Consumer names too.
+        assertThat(store.claim(consumer + " ", request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer + " ");
+    }
+
+    @Test
+    void aKeyWithANulCharacterIsRejectedClearlyNotStored() {
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("k\u0000x"), LEASE))
+                .withMessageContaining("NUL").withMessageContaining("position 1");
+        assertThatIllegalArgumentException().isThrownBy(() -> transactions.execute(status ->
+                store.claimCompleted(consumer, request("k\u0000"))));
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim("c\u0000", request("k"), LEASE))
+                .withMessageContaining("consumer");
+        assertThat(store.find(consumer, "k")).isEmpty();
+    }
+
+    @Test
+    void aKeyThatIsNotValidUnicodeIsRejectedNotMangled() {
+        // A lone surrogate would be written as '?' by the drivers: two keys would become one.
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("k\uD800"), LEASE))
+                .withMessageContaining("surrogate");
+        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("\uDC00k"), LEASE));
+        assertThat(store.claim(consumer, request("k?"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void keysOf200MultibyteCharactersRoundTrip() {
+        List<String> keys = List.of("é".repeat(200), "注".repeat(200), "🎉".repeat(100), "é".repeat(199) + " ");
+        for (String key : keys) {
+            ClaimResult claim = store.claim(consumer, new ClaimRequest(key, "fp"), LEASE);
+            assertThat(claim.outcome()).as(key).isEqualTo(ClaimOutcome.CLAIMED);
+            assertThat(claim.message().messageId()).isEqualTo(key);
+            assertThat(store.find(consumer, key)).get().extracting(ProcessedMessage::messageId).isEqualTo(key);
+            assertThat(store.complete(claim.message())).isTrue();
+        }
+        assertThat(store.claimAll(consumer, keys.stream().map(key -> new ClaimRequest(key, "fp")).toList(), LEASE))
+                .extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.DUPLICATE);
+        String longConsumer = "消".repeat(200);
+        try {
+            assertThat(store.claim(longConsumer, request("k"), LEASE).message().consumer()).isEqualTo(longConsumer);
+        }
+        finally {
+            new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", longConsumer);
+        }
+    }
+
+    // ---------------------------------------------------------------- lease decisions use the database's clock
+
+    JdbcProcessedMessageStore storeWithClock(Duration offset) {
+        return JdbcProcessedMessageStore.builder(dataSource).clock(Clock.offset(Clock.systemUTC(), offset)).build();
+    }
+
+    @Test
+    void aStoreWhoseClockRunsAheadDoesNotTakeOverALiveLease() {
+        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
+        ClaimResult held = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), LEASE);
+
+        assertThat(fast.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(fast.claimAll(consumer, List.of(request("m1"), request("m2")), LEASE)).extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
+        assertThat(transactions.execute(status -> fast.claimCompleted(consumer, request("m1"))).outcome())
+                .isEqualTo(ClaimOutcome.BUSY);
+        assertThat(store.complete(held.message())).isTrue();
+    }
+
+    @Test
+    void aStoreWhoseClockRunsBehindTakesOverAnExpiredLease() {
+        JdbcProcessedMessageStore slow = storeWithClock(Duration.ofMinutes(-10));
+        ClaimResult first = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), Duration.ofSeconds(1));
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(slow.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED));
+        assertThat(store.complete(first.message())).as("fenced: the lease was taken over").isFalse();
+    }
+
+    @Test
+    void aLeaseEndsWhenTheDatabaseSaysSoWhateverTheHoldersClock() {
+        // The holder's clock runs 10 minutes behind: its 5-minute lease must not reach 5 minutes past the database's now.
+        ClaimResult held = storeWithClock(Duration.ofMinutes(-10)).claim(consumer, request("m1"), LEASE);
+        assertThat(held.message().leaseUntil()).isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
+        age(LEASE.minusSeconds(30));
+        assertThat(store.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        age(Duration.ofSeconds(30));
+        assertThat(store.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void aReleaseByAStoreWhoseClockRunsAheadLetsOthersClaimAtOnce() {
+        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
+        ClaimResult held = fast.claim(consumer, request("m1"), LEASE);
+
+        assertThat(fast.release(held.message(), "SMTP 451")).isTrue();
+
+        assertThat(storeWithClock(Duration.ZERO).claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void completionTimesComeFromTheDatabasesClock() {
+        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofDays(30));
+        ClaimResult held = fast.claim(consumer, request("m1"), LEASE);
+        assertThat(fast.complete(held.message())).isTrue();
+        ProcessedMessage row = store.find(consumer, "m1").orElseThrow();
+
+        assertThat(row.processedAt()).isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
+        assertThat(row.firstSeenAt()).isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
+    }
+
+    @Test
+    void pruningNeverDeletesALiveClaimWhateverTheCutoff() {
+        ClaimResult live = store.claim(consumer, request("live"), LEASE);
+        store.release(store.claim(consumer, request("released"), LEASE).message(), "poison");
+
+        // A pruner whose clock runs far ahead computes a cutoff past the live lease (this also
+        // prunes other tests' finished rows: they are done with).
+        Instant cutoff = Instant.now().plus(Duration.ofDays(1));
+        while (store.deleteCompletedBefore(cutoff, 1000) == 1000) {
+            // next batch
+        }
+
+        assertThat(store.find(consumer, "live")).isPresent();
+        assertThat(store.find(consumer, "released")).isEmpty();
+        assertThat(store.complete(live.message())).isTrue();
+    }
 }

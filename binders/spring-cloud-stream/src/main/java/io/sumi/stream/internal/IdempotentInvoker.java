@@ -5,6 +5,7 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.MessageBusyException;
@@ -32,7 +33,11 @@ import org.springframework.util.ClassUtils;
  * post-processor puts around function beans.
  *
  * <p>Per call: the message is the one the binder delivered to the input binding on this thread
- * ({@link InboundMessages}), else the function's input if it is a {@link Message}. A batch (a
+ * ({@link InboundMessages}), else the function's input if it is a {@link Message}. When the input
+ * is a {@code Message} whose key differs from the delivered message's, the function was called by
+ * another function with a message of its own (a fan-out), and that message is guarded: the key
+ * always comes from the invocation being guarded. (A bare payload passed by another function
+ * cannot be told apart from the binding's call: such a function must take {@code Message<T>}.) A batch (a
  * {@code List} payload with per-record headers: the Kafka binder's
  * {@value #KAFKA_BATCH_HEADERS}, the Rabbit binder's {@value #RABBIT_BATCH_HEADERS}) is claimed in
  * one round trip, and the function is called with the records still to process, its list (or the
@@ -221,6 +226,13 @@ public final class IdempotentInvoker {
     private Message<?> deliveredMessage(Object input) {
         InboundMessages.Frame frame = InboundMessages.current();
         if (frame != null) {
+            if (input instanceof Message<?> own && own != frame.message() && !isBatch(frame.message()) && !isBatch(own)
+                    && !sameKey(frame.message(), own)) {
+                // Another function (the one the binding invokes) called this one with a message of its
+                // own, e.g. one per line of an order: guard that message, not the delivered one, or
+                // every line would carry the order's key and all but the first be skipped.
+                return own;
+            }
             return frame.message();
         }
         if (input instanceof Message<?> message) {
@@ -230,6 +242,18 @@ public final class IdempotentInvoker {
                 + " outside a Spring Cloud Stream input binding, so the message's key headers are unknown. Bind it with"
                 + " Spring Cloud Stream with Sumi's SumiStreamChannelInterceptor registered (the starter does), or declare"
                 + " its input as Message<T>");
+    }
+
+    /** Whether {@code own} has the key the delivered message has (always so when the binding invokes this function). */
+    private boolean sameKey(Message<?> delivered, Message<?> own) {
+        try {
+            MessageKeyResolver resolver = executor.get().keyResolver();
+            return resolver.resolve(definition, new SpringMessageInboundMessage(viewOf(delivered, own.getPayload())))
+                    .equals(resolver.resolve(definition, new SpringMessageInboundMessage(own)));
+        }
+        catch (RuntimeException ex) {
+            return true; // a key error: reported on the delivered message, as before
+        }
     }
 
     private static Object payloadOf(Object input) {

@@ -1,5 +1,6 @@
 package io.sumi.consumer.budget.internal;
 
+import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
@@ -7,6 +8,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetPermit;
 import io.sumi.consumer.budget.BudgetRegistry;
 import java.util.List;
@@ -83,11 +85,21 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
         if (handler.budget() == null) {
             return delegate.executeBatch(handler, messages, body);
         }
-        BudgetPermit permit = budget(handler).acquire();
-        double costPerMessage = permit.budget().config().costPerCall();
+        Budget budget = budget(handler);
+        double costPerMessage = budget.config().costPerCall();
+        int admitted = messages.size();
+        if (costPerMessage * messages.size() > budget.config().limit() && messages.size() > 1) {
+            // A batch that costs more than the whole limit would be refused forever: admit the
+            // prefix that fits now; the rest is redelivered (BatchFailedException, retryable cause).
+            admitted = (int) Math.max(1, Math.min(messages.size(), Math.floor(budget.remaining() / costPerMessage)));
+        }
+        // Reserve what the batch may spend, all or nothing: one call's cost would let a batch of
+        // 500 start at 499 of 500. What does not run (duplicates, a stop) is given back below.
+        BudgetPermit permit = budget.acquire(costPerMessage * admitted);
         Run run = new Run();
+        BatchResult result;
         try {
-            BatchResult result = delegate.executeBatch(handler, messages, indexes -> {
+            result = delegate.executeBatch(handler, admitted == messages.size() ? messages : messages.subList(0, admitted), indexes -> {
                 // A batch is one call that costs cost-per-call for each message it runs; a
                 // transactional batch that runs a shorter prefix again pays for it again.
                 if (run.runs++ == 0) {
@@ -106,12 +118,17 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
                 }
             });
             end(permit, run);
-            return result;
         }
         catch (Exception | Error ex) {
             end(permit, run);
             throw ex;
         }
+        if (admitted < messages.size()) {
+            throw new BatchFailedException(admitted, new BudgetExhaustedException(budget.name(), BudgetExhaustedException.Reason.LIMIT_REACHED,
+                    budget.spent(), budget.config().limit(), null, "Budget '" + budget.name() + "' admitted " + admitted + " of a batch of "
+                            + messages.size() + " (the whole batch costs more than the limit); the rest is delivered again"));
+        }
+        return result;
     }
 
     private Budget budget(HandlerDefinition handler) {

@@ -92,7 +92,15 @@ final class DefaultBudget implements Budget {
     }
 
     @Override
-    public synchronized BudgetPermit acquire() {
+    public BudgetPermit acquire() {
+        return acquire(config.costPerCall());
+    }
+
+    @Override
+    public synchronized BudgetPermit acquire(double cost) {
+        if (!(cost >= 0) || Double.isInfinite(cost)) {
+            throw new IllegalArgumentException("A cost must be a finite number >= 0, was " + cost);
+        }
         Instant now = clock.instant();
         refreshLocked(now);
         BudgetConfig current = config;
@@ -102,13 +110,24 @@ final class DefaultBudget implements Budget {
             metrics.rejected();
             throw exhausted(Reason.LIMIT_REACHED, spent, current);
         }
+        if (spent + cost > current.limit()) {
+            // One call would fit, but not all the calls asked for (a batch): refuse them all, and
+            // do not open the breaker, so that a smaller batch (or a single call) still can run.
+            metrics.rejected();
+            Instant fitsAt = cost <= current.limit() ? spend.roomAt(now, current, cost) : null;
+            throw new BudgetExhaustedException(name, Reason.LIMIT_REACHED, spent, current.limit(), fitsAt, "Budget '" + name
+                    + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of " + fmt(current.limit())
+                    + " in the last " + current.window() + (fitsAt != null ? "; it fits from " + fitsAt
+                            : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
+                            + " limit / cost-per-call"));
+        }
         if (!breaker.tryAcquirePermission()) {
             metrics.rejected();
             throw exhausted(Reason.CIRCUIT_OPEN, spent, current);
         }
         metrics.permitted();
         inFlight++;
-        return new Permit(spend.reserve(now, current.costPerCall()), System.nanoTime());
+        return new Permit(spend.reserve(now, cost), System.nanoTime());
     }
 
     @Override

@@ -68,6 +68,22 @@ final class SpendWindow {
         return at;
     }
 
+    /**
+     * The earliest instant at which calls costing {@code cost} together fit (a batch), if no other
+     * call is made meanwhile; {@code cost} must not exceed the limit.
+     */
+    Instant roomAt(Instant now, BudgetConfig config, double cost) {
+        double remaining = total(now, config.window());
+        Instant at = now;
+        Iterator<Entry> oldestFirst = entries.iterator();
+        while (remaining + cost > config.limit() && oldestFirst.hasNext()) {
+            Entry entry = oldestFirst.next();
+            remaining -= entry.cost;
+            at = entry.at.plus(config.window());
+        }
+        return at;
+    }
+
     /** Whether one more call at {@code cost-per-call} would exceed the limit (or the limit is spent). */
     static boolean exceeds(double spent, BudgetConfig config) {
         return spent >= config.limit() || spent + config.costPerCall() > config.limit();

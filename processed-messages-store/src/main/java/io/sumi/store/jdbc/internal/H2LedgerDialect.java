@@ -5,6 +5,7 @@ import io.sumi.store.ProcessedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -18,47 +19,58 @@ import org.jspecify.annotations.Nullable;
  */
 public final class H2LedgerDialect extends LedgerDialect {
 
+    private static final String NOW = "CURRENT_TIMESTAMP";
+
     private static final String UNIQUE_VIOLATION = "23505";
 
     private final String takeOverLease;
     private final String takeOverCompleted;
-    private final String insert;
+    private final String insertLease;
+    private final String insertCompleted;
     private final String deleteCompleted;
 
     public H2LedgerDialect(String table) {
         super(table);
-        String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= ?";
-        this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = ?, attempts = attempts + 1" + expired;
-        this.takeOverCompleted = "UPDATE " + table + " SET claim_token = ?, processed_at = ?, status = 'COMPLETED', lease_until = NULL,"
-                + " attempts = attempts + 1" + expired;
-        this.insert = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, 1, ?, NULL, ?, ?)";
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + PRUNABLE + " FETCH FIRST ? ROWS ONLY";
+        String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= " + NOW;
+        // Parameters: claim_token, [lease in microseconds], consumer, message_id.
+        this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = " + nowPlusMicros() + ", attempts = attempts + 1"
+                + expired;
+        this.takeOverCompleted = "UPDATE " + table + " SET claim_token = ?, processed_at = " + NOW
+                + ", status = 'COMPLETED', lease_until = NULL, attempts = attempts + 1" + expired;
+        // Parameters: consumer, message_id, claim_token, [lease in microseconds], fingerprint.
+        this.insertLease = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros()
+                + ", 1, ?, NULL, " + NOW + ", NULL)";
+        this.insertCompleted = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, NULL, " + NOW
+                + ", " + NOW + ")";
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " FETCH FIRST ? ROWS ONLY";
     }
 
     @Override
     public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException {
-        boolean lease = leaseUntil != null;
+            long claimToken, @Nullable Duration lease) throws SQLException {
+        long micros = lease != null ? micros(lease) : 0;
         for (ClaimRequest request : requests) {
             int taken;
-            try (PreparedStatement statement = connection.prepareStatement(lease ? takeOverLease : takeOverCompleted)) {
-                statement.setLong(1, claimToken);
-                setInstant(statement, 2, lease ? leaseUntil : now);
-                statement.setString(3, consumer);
-                statement.setString(4, request.messageId());
-                setInstant(statement, 5, now);
+            try (PreparedStatement statement = connection.prepareStatement(lease != null ? takeOverLease : takeOverCompleted)) {
+                int i = 1;
+                statement.setLong(i++, claimToken);
+                if (lease != null) {
+                    statement.setLong(i++, micros);
+                }
+                statement.setString(i++, consumer);
+                statement.setString(i, request.messageId());
                 taken = statement.executeUpdate();
             }
             if (taken == 0) {
-                try (PreparedStatement statement = connection.prepareStatement(insert)) {
-                    statement.setString(1, consumer);
-                    statement.setString(2, request.messageId());
-                    statement.setString(3, lease ? "IN_PROGRESS" : "COMPLETED");
-                    statement.setLong(4, claimToken);
-                    setInstant(statement, 5, leaseUntil);
-                    statement.setString(6, request.fingerprint());
-                    setInstant(statement, 7, now);
-                    setInstant(statement, 8, lease ? null : now);
+                try (PreparedStatement statement = connection.prepareStatement(lease != null ? insertLease : insertCompleted)) {
+                    int i = 1;
+                    statement.setString(i++, consumer);
+                    statement.setString(i++, request.messageId());
+                    statement.setLong(i++, claimToken);
+                    if (lease != null) {
+                        statement.setLong(i++, micros);
+                    }
+                    statement.setString(i, request.fingerprint());
                     statement.executeUpdate();
                 }
                 catch (SQLException ex) {
@@ -69,6 +81,16 @@ public final class H2LedgerDialect extends LedgerDialect {
             }
         }
         return find(connection, consumer, requests.stream().map(ClaimRequest::messageId).toList());
+    }
+
+    @Override
+    protected String now() {
+        return NOW;
+    }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "DATEADD(MICROSECOND, CAST(? AS BIGINT), " + NOW + ")";
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -21,6 +22,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The SQL of the ledger for one database. Every vendor difference lives in a subclass; what is
  * the same everywhere (complete, release, find) lives here.
+ *
+ * <p>Time: every time the ledger writes and every lease decision (take over when
+ * {@code lease_until <= now}, the lease's end, the release's "now", the completion time) is the
+ * database's clock, written into the statement as {@link #now()}; a lease is bound as a number of
+ * microseconds added to it ({@link #nowPlusMicros()}). Instances whose clocks disagree therefore
+ * agree on every lease, and no statement needs an extra round trip to read the database's clock.
  *
  * <p>The table name is formatted into the statements; it is validated as an SQL identifier before
  * a dialect is made, so nothing a user writes is ever formatted into SQL unchecked.
@@ -37,25 +44,42 @@ public abstract class LedgerDialect {
         this.table = table;
     }
 
+    /** The database's current time as an SQL expression of the columns' type, in UTC. */
+    protected abstract String now();
+
+    /** {@link #now()} plus one bound {@code BIGINT} parameter of microseconds. */
+    protected abstract String nowPlusMicros();
+
+    /** A lease as the microseconds {@link #nowPlusMicros()} binds. */
+    protected static long micros(Duration lease) {
+        return Math.addExact(Math.multiplyExact(lease.getSeconds(), 1_000_000L), lease.getNano() / 1_000);
+    }
+
     /**
      * Claims the messages in one statement where the database allows it.
      *
      * @param requests distinct message ids, sorted, so that concurrent batches lock rows in one
      *     order and cannot deadlock each other
-     * @param leaseUntil the lease to write, or {@code null} to insert the rows {@code COMPLETED}
+     * @param lease the lease to write (it ends at the database's now plus {@code lease}), or
+     *     {@code null} to insert the rows {@code COMPLETED}
      * @return the rows the statement returned, by message id; an id may be missing when a
      *     concurrent transaction committed it after the statement's snapshot was taken
      */
     public abstract Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException;
+            long claimToken, @Nullable Duration lease) throws SQLException;
 
     /**
      * The rows pruning deletes, with the cutoff bound twice: completed rows processed before it,
      * and in-progress rows whose lease ended before it (claims released after a failure and never
      * taken again, e.g. dead-lettered messages). Live claims and rows held for reconciliation stay.
+     * The cutoff comes from the pruner's clock (retention is measured in days, so clock skew only
+     * shifts it by the skew); a claim is additionally pruned only once its lease has ended by the
+     * database's clock, so no pruner clock, however far ahead, deletes a live claim.
      */
-    protected static final String PRUNABLE =
-            "((status = 'COMPLETED' AND processed_at < ?) OR (status = 'IN_PROGRESS' AND lease_until < ?))";
+    protected String prunable() {
+        return "((status = 'COMPLETED' AND processed_at < ?) OR (status = 'IN_PROGRESS' AND lease_until < ? AND lease_until <= "
+                + now() + "))";
+    }
 
     /** Deletes at most {@code limit} rows that {@link #PRUNABLE} matches. */
     public abstract int deleteCompletedBefore(Connection connection, Instant cutoff, int limit) throws SQLException;
@@ -72,31 +96,34 @@ public abstract class LedgerDialect {
         return value == null ? null : value.toInstant();
     }
 
-    public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds, Instant now)
+    /**
+     * Completes claims, fenced on their token (not on their lease: a claim whose lease ended but
+     * that nobody took over is still the caller's); {@code processed_at} is the database's now.
+     */
+    public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds)
             throws SQLException {
-        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL, last_error = NULL"
+        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = " + now() + ", lease_until = NULL, last_error = NULL"
                 + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            setInstant(statement, 1, now);
-            statement.setString(2, consumer);
-            statement.setLong(3, claimToken);
-            bindMessageIds(statement, 4, messageIds);
+            statement.setString(1, consumer);
+            statement.setLong(2, claimToken);
+            bindMessageIds(statement, 3, messageIds);
             return statement.executeUpdate();
         }
     }
 
     public int release(Connection connection, String consumer, long claimToken, Collection<String> messageIds,
-            @Nullable String error, Instant now) throws SQLException {
-        // Ending the lease now (rather than deleting the row) keeps the attempt count and the last
-        // error for operators; the next claim at or after `now` takes the row over.
-        String sql = "UPDATE " + table + " SET lease_until = ?, last_error = ?"
+            @Nullable String error) throws SQLException {
+        // Ending the lease at the database's now (rather than deleting the row) keeps the attempt
+        // count and the last error for operators; the next claim, whose now is not earlier, takes
+        // the row over.
+        String sql = "UPDATE " + table + " SET lease_until = " + now() + ", last_error = ?"
                 + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            setInstant(statement, 1, now);
-            statement.setString(2, error);
-            statement.setString(3, consumer);
-            statement.setLong(4, claimToken);
-            bindMessageIds(statement, 5, messageIds);
+            statement.setString(1, error);
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            bindMessageIds(statement, 4, messageIds);
             return statement.executeUpdate();
         }
     }

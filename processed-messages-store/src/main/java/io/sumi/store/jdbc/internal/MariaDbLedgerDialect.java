@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -19,29 +20,44 @@ import org.jspecify.annotations.Nullable;
  * test for that token (MariaDB applies assignments left to right, each seeing the ones before),
  * so the returned row tells by its token whether this statement claimed it.
  *
- * <p>Times are bound and read as UTC {@code LocalDateTime}s in {@code DATETIME(6)} columns, so the
- * JVM's and the session's time zones never shift them.
+ * <p>Times are UTC in {@code DATETIME(6)} columns: the database's clock is
+ * {@code UTC_TIMESTAMP(6)} (not {@code NOW(6)}, which follows the session's time zone), and the
+ * pruning cutoff is bound and rows are read as UTC {@code LocalDateTime}s, so neither the JVM's nor
+ * the session's time zone shifts them.
  */
 public final class MariaDbLedgerDialect extends LedgerDialect {
 
+    private static final String NOW = "UTC_TIMESTAMP(6)";
+
     private static final String TAKE_OVER_IF_EXPIRED =
-            "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= ?, VALUES(claim_token), claim_token), "
+            "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= " + NOW + ", VALUES(claim_token), claim_token), "
             + "attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts), ";
 
     private final String deleteCompleted;
 
     public MariaDbLedgerDialect(String table) {
         super(table);
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + PRUNABLE + " LIMIT ?";
+        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " LIMIT ?";
+    }
+
+    @Override
+    protected String now() {
+        return NOW;
+    }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "(" + NOW + " + INTERVAL ? MICROSECOND)";
     }
 
     @Override
     public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException {
-        boolean lease = leaseUntil != null;
+            long claimToken, @Nullable Duration leaseDuration) throws SQLException {
+        boolean lease = leaseDuration != null;
         StringBuilder sql = new StringBuilder("INSERT INTO ").append(table)
                 .append(" (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) VALUES ");
-        String row = lease ? "(?, ?, 'IN_PROGRESS', ?, ?, 1, ?, ?, NULL)" : "(?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)";
+        String row = lease ? "(?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros() + ", 1, ?, " + NOW + ", NULL)"
+                : "(?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")";
         for (int k = 0; k < requests.size(); k++) {
             sql.append(k == 0 ? "" : ", ").append(row);
         }
@@ -57,22 +73,16 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
         sql.append(" RETURNING ").append(COLUMNS);
         try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
             int i = 1;
+            long micros = lease ? micros(leaseDuration) : 0;
             for (ClaimRequest request : requests) {
                 statement.setString(i++, consumer);
                 statement.setString(i++, request.messageId());
                 statement.setLong(i++, claimToken);
                 if (lease) {
-                    setInstant(statement, i++, leaseUntil);
-                    statement.setString(i++, request.fingerprint());
-                    setInstant(statement, i++, now);
+                    statement.setLong(i++, micros);
                 }
-                else {
-                    statement.setString(i++, request.fingerprint());
-                    setInstant(statement, i++, now);
-                    setInstant(statement, i++, now);
-                }
+                statement.setString(i++, request.fingerprint());
             }
-            setInstant(statement, i, now);
             return readRows(statement);
         }
     }

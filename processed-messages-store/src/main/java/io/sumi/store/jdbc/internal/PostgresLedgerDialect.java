@@ -6,6 +6,7 @@ import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -24,6 +25,12 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PostgresLedgerDialect extends LedgerDialect {
 
+    /**
+     * The statement's start: one value for the whole statement, and, unlike {@code now()}, not the
+     * start of a long caller transaction that a transactional-mode claim runs in.
+     */
+    private static final String NOW = "statement_timestamp()";
+
     private final String claimOneLease;
     private final String claimOneCompleted;
     private final String claimManyLease;
@@ -32,23 +39,26 @@ public final class PostgresLedgerDialect extends LedgerDialect {
 
     public PostgresLedgerDialect(String table) {
         super(table);
+        String leaseUntil = nowPlusMicros();
         String insert = "INSERT INTO " + table + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
         String returning = " RETURNING " + prefixed("pm.");
         String leaseConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
                 + " SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
-                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ?";
+                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= " + NOW;
         String completedConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
                 + " SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,"
                 + " attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at"
-                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= ?";
+                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= " + NOW;
         String oneExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + COLUMNS + " FROM " + table
                 + " WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
-        // Parameters, one row: consumer, message_id, claim_token, lease_until / now, fingerprint, now, [now],
-        // lease check time, consumer, message_id.
+        // Parameters, one row: consumer, message_id, claim_token, [lease in microseconds], fingerprint,
+        // consumer, message_id.
         this.claimOneLease = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'IN_PROGRESS', ?, ?, 1, ?, ?, NULL)" + leaseConflict + returning + ")" + oneExisting;
+                + "VALUES (?, ?, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, ?, " + NOW + ", NULL)" + leaseConflict + returning + ")"
+                + oneExisting;
         this.claimOneCompleted = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)" + completedConflict + returning + ")" + oneExisting;
+                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")" + completedConflict + returning + ")"
+                + oneExisting;
         String input = "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
         // The existing rows are found by driving from the (small) input into the primary key:
         // an IN / NOT IN form let the planner scan every row of the consumer when the table had no
@@ -58,13 +68,25 @@ public final class PostgresLedgerDialect extends LedgerDialect {
                 + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
         // ORDER BY: concurrent batches lock their rows in one order, so they cannot deadlock.
         this.claimManyLease = input + "claimed AS (" + insert
-                + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, ?, 1, i.fingerprint, ?, NULL FROM input i ORDER BY i.message_id"
+                + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, i.fingerprint, " + NOW
+                + ", NULL FROM input i ORDER BY i.message_id"
                 + leaseConflict + returning + ")" + manyExisting;
         this.claimManyCompleted = input + "claimed AS (" + insert
-                + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, ?, ? FROM input i ORDER BY i.message_id"
+                + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, " + NOW + ", " + NOW
+                + " FROM input i ORDER BY i.message_id"
                 + completedConflict + returning + ")" + manyExisting;
         this.deleteCompleted = "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM "
-                + table + " WHERE " + PRUNABLE + " LIMIT ? FOR UPDATE SKIP LOCKED)";
+                + table + " WHERE " + prunable() + " LIMIT ? FOR UPDATE SKIP LOCKED)";
+    }
+
+    @Override
+    protected String now() {
+        return NOW;
+    }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "(" + NOW + " + CAST(? AS BIGINT) * INTERVAL '1 microsecond')";
     }
 
     private static String prefixed(String prefix) {
@@ -73,25 +95,18 @@ public final class PostgresLedgerDialect extends LedgerDialect {
 
     @Override
     public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, Instant now, @Nullable Instant leaseUntil) throws SQLException {
+            long claimToken, @Nullable Duration lease) throws SQLException {
         if (requests.size() == 1) {
             ClaimRequest request = requests.get(0);
-            try (PreparedStatement statement = connection.prepareStatement(leaseUntil != null ? claimOneLease : claimOneCompleted)) {
+            try (PreparedStatement statement = connection.prepareStatement(lease != null ? claimOneLease : claimOneCompleted)) {
                 int i = 1;
                 statement.setString(i++, consumer);
                 statement.setString(i++, request.messageId());
                 statement.setLong(i++, claimToken);
-                if (leaseUntil != null) {
-                    setInstant(statement, i++, leaseUntil);
-                    statement.setString(i++, request.fingerprint());
-                    setInstant(statement, i++, now);
+                if (lease != null) {
+                    statement.setLong(i++, micros(lease));
                 }
-                else {
-                    statement.setString(i++, request.fingerprint());
-                    setInstant(statement, i++, now);
-                    setInstant(statement, i++, now);
-                }
-                setInstant(statement, i++, now);
+                statement.setString(i++, request.fingerprint());
                 statement.setString(i++, consumer);
                 statement.setString(i, request.messageId());
                 return readRows(statement);
@@ -105,21 +120,15 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         }
         Array idArray = connection.createArrayOf("varchar", ids);
         Array fingerprintArray = connection.createArrayOf("varchar", fingerprints);
-        try (PreparedStatement statement = connection.prepareStatement(leaseUntil != null ? claimManyLease : claimManyCompleted)) {
+        try (PreparedStatement statement = connection.prepareStatement(lease != null ? claimManyLease : claimManyCompleted)) {
             int i = 1;
             statement.setArray(i++, idArray);
             statement.setArray(i++, fingerprintArray);
             statement.setString(i++, consumer);
             statement.setLong(i++, claimToken);
-            if (leaseUntil != null) {
-                setInstant(statement, i++, leaseUntil);
-                setInstant(statement, i++, now);
+            if (lease != null) {
+                statement.setLong(i++, micros(lease));
             }
-            else {
-                setInstant(statement, i++, now);
-                setInstant(statement, i++, now);
-            }
-            setInstant(statement, i++, now);
             statement.setString(i, consumer);
             return readRows(statement);
         }

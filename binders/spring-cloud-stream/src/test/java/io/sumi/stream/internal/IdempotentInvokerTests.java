@@ -1,0 +1,84 @@
+package io.sumi.stream.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sumi.consumer.FingerprintMismatchPolicy;
+import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.stream.StreamSettings;
+import io.sumi.testing.TestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.support.MessageBuilder;
+
+/**
+ * Issue 8, defect 4 on the Spring Cloud Stream side: the message the binder delivered on this
+ * thread must not win over the message an idempotent function is called with by another function.
+ */
+class IdempotentInvokerTests {
+
+    private final ProcessedMessageStore store = JdbcProcessedMessageStore.builder(TestDatabase.POSTGRESQL.dataSource()).build();
+    private final IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
+    private final String consumer = "lines-" + UUID.randomUUID();
+
+    @AfterEach
+    void popFrame() {
+        if (InboundMessages.current() != null) {
+            InboundMessages.pop();
+        }
+    }
+
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    private static void annotated() {
+    }
+
+    private IdempotentInvoker invoker() throws Exception {
+        IdempotentHandler annotation = AnnotationUtils.findAnnotation(getClass().getDeclaredMethod("annotated"), IdempotentHandler.class);
+        HandlerDefinition definition = new HandlerDefaults(IdempotencyMode.AUTO, Duration.ofSeconds(30), FingerprintMismatchPolicy.WARN,
+                HandlerDefinition.DEFAULT_KEY_HEADERS).resolve(annotation, consumer, false, "test");
+        return new IdempotentInvoker("lines", definition, () -> executor, StreamSettings.ofDefaults());
+    }
+
+    @Test
+    void aFunctionFanningOutToAnIdempotentFunctionGuardsEachSubMessageByItsOwnKey() throws Exception {
+        IdempotentInvoker lines = invoker();
+        InboundMessages.push(MessageBuilder.withPayload("order").setHeader("idempotency-key", "order-1").build());
+        List<String> keys = new ArrayList<>();
+
+        for (int i = 0; i < 3; i++) {
+            Message<String> line = MessageBuilder.withPayload("line " + i).setHeader("idempotency-key", "order-1/line-" + i).build();
+            lines.invoke(line, input -> keys.add(IdempotencyContext.current().key()));
+        }
+
+        assertThat(keys).containsExactly("order-1/line-0", "order-1/line-1", "order-1/line-2");
+        assertThat(store.find(consumer, "order-1/line-1")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find(consumer, "order-1")).isEmpty();
+    }
+
+    @Test
+    void theFunctionTheBindingInvokesIsGuardedByTheDeliveredMessage() throws Exception {
+        IdempotentInvoker lines = invoker();
+        Message<byte[]> delivered = MessageBuilder.withPayload("x".getBytes()).setHeader("idempotency-key", "d-1").build();
+        InboundMessages.push(delivered);
+        List<String> keys = new ArrayList<>();
+
+        // As Spring Cloud Function passes it: the converted payload, or a converted message with the same headers.
+        lines.invoke("x", input -> keys.add(IdempotencyContext.current().key()));
+        lines.invoke(MessageBuilder.withPayload("x").copyHeaders(delivered.getHeaders()).build(), input -> keys.add("ran again"));
+
+        assertThat(keys).containsExactly("d-1");
+    }
+}

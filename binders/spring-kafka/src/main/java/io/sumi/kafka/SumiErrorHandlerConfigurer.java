@@ -1,0 +1,115 @@
+package io.sumi.kafka;
+
+import io.sumi.consumer.IdempotentHandler;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.DelegatingMessageListener;
+import org.springframework.kafka.listener.ListenerContainerRegistry;
+import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.listener.adapter.HandlerAdapter;
+import org.springframework.kafka.listener.adapter.MessagingMessageListenerAdapter;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Gives every listener container in a {@link ListenerContainerRegistry} Sumi's exception
+ * classification before the containers start ({@link SumiKafkaErrorHandling#configure(AbstractMessageListenerContainer, Duration)}),
+ * whatever error handler the container has: a bean, one set on its factory or by a container
+ * customizer, or none. Without it, a container with Spring Kafka's default error handler retries a
+ * busy key 10 times at once and then skips it.
+ *
+ * <p>A container whose error handler Sumi cannot teach fails start-up if it runs an
+ * {@link IdempotentHandler} (or Sumi cannot tell); other containers keep it. Runs before the
+ * {@link BudgetListenerPauser}, which then wraps the taught handler. Containers created after
+ * start-up are not seen: call {@link SumiKafkaErrorHandling#configure(AbstractMessageListenerContainer, Duration)}.
+ */
+public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(SumiErrorHandlerConfigurer.class);
+
+    private static final @Nullable Field HANDLER_METHOD = ReflectionUtils.findField(MessagingMessageListenerAdapter.class, "handlerMethod");
+
+    private final Supplier<? extends ListenerContainerRegistry> containers;
+    private final Duration busyInterval;
+    private volatile boolean running;
+
+    /**
+     * @param containers the registry, looked up at start: a bean that takes the registry itself as a
+     *     dependency is started after it by Spring's lifecycle processor (dependencies first,
+     *     whatever the phase), when the containers have already copied their error handlers
+     */
+    public SumiErrorHandlerConfigurer(Supplier<? extends ListenerContainerRegistry> containers, Duration busyInterval) {
+        this.containers = Objects.requireNonNull(containers, "containers");
+        this.busyInterval = Objects.requireNonNull(busyInterval, "busyInterval");
+    }
+
+    @Override
+    public void start() {
+        for (MessageListenerContainer container : containers.get().getAllListenerContainers()) {
+            if (container.isRunning()) {
+                log.warn("Kafka listener container '{}' was started before Sumi configured its error handler; a busy key it"
+                        + " meets before its next restart may be skipped", container.getListenerId());
+            }
+            if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
+                try {
+                    SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
+                }
+                catch (IllegalStateException ex) {
+                    if (runsIdempotentHandler(listenerContainer) != Boolean.FALSE) {
+                        throw ex;
+                    }
+                    log.debug("Container '{}' runs no @IdempotentHandler; its error handler is left as it is: {}",
+                            container.getListenerId(), ex.getMessage());
+                }
+            }
+        }
+        running = true;
+    }
+
+    /** Whether the container's listener bean has an {@link IdempotentHandler} method; {@code null} if Sumi cannot tell. */
+    static @Nullable Boolean runsIdempotentHandler(AbstractMessageListenerContainer<?, ?> container) {
+        Object listener = container.getContainerProperties().getMessageListener();
+        while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
+            listener = delegating.getDelegate();
+        }
+        Object bean = listener;
+        if (listener instanceof MessagingMessageListenerAdapter<?, ?> adapter) {
+            if (HANDLER_METHOD == null) {
+                return null;
+            }
+            ReflectionUtils.makeAccessible(HANDLER_METHOD);
+            bean = ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler ? handler.getBean() : null;
+        }
+        if (bean == null) {
+            return null;
+        }
+        return !MethodIntrospector.selectMethods(AopUtils.getTargetClass(bean),
+                (MethodIntrospector.MetadataLookup<Boolean>) m -> AnnotatedElementUtils.hasAnnotation(m, IdempotentHandler.class) ? true : null)
+                .isEmpty();
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Before the {@link BudgetListenerPauser} and the listener containers. */
+    @Override
+    public int getPhase() {
+        return AbstractMessageListenerContainer.DEFAULT_PHASE - 2;
+    }
+}

@@ -1,0 +1,137 @@
+package io.sumi.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ForwardingProcessedMessageStore;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessageStore;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.dao.TransientDataAccessResourceException;
+
+/**
+ * Lease-mode batches give back every claim they took, even when a ledger call fails on the way
+ * (issue 8, defect 7): a claim left leased makes every redelivery BUSY for the whole lease.
+ */
+class LeaseBatchLeakTests extends H2ExecutorTestSupport {
+
+    /** Fails the next releaseAll / completeAll once, as a dropped connection would. */
+    static final class FailingOnceStore extends ForwardingProcessedMessageStore {
+
+        final AtomicBoolean failNextRelease = new AtomicBoolean();
+        final AtomicBoolean failNextComplete = new AtomicBoolean();
+
+        FailingOnceStore(ProcessedMessageStore delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
+            if (failNextRelease.compareAndSet(true, false)) {
+                throw new TransientDataAccessResourceException("connection lost during releaseAll");
+            }
+            return super.releaseAll(consumer, claimToken, messageIds, error);
+        }
+
+        @Override
+        public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
+            if (failNextComplete.compareAndSet(true, false)) {
+                throw new TransientDataAccessResourceException("connection lost during completeAll");
+            }
+            return super.completeAll(consumer, claimToken, messageIds);
+        }
+    }
+
+    FailingOnceStore failing;
+    IdempotentExecutor leaky;
+    final List<List<Integer>> calls = new ArrayList<>();
+
+    @BeforeEach
+    void failingStore() {
+        failing = new FailingOnceStore(store);
+        leaky = IdempotentExecutor.builder(failing).meterRegistry(meters).build();
+    }
+
+    static List<InboundMessage> batch(String... keys) {
+        List<InboundMessage> messages = new ArrayList<>();
+        for (String key : keys) {
+            messages.add(message(key));
+        }
+        return messages;
+    }
+
+    /** The redelivery of the keys is not BUSY: each runs or is a duplicate, and all end COMPLETED. */
+    void redeliveryRunsEveryKey(String... keys) throws Exception {
+        BatchResult result = leaky.executeBatch(lease(), batch(keys), calls::add);
+        assertThat(result.processed() + result.duplicates()).isEqualTo(keys.length);
+        for (String key : keys) {
+            assertThat(status(key)).isEqualTo(MessageStatus.COMPLETED);
+        }
+    }
+
+    @Test
+    void aFailedReleaseOfTheClaimsAfterAStopLeavesNoKeyLeased() throws Exception {
+        // "b" is held by another consumer's live claim: the batch stops there, and "a" and "c" were claimed.
+        store.claim(consumer, new ClaimRequest("b", "payload of b"), LEASE);
+        failing.failNextRelease.set(true);
+
+        assertThatThrownBy(() -> leaky.executeBatch(lease(), batch("a", "b", "c"), calls::add));
+
+        // b's holder finishes; the redelivery of a, b, c must not be BUSY for a or c.
+        store.completeAll(consumer, row("b").orElseThrow().claimToken(), List.of("b"));
+        calls.clear();
+        BatchResult result = leaky.executeBatch(lease(), batch("a", "b", "c"), calls::add);
+        assertThat(calls).hasSize(1);
+        assertThat(result.processed() + result.duplicates()).isEqualTo(3);
+        assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(status("c")).isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    @Test
+    void aFailedReleaseAfterAHandlerFailureAtAnIndexLeavesNoKeyLeased() throws Exception {
+        failing.failNextRelease.set(true);
+        IllegalStateException cause = new IllegalStateException("b failed");
+
+        assertThatThrownBy(() -> leaky.executeBatch(lease(), batch("a", "b", "c"), indexes -> {
+            throw new BatchFailedException(1, cause);
+        })).isInstanceOf(BatchFailedException.class);
+
+        assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
+        redeliveryRunsEveryKey("b", "c");
+    }
+
+    @Test
+    void aFailedCompleteAllAfterAHandlerFailureAtAnIndexStillReleasesTheFailedKeys() throws Exception {
+        failing.failNextComplete.set(true);
+        IllegalStateException cause = new IllegalStateException("b failed");
+
+        assertThatThrownBy(() -> leaky.executeBatch(lease(), batch("a", "b", "c"), indexes -> {
+            throw new BatchFailedException(1, cause);
+        }));
+
+        redeliveryRunsEveryKey("a", "b", "c");
+    }
+
+    @Test
+    void aFailedCompleteAllAfterASuccessfulBatchLeavesNoKeyLeased() throws Exception {
+        failing.failNextComplete.set(true);
+
+        // Either the completion is retried (the keys are done) or the keys are released (they run
+        // again, with the same idempotency key): never left leased.
+        try {
+            leaky.executeBatch(lease(), batch("a", "b"), calls::add);
+        }
+        catch (RuntimeException expected) {
+            assertThat(expected).hasMessageContaining("completeAll");
+        }
+
+        redeliveryRunsEveryKey("a", "b");
+    }
+}
