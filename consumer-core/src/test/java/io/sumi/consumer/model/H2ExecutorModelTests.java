@@ -4,7 +4,7 @@ import io.sumi.testing.TestDatabase;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /** The model on H2: the fast suite, the most tries. */
-@ModelTries(1500)
+@ModelTries(1000)
 @AddLifecycleHook(ModelTries.Hook.class)
 class H2ExecutorModelTests extends ExecutorModelProperties {
 

@@ -4,7 +4,7 @@ import io.sumi.testing.TestDatabase;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 
 /** The model on MariaDB: fewer tries, InnoDB's locking. */
-@ModelTries(250)
+@ModelTries(150)
 @AddLifecycleHook(ModelTries.Hook.class)
 class MariaDbExecutorModelTests extends ExecutorModelProperties {
 
