@@ -458,6 +458,7 @@ final class ExecutorModel implements AutoCloseable {
             case CRASH_AT_COMPLETE -> instance.store.crashAt(Point.COMPLETE);
             case STORE_ERROR_AT_COMPLETE -> instance.store.failOnceAt(Point.COMPLETE);
             case STORE_ERROR_AT_RELEASE -> instance.store.failOnceAt(Point.RELEASE);
+            case STORE_DOWN_AT_COMPLETE -> instance.store.failAlwaysAt(Point.COMPLETE);
             default -> { }
         }
         // The plan the executor must make: the first live claim stops the batch; the first

@@ -90,7 +90,8 @@ abstract class ExecutorModelProperties {
                         Fault.CRASH_IN_HANDLER, Fault.CRASH_AT_COMPLETE, Fault.CRASH_BEFORE_ACK, Fault.STORE_ERROR_AT_COMPLETE,
                         Fault.STORE_ERROR_AT_RELEASE),
                 batchFaults(BatchFault.FAIL_WHOLE, BatchFault.CRASH_IN_HANDLER, BatchFault.CRASH_AT_COMPLETE,
-                        BatchFault.CRASH_BEFORE_ACK, BatchFault.STORE_ERROR_AT_COMPLETE, BatchFault.STORE_ERROR_AT_RELEASE),
+                        BatchFault.CRASH_BEFORE_ACK, BatchFault.STORE_ERROR_AT_COMPLETE, BatchFault.STORE_ERROR_AT_RELEASE,
+                        BatchFault.STORE_DOWN_AT_COMPLETE),
                 faults(Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT),
                 batchFaults(BatchFault.FAIL_WHOLE));
     }

@@ -140,4 +140,19 @@ class ExecutorModelRegressionTests {
         ExecutorModel.check(database, config(LEASE, 0, false, false, true), List.of(
                 deliver(1, 0, Fault.FAIL_AFTER_EFFECT)));
     }
+
+    /*
+     * NEW (found after the merge of the issue 8 fixes). config(LEASE, 0, false, false, false):
+     *   batch(0, List.of(0, 1), 1, STORE_DOWN_AT_COMPLETE)
+     * Message 1 fails; completing message 0 fails twice (the executor tries once more); the
+     * executor still threw the handler's BatchFailedException(1), which tells the binder that
+     * message 0 is done: it was acked while its ledger row was not COMPLETED (released, so a later
+     * copy would run it again, and nothing records that it ran).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aBatchWhoseCompletionFailsAcksNothingBeforeTheStop(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                batch(0, List.of(0, 1), 1, BatchFault.STORE_DOWN_AT_COMPLETE)));
+    }
 }

@@ -20,8 +20,8 @@ import org.springframework.dao.TransientDataAccessResourceException;
  *   <li>a crash at a chosen call: the call throws {@link Crash} before it reaches the database,
  *   and from then on every call does, so the dead instance never releases or completes anything
  *   (its claims stay leased, as after {@code kill -9});</li>
- *   <li>a one-off store error at a chosen call (the database hiccups; the instance lives on), with
- *   the ids that call was about.</li>
+ *   <li>a store error at a chosen call, once or until disarmed (the database hiccups or is
+ *   unreachable; the instance lives on), with the ids that call was about.</li>
  * </ul>
  */
 final class FaultInjectingStore extends ForwardingProcessedMessageStore {
@@ -44,6 +44,7 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
 
     private volatile @Nullable Point crashAt;
     private volatile @Nullable Point failAt;
+    private volatile boolean failAlways;
     private volatile boolean dead;
     private volatile @Nullable InjectedStoreError injected;
     private volatile Set<String> failedIds = Set.of();
@@ -58,6 +59,13 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
 
     void failOnceAt(@Nullable Point point) {
         this.failAt = point;
+        this.failAlways = false;
+    }
+
+    /** Every call at {@code point} fails until disarmed (the database is unreachable for that call). */
+    void failAlwaysAt(Point point) {
+        this.failAt = point;
+        this.failAlways = true;
     }
 
     /** Kills the instance now (a crash inside the handler). */
@@ -94,7 +102,9 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
             throw die("at " + point);
         }
         if (failAt == point) {
-            failAt = null;
+            if (!failAlways) {
+                failAt = null;
+            }
             failedIds = Set.copyOf(ids);
             InjectedStoreError error = new InjectedStoreError(point);
             injected = error;

@@ -50,7 +50,9 @@ sealed interface Step {
         /** Lease mode: the first {@code completeAll} of the batch fails once. */
         STORE_ERROR_AT_COMPLETE,
         /** Lease mode: the first {@code releaseAll} of the batch fails once. */
-        STORE_ERROR_AT_RELEASE
+        STORE_ERROR_AT_RELEASE,
+        /** Lease mode: every {@code completeAll} of the batch fails (the database is unreachable for it; retries fail too). */
+        STORE_DOWN_AT_COMPLETE
     }
 
     /** Whose transaction an {@link Outer} step opens around its deliveries. */
