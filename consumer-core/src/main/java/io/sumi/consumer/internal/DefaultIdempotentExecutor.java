@@ -348,8 +348,14 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                     metrics.count(consumer, Outcome.PROCESSED, done.size());
                 }
                 catch (RuntimeException completeFailed) {
-                    // The handler's report is the original error; the ones before it ran, so the index stands.
-                    ex.addSuppressed(completeFailed);
+                    // The index would tell the container that the messages before it are done, and
+                    // it would ack them; their rows are not COMPLETED (and are released below), so
+                    // a later copy would run them again with nothing recording that they ran. The
+                    // ledger's error goes instead, with the handler's report attached: the whole
+                    // batch is delivered again (the handler ran them with their keys, which the
+                    // provider deduplicates).
+                    completeFailed.addSuppressed(ex);
+                    throw completeFailed;
                 }
                 throw ex;
             }
