@@ -2,31 +2,16 @@ package io.sumi.outbox;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import io.sumi.outbox.internal.Jdbc;
-import io.sumi.outbox.internal.OutboxDialect;
-import io.sumi.store.jdbc.internal.TransientSqlErrors;
-import java.security.SecureRandom;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.DoubleSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.RecoverableDataAccessException;
-import org.springframework.dao.TransientDataAccessException;
 
 /**
  * Sends committed outbox rows through an {@link OutboxPublisher}. Run one per application instance
@@ -124,64 +109,19 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
-    private static final int ERROR_LENGTH = 1000;
+    // Design: a dispatcher is two parts with one config. DispatchRound is one claim → send → mark,
+    // with no thread and no state between rounds; DispatchLoop owns the thread, the wake-ups and
+    // the idle back-off, and knows of a round only whether it found rows. SendDeadline bounds the
+    // publisher's call within a round.
 
-    private static final long MARK_RETRY_INITIAL_MILLIS = 100;
+    private final DispatcherConfig config;
+    private final DispatchRound round;
+    private final DispatchLoop loop;
 
-    private static final long MARK_RETRY_MAX_MILLIS = 1000;
-
-    /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
-    private static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);
-
-    private static final AtomicInteger THREADS = new AtomicInteger();
-
-    private final OutboxTable table;
-    private final OutboxDialect dialect;
-    private final OutboxDialect.Claim claim;
-    private final OutboxPublisher publisher;
-    private final Clock clock;
-    private final int batchSize;
-    private final Duration lease;
-    private final Duration sendTimeout;
-    private final Duration deadlineGrace;
-    private final int maxAttempts;
-    private final OutboxBackoff backoff;
-    private final TopicSet orderedTopics;
-    private final TopicSet shadowTopics;
-    private final @Nullable Instant cutoff;
-    private final Duration minPollInterval;
-    private final Duration maxPollInterval;
-    private final DoubleSupplier jitter;
-    private final DispatcherMetrics metrics;
-    private final SecureRandom tokens = new SecureRandom();
-
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition wakeUpCondition = lock.newCondition();
-    private boolean wakeUpRequested;
-    private volatile boolean running;
-    private @Nullable Thread thread;
-    private int consecutiveErrors;
-
-    private OutboxDispatcher(Builder builder) {
-        this.table = builder.table;
-        this.dialect = table.dialect();
-        this.publisher = builder.publisher;
-        this.clock = table.clock();
-        this.batchSize = builder.batchSize;
-        this.lease = builder.lease;
-        this.sendTimeout = builder.sendTimeout;
-        Duration tenth = sendTimeout.dividedBy(10);
-        this.deadlineGrace = tenth.compareTo(MAX_DEADLINE_GRACE) < 0 ? tenth : MAX_DEADLINE_GRACE;
-        this.maxAttempts = builder.maxAttempts;
-        this.backoff = builder.backoff;
-        this.orderedTopics = builder.orderedTopics;
-        this.shadowTopics = builder.shadowTopics;
-        this.cutoff = builder.cutoff;
-        this.minPollInterval = builder.minPollInterval;
-        this.maxPollInterval = builder.maxPollInterval;
-        this.jitter = builder.jitter;
-        this.metrics = new DispatcherMetrics(builder.meterRegistry);
-        this.claim = dialect.claim(new OutboxDialect.Ordering(orderedTopics.all(), orderedTopics.topics()));
+    private OutboxDispatcher(DispatcherConfig config) {
+        this.config = config;
+        this.round = new DispatchRound(config);
+        this.loop = new DispatchLoop(() -> round.run().goOnAtOnce(), config.minPollInterval(), config.maxPollInterval());
     }
 
     /** Starts a builder for a dispatcher of {@code table}'s rows through {@code publisher}. */
@@ -198,279 +138,24 @@ public final class OutboxDispatcher implements AutoCloseable {
      *     locked connection (the rows stay leased and are sent again when the lease ends)
      */
     public DispatchResult dispatchOnce() {
-        Instant now = clock.instant();
-        long token = newToken();
-        // The database starts the lease after this moment, so the lease is surely ours until
-        // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
-        long claimedAt = System.nanoTime();
-        long leaseEnd = claimedAt + lease.toNanos();
-        List<OutboxRecord> rows;
-        try {
-            rows = Jdbc.inOwnTransaction(table.dataSource(), "claim",
-                    connection -> claim.claim(connection, token, now, lease, batchSize));
-        }
-        catch (RuntimeException ex) {
-            metrics.poll("error");
-            throw ex;
-        }
-        if (rows.isEmpty()) {
-            metrics.poll("empty");
-            return DispatchResult.NOTHING;
-        }
-        metrics.poll("rows");
-
-        List<OutboxRecord> toSend = new ArrayList<>(rows.size());
-        List<OutboxRecord> skippedRows = new ArrayList<>();
-        List<OutboxRecord> shadowRows = new ArrayList<>();
-        for (OutboxRecord row : rows) {
-            if (cutoff != null && row.createdAt().isBefore(cutoff)) {
-                skippedRows.add(row);
-            }
-            else if (shadowTopics.contains(row.topic())) {
-                shadowRows.add(row);
-            }
-            else {
-                toSend.add(row);
-            }
-        }
-
-        PublishResult result = toSend.isEmpty() ? PublishResult.allSent() : publish(toSend, claimedAt + sendTimeout.toNanos());
-        Instant ackedAt = clock.instant();
-        if (System.nanoTime() - leaseEnd > 0) {
-            log.warn("Sending an outbox batch of {} rows took longer than the lease ({}): another dispatcher may have sent"
-                    + " them too (was this process stalled?).", toSend.size(), lease);
-        }
-
-        List<Long> skipped = skippedRows.stream().map(OutboxRecord::id).toList();
-        List<Long> shadowed = shadowRows.stream().map(OutboxRecord::id).toList();
-        List<Long> sent = new ArrayList<>(toSend.size());
-        List<OutboxDialect.Failure> failures = new ArrayList<>();
-        int parked = 0;
-        for (OutboxRecord row : toSend) {
-            Throwable failure = result.failures().get(row.id());
-            if (failure == null) {
-                sent.add(row.id());
-                continue;
-            }
-            int failed = row.attempts() + 1;
-            String error = summary(failure);
-            if (failed >= maxAttempts) {
-                parked++;
-                failures.add(new OutboxDialect.Failure(row.id(), error, row.availableAt(), ackedAt));
-                log.error("Outbox row {} (topic {}, aggregate {}) is parked after {} failed attempts; last error: {}."
-                        + " Re-drive it with OutboxTable.redrive({}) once the cause is fixed.",
-                        row.id(), row.topic(), row.aggregateId(), failed, error, row.id());
-            }
-            else {
-                Instant next = ackedAt.plus(backoff.delay(failed, jitter.getAsDouble()));
-                failures.add(new OutboxDialect.Failure(row.id(), error, next, null));
-                log.debug("Outbox row {} (topic {}) failed attempt {}: {}; next attempt at {}", row.id(), row.topic(), failed,
-                        error, next);
-            }
-        }
-        if (!failures.isEmpty()) {
-            OutboxDialect.Failure first = failures.get(0);
-            log.warn("Sending {} of {} outbox rows failed ({} parked); they are retried with backoff. First: row {}: {}",
-                    failures.size(), toSend.size(), parked, first.id(), first.error());
-        }
-
-        mark(rows.size(), leaseEnd, connection -> {
-            dialect.markDispatched(connection, token, sent, ackedAt, DispatchOutcome.SENT);
-            dialect.markDispatched(connection, token, shadowed, ackedAt, DispatchOutcome.SHADOW);
-            dialect.markDispatched(connection, token, skipped, ackedAt, DispatchOutcome.SKIPPED);
-            return dialect.markFailed(connection, token, failures);
-        });
-
-        for (OutboxRecord row : toSend) {
-            if (result.sent(row.id())) {
-                metrics.sent(row.topic(), Duration.between(row.createdAt(), ackedAt), row.attempts() + 1);
-            }
-            else {
-                metrics.failed(row.topic());
-                if (row.attempts() + 1 >= maxAttempts) {
-                    metrics.parked(row.topic());
-                }
-            }
-        }
-        shadowRows.forEach(row -> metrics.dispatched(row.topic(), DispatchOutcome.SHADOW, 1));
-        skippedRows.forEach(row -> metrics.dispatched(row.topic(), DispatchOutcome.SKIPPED, 1));
-        return new DispatchResult(rows.size(), sent.size(), shadowed.size(), skipped.size(), failures.size() - parked, parked);
+        return round.run().result();
     }
-
-    /**
-     * Records the outcome of the round. The marks are fenced by the claim token (and each is a
-     * no-op when run twice), so when the database cannot be reached they are tried again, with a
-     * back-off of {@value #MARK_RETRY_INITIAL_MILLIS} ms doubling up to {@value #MARK_RETRY_MAX_MILLIS}
-     * ms, for as long as the lease is surely ours: a short database outage then costs seconds
-     * instead of the rest of the lease (and a second send of every row of the batch).
-     */
-    private void mark(int rows, long leaseEnd, Jdbc.Work<?> marks) {
-        long pause = TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_INITIAL_MILLIS);
-        for (int attempt = 1; ; attempt++) {
-            try {
-                Jdbc.inOwnTransaction(table.dataSource(), "mark", marks);
-                if (attempt > 1) {
-                    log.info("Recorded the outcome of {} outbox rows at attempt {}", rows, attempt);
-                }
-                return;
-            }
-            catch (RuntimeException ex) {
-                boolean retryable = TransientSqlErrors.isConnectionFailure(ex) || TransientSqlErrors.isTransient(ex)
-                        || ex instanceof TransientDataAccessException || ex instanceof RecoverableDataAccessException;
-                if (!retryable || leaseEnd - System.nanoTime() <= pause || Thread.currentThread().isInterrupted()) {
-                    log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
-                            + " their lease ends", rows, ex);
-                    throw ex;
-                }
-                if (attempt == 1) {
-                    log.warn("Could not record the outcome of {} outbox rows ({}); trying again while their lease lasts",
-                            rows, summary(ex));
-                }
-                try {
-                    TimeUnit.NANOSECONDS.sleep(pause);
-                }
-                catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw ex;
-                }
-                pause = Math.min(pause * 2, TimeUnit.MILLISECONDS.toNanos(MARK_RETRY_MAX_MILLIS));
-            }
-        }
-    }
-
-    /**
-     * Hands the batch to the publisher with what is left until {@code deadline} (a
-     * {@link System#nanoTime()} value). If the publisher has not returned shortly after the
-     * deadline, this thread is interrupted (see {@link OutboxPublisher}); the interrupt is cleared
-     * again before the marks run.
-     */
-    private PublishResult publish(List<OutboxRecord> records, long deadline) {
-        List<OutboxRecord> batch = List.copyOf(records);
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            // The claim itself took the whole send timeout: send nothing, count an attempt.
-            return allFailed(records, new java.util.concurrent.TimeoutException(
-                    "Not sent: the claim took longer than the send timeout (" + sendTimeout + ")"));
-        }
-        DeadlineInterrupt interrupt = new DeadlineInterrupt(Thread.currentThread());
-        java.util.concurrent.ScheduledFuture<?> timer = DeadlineInterrupt.TIMER.schedule(interrupt,
-                left + deadlineGrace.toNanos(), TimeUnit.NANOSECONDS);
-        try {
-            return publisher.publish(batch, Duration.ofNanos(left));
-        }
-        catch (RuntimeException ex) {
-            return allFailed(records, ex);
-        }
-        finally {
-            timer.cancel(false);
-            if (interrupt.disarm()) {
-                // Our own interrupt, not a request to stop: clear it so that the marks can run.
-                Thread.interrupted();
-                log.warn("The outbox publisher had not returned {} after the batch's send timeout ({}); it was"
-                        + " interrupted", deadlineGrace, sendTimeout);
-            }
-        }
-    }
-
-    private static PublishResult allFailed(List<OutboxRecord> records, Throwable failure) {
-        Map<Long, Throwable> all = new LinkedHashMap<>();
-        for (OutboxRecord record : records) {
-            all.put(record.id(), failure);
-        }
-        return PublishResult.failed(all);
-    }
-
-    /**
-     * Interrupts a dispatching thread whose publisher outlives the batch's deadline, unless it has
-     * been disarmed first. Race: the timer may fire while the publisher returns; both sides hold
-     * the monitor, so the thread is interrupted only while it is still publishing, and the
-     * dispatcher knows whether it was.
-     */
-    private static final class DeadlineInterrupt implements Runnable {
-
-        static final java.util.concurrent.ScheduledThreadPoolExecutor TIMER = timer();
-
-        private final Thread thread;
-        private boolean armed = true;
-        private boolean fired;
-
-        DeadlineInterrupt(Thread thread) {
-            this.thread = thread;
-        }
-
-        @Override
-        public synchronized void run() {
-            if (armed) {
-                fired = true;
-                thread.interrupt();
-            }
-        }
-
-        /** Disarms; returns whether it fired. */
-        synchronized boolean disarm() {
-            armed = false;
-            return fired;
-        }
-
-        private static java.util.concurrent.ScheduledThreadPoolExecutor timer() {
-            java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, runnable -> {
-                Thread thread = new Thread(runnable, "sumi-outbox-deadline");
-                thread.setDaemon(true);
-                return thread;
-            });
-            timer.setRemoveOnCancelPolicy(true);
-            return timer;
-        }
-    }
-
-    private long newToken() {
-        long token;
-        do {
-            token = tokens.nextLong();
-        }
-        while (token == 0);
-        return token;
-    }
-
-    static String summary(Throwable failure) {
-        String message = failure.getMessage();
-        String text = failure.getClass().getName() + (message == null ? "" : ": " + message);
-        Throwable cause = failure.getCause();
-        if (cause != null && cause != failure && cause.getMessage() != null && (message == null || !message.contains(cause.getMessage()))) {
-            text += " (cause: " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
-        }
-        return text.length() <= ERROR_LENGTH ? text : text.substring(0, ERROR_LENGTH);
-    }
-
-    // ---------------------------------------------------------------- the loop
 
     /**
      * Ends the current wait of the loop at once (a no-op if it is not waiting; the next wait is
      * then skipped). Non-blocking; call it after a transaction that appended rows commits.
      */
     public void wakeUp() {
-        lock.lock();
-        try {
-            wakeUpRequested = true;
-            wakeUpCondition.signalAll();
-        }
-        finally {
-            lock.unlock();
-        }
+        loop.wakeUp();
     }
 
     /** Starts the dispatch loop on a daemon thread of its own. Idempotent. */
-    public synchronized void start() {
-        if (running) {
-            return;
+    public void start() {
+        if (loop.start()) {
+            log.info("Outbox dispatcher started on table {} (batch {}, ordered: {}, shadow: {}{})", config.table().tableName(),
+                    config.batchSize(), config.orderedTopics(), config.shadowTopics(),
+                    config.cutoff() == null ? "" : ", cutoff " + config.cutoff());
         }
-        running = true;
-        Thread loop = new Thread(this::loop, "sumi-outbox-dispatcher-" + THREADS.incrementAndGet());
-        loop.setDaemon(true);
-        this.thread = loop;
-        loop.start();
-        log.info("Outbox dispatcher started on table {} (batch {}, ordered: {}, shadow: {}{})", table.tableName(), batchSize,
-                orderedTopics, shadowTopics, cutoff == null ? "" : ", cutoff " + cutoff);
     }
 
     /**
@@ -478,28 +163,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * interrupting it). Idempotent.
      */
     public void stop(Duration timeout) {
-        Thread loop;
-        synchronized (this) {
-            if (!running) {
-                return;
-            }
-            running = false;
-            loop = thread;
-            thread = null;
-        }
-        wakeUp();
-        if (loop != null && loop != Thread.currentThread()) {
-            try {
-                loop.join(timeout.toMillis());
-                if (loop.isAlive()) {
-                    loop.interrupt();
-                    loop.join(1000);
-                }
-            }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        loop.stop(timeout);
     }
 
     /** Stops the loop, waiting up to 30 s for the round in progress. */
@@ -510,73 +174,17 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     /** Whether the loop is running. */
     public boolean isRunning() {
-        return running;
-    }
-
-    private void loop() {
-        Duration interval = minPollInterval;
-        while (running) {
-            boolean foundRows;
-            try {
-                foundRows = dispatchOnce().claimed() > 0;
-                if (consecutiveErrors > 0) {
-                    log.info("The outbox dispatcher works again after {} failed round(s)", consecutiveErrors);
-                }
-                consecutiveErrors = 0;
-            }
-            catch (RuntimeException ex) {
-                foundRows = false;
-                consecutiveErrors++;
-                if (consecutiveErrors == 1) {
-                    log.warn("An outbox dispatch round failed; retrying with backoff", ex);
-                }
-                else {
-                    log.warn("An outbox dispatch round failed again ({} in a row): {}", consecutiveErrors, summary(ex));
-                }
-            }
-            if (foundRows || !running) {
-                // Busy: go on at once, more rows (or the next rows of an aggregate) may be due.
-                interval = minPollInterval;
-                continue;
-            }
-            boolean woken = awaitWakeUp(interval);
-            interval = woken ? minPollInterval : min(interval.multipliedBy(2), maxPollInterval);
-        }
-    }
-
-    /** Waits up to {@code timeout} for {@link #wakeUp()}; returns whether it came. */
-    private boolean awaitWakeUp(Duration timeout) {
-        lock.lock();
-        try {
-            long nanos = timeout.toNanos();
-            while (!wakeUpRequested && running && nanos > 0) {
-                nanos = wakeUpCondition.awaitNanos(nanos);
-            }
-            boolean woken = wakeUpRequested;
-            wakeUpRequested = false;
-            return woken;
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            running = false;
-            return false;
-        }
-        finally {
-            lock.unlock();
-        }
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
+        return loop.isRunning();
     }
 
     /** The table this dispatcher reads. */
     public OutboxTable table() {
-        return table;
+        return config.table();
     }
 
     /**
-     * Builds an {@link OutboxDispatcher}.
+     * Builds an {@link OutboxDispatcher}. Each setter checks its own value; {@link #build()} checks
+     * the rules between values.
      */
     public static final class Builder {
 
@@ -704,23 +312,18 @@ public final class OutboxDispatcher implements AutoCloseable {
             return value;
         }
 
+        /** The settings, checked as by {@link #build()}. */
+        DispatcherConfig config() {
+            return new DispatcherConfig(table, publisher, batchSize, lease, sendTimeout, maxAttempts, backoff, orderedTopics,
+                    shadowTopics, cutoff, minPollInterval, maxPollInterval, jitter, meterRegistry);
+        }
+
         /**
          * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum, or the
          *     send timeout is more than half the lease
          */
         public OutboxDispatcher build() {
-            if (sendTimeout.multipliedBy(2).compareTo(lease) > 0) {
-                throw new IllegalArgumentException("The outbox send timeout (" + sendTimeout + ") must be at most half the"
-                        + " lease (" + lease + "): a batch may take the whole send timeout, and the rest of the lease is the"
-                        + " margin that keeps other dispatchers from sending the same rows while this one records what it"
-                        + " sent. Raise the lease (sumi.outbox.dispatcher.lease) or lower the send timeout"
-                        + " (sumi.outbox.dispatcher.send-timeout).");
-            }
-            if (minPollInterval.compareTo(maxPollInterval) > 0) {
-                throw new IllegalArgumentException("The outbox minimum poll interval (" + minPollInterval
-                        + ") must not exceed the maximum (" + maxPollInterval + ")");
-            }
-            return new OutboxDispatcher(this);
+            return new OutboxDispatcher(config());
         }
     }
 }

@@ -3,6 +3,7 @@ package io.sumi.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.sumi.outbox.cli.OutboxBackfillCommand;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.io.ByteArrayOutputStream;
@@ -105,29 +106,19 @@ class OutboxBackfillIntegrationTests {
         PrintStream err = new PrintStream(errors, true, StandardCharsets.UTF_8);
         String query = "SELECT 'user-' || id AS aggregate_id, 'mail.send' AS topic, '{}' AS payload FROM outbox_test_users";
 
-        assertThat(OutboxBackfill.run(new String[] {"--url", url, "--user", "sa", "--query", query}, out, err)).isZero();
+        assertThat(OutboxBackfillCommand.run(new String[] {"--url", url, "--user", "sa", "--query", query}, out, err)).isZero();
         assertThat(outboxRows()).isZero();
         assertThat(printed()).contains("Would insert 30 of 30 rows");
 
-        assertThat(OutboxBackfill.run(new String[] {"--url", url, "--user", "sa", "--query", query, "--execute", "--print", "0"}, out, err))
+        assertThat(OutboxBackfillCommand.run(new String[] {"--url", url, "--user", "sa", "--query", query, "--execute", "--print", "0"}, out, err))
                 .isZero();
         assertThat(outboxRows()).isEqualTo(30);
 
-        assertThat(OutboxBackfill.run(new String[] {"--url", url, "--query", query, "--execute", "--dry-run"}, out, err)).isEqualTo(2);
-        assertThat(OutboxBackfill.run(new String[] {"--query", query}, out, err)).isEqualTo(2);
-        assertThat(OutboxBackfill.run(new String[] {"--url", url, "--query", query, "--interval", "soon"}, out, err)).isEqualTo(2);
+        assertThat(OutboxBackfillCommand.run(new String[] {"--url", url, "--query", query, "--execute", "--dry-run"}, out, err)).isEqualTo(2);
+        assertThat(OutboxBackfillCommand.run(new String[] {"--query", query}, out, err)).isEqualTo(2);
+        assertThat(OutboxBackfillCommand.run(new String[] {"--url", url, "--query", query, "--interval", "soon"}, out, err)).isEqualTo(2);
         assertThat(errors.toString(StandardCharsets.UTF_8)).contains("--url is required").contains("Invalid duration 'soon'");
-        assertThat(OutboxBackfill.run(new String[] {"--help"}, out, err)).isZero();
-        assertThat(printed()).contains("Usage: java -cp <classpath> io.sumi.outbox.OutboxBackfill");
-    }
-
-    @Test
-    void durationsAreParsedInTheUsualShortForms() {
-        assertThat(OutboxBackfill.parseDuration("200ms")).isEqualTo(Duration.ofMillis(200));
-        assertThat(OutboxBackfill.parseDuration("5s")).isEqualTo(Duration.ofSeconds(5));
-        assertThat(OutboxBackfill.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
-        assertThat(OutboxBackfill.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
-        assertThat(OutboxBackfill.parseDuration("1d")).isEqualTo(Duration.ofDays(1));
-        assertThat(OutboxBackfill.parseDuration("PT3S")).isEqualTo(Duration.ofSeconds(3));
+        assertThat(OutboxBackfillCommand.run(new String[] {"--help"}, out, err)).isZero();
+        assertThat(printed()).contains("Usage: java -cp <classpath> io.sumi.outbox.cli.OutboxBackfillCommand");
     }
 }
