@@ -52,7 +52,8 @@ public final class MessageKeyResolver {
         }
         if (handler.keyExpression() == null) {
             throw new MissingIdempotencyKeyException("No idempotency key for a message of consumer '" + handler.consumer()
-                    + "': none of the headers " + handler.keyHeaders() + " is set and the handler has no key expression"
+                    + "': none of the headers " + handler.keyHeaders() + " is set (an empty or blank value counts as not set)"
+                    + " and the handler has no key expression"
                     + " (send one of those headers, e.g. through the Sumi outbox, or set @IdempotentHandler(key = \"...\"))");
         }
         Object value;

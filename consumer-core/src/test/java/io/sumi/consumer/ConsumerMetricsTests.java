@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.Timer;
 import io.sumi.store.ClaimRequest;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -90,12 +89,5 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
 
         assertThat(messages("processed")).isEqualTo(3.0);
         assertThat(messages("duplicate")).isEqualTo(2.0);
-    }
-
-    private Map<String, Double> outcomes() {
-        Map<String, Double> counts = new TreeMap<>();
-        meters.find("sumi.messages").tag("consumer", consumer).counters()
-                .forEach(counter -> counts.put(counter.getId().getTag("outcome"), counter.count()));
-        return counts;
     }
 }

@@ -2,13 +2,13 @@ package io.sumi.consumer;
 
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.ForwardingProcessedMessageStore;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -16,9 +16,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link ProcessedMessageStore} that forwards to a real store and counts the round trips the
  * executor and the pruner make, so tests can say "one claim for the whole batch" or "nothing was
- * claimed".
+ * claimed". Single-message calls go through the batch methods (as the store interface's defaults
+ * do), so they are counted as one round trip each.
  */
-final class CountingStore implements ProcessedMessageStore {
+final class CountingStore extends ForwardingProcessedMessageStore {
 
     record Prune(Instant cutoff, int limit, int deleted) {
     }
@@ -29,7 +30,6 @@ final class CountingStore implements ProcessedMessageStore {
     final AtomicInteger releaseAll = new AtomicInteger();
     final List<Prune> prunes = new CopyOnWriteArrayList<>();
 
-    private final ProcessedMessageStore delegate;
     private final int maxKeyLength;
 
     CountingStore(ProcessedMessageStore delegate) {
@@ -37,7 +37,7 @@ final class CountingStore implements ProcessedMessageStore {
     }
 
     CountingStore(ProcessedMessageStore delegate, int maxKeyLength) {
-        this.delegate = delegate;
+        super(delegate);
         this.maxKeyLength = maxKeyLength;
     }
 
@@ -52,43 +52,53 @@ final class CountingStore implements ProcessedMessageStore {
     }
 
     @Override
+    public ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
+        return claimAll(consumer, List.of(request), lease).get(0);
+    }
+
+    @Override
     public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
         claimAll.incrementAndGet();
-        return delegate.claimAll(consumer, requests, lease);
+        return super.claimAll(consumer, requests, lease);
+    }
+
+    @Override
+    public ClaimResult claimCompleted(String consumer, ClaimRequest request) {
+        return claimAllCompleted(consumer, List.of(request)).get(0);
     }
 
     @Override
     public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
         claimAllCompleted.incrementAndGet();
-        return delegate.claimAllCompleted(consumer, requests);
+        return super.claimAllCompleted(consumer, requests);
+    }
+
+    @Override
+    public boolean complete(ProcessedMessage claim) {
+        return completeAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId())) == 1;
     }
 
     @Override
     public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
         completeAll.incrementAndGet();
-        return delegate.completeAll(consumer, claimToken, messageIds);
+        return super.completeAll(consumer, claimToken, messageIds);
+    }
+
+    @Override
+    public boolean release(ProcessedMessage claim, @Nullable String error) {
+        return releaseAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId()), error) == 1;
     }
 
     @Override
     public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
         releaseAll.incrementAndGet();
-        return delegate.releaseAll(consumer, claimToken, messageIds, error);
-    }
-
-    @Override
-    public Optional<ProcessedMessage> find(String consumer, String messageId) {
-        return delegate.find(consumer, messageId);
+        return super.releaseAll(consumer, claimToken, messageIds, error);
     }
 
     @Override
     public int deleteCompletedBefore(Instant cutoff, int limit) {
-        int deleted = delegate.deleteCompletedBefore(cutoff, limit);
+        int deleted = super.deleteCompletedBefore(cutoff, limit);
         prunes.add(new Prune(cutoff, limit, deleted));
         return deleted;
-    }
-
-    @Override
-    public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        return delegate.markForReconciliation(claim, reason);
     }
 }

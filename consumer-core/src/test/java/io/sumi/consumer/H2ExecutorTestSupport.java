@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -188,6 +189,14 @@ abstract class H2ExecutorTestSupport {
     double messages(String outcome) {
         Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    /** Every {@code sumi.messages} count of this namespace, by outcome tag. */
+    Map<String, Double> outcomes() {
+        Map<String, Double> counts = new TreeMap<>();
+        meters.find("sumi.messages").tag("consumer", consumer).counters()
+                .forEach(counter -> counts.put(counter.getId().getTag("outcome"), counter.count()));
+        return counts;
     }
 
     double counter(String name) {

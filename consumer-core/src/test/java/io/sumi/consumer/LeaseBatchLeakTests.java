@@ -4,50 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.store.ClaimRequest;
-import io.sumi.store.ForwardingProcessedMessageStore;
 import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessageStore;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.dao.TransientDataAccessResourceException;
 
 /**
  * Lease-mode batches give back every claim they took, even when a ledger call fails on the way
  * (issue 8, defect 7): a claim left leased makes every redelivery BUSY for the whole lease.
  */
 class LeaseBatchLeakTests extends H2ExecutorTestSupport {
-
-    /** Fails the next releaseAll / completeAll once, as a dropped connection would. */
-    static final class FailingOnceStore extends ForwardingProcessedMessageStore {
-
-        final AtomicBoolean failNextRelease = new AtomicBoolean();
-        final AtomicBoolean failNextComplete = new AtomicBoolean();
-
-        FailingOnceStore(ProcessedMessageStore delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
-            if (failNextRelease.compareAndSet(true, false)) {
-                throw new TransientDataAccessResourceException("connection lost during releaseAll");
-            }
-            return super.releaseAll(consumer, claimToken, messageIds, error);
-        }
-
-        @Override
-        public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
-            if (failNextComplete.compareAndSet(true, false)) {
-                throw new TransientDataAccessResourceException("connection lost during completeAll");
-            }
-            return super.completeAll(consumer, claimToken, messageIds);
-        }
-    }
 
     FailingOnceStore failing;
     IdempotentExecutor leaky;

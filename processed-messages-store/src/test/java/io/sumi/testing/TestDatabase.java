@@ -9,6 +9,8 @@ import java.sql.Statement;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.testcontainers.DockerClientFactory;
@@ -36,6 +38,8 @@ public enum TestDatabase {
 
     private static final ConcurrentMap<TestDatabase, HikariDataSource> POOLS = new ConcurrentHashMap<>();
 
+    private static final ConcurrentMap<String, HikariDataSource> NAMED_POOLS = new ConcurrentHashMap<>();
+
     private final String vendor;
     private final String envPrefix;
     private final String localServerUrl;
@@ -57,20 +61,86 @@ public enum TestDatabase {
 
     /** A shared, migrated pool on this database (at most 20 connections). */
     public DataSource dataSource() {
-        return POOLS.computeIfAbsent(this, TestDatabase::open);
+        return POOLS.computeIfAbsent(this, database -> database.open(settings(), 20, "sumi-test-"));
     }
 
-    private HikariDataSource open() {
+    /**
+     * A shared, migrated pool (at most {@code maxPoolSize} connections) on the database
+     * {@link #settings(String) settings(databaseName)} names, so that tests of other modules running
+     * at the same time, which share {@value #DATABASE_NAME}, never see these rows.
+     */
+    public DataSource dataSource(String databaseName, int maxPoolSize) {
+        return NAMED_POOLS.computeIfAbsent(name() + "/" + databaseName,
+                key -> open(settings(databaseName), maxPoolSize, databaseName.replace('_', '-') + "-"));
+    }
+
+    /**
+     * {url, user, password} of a database of its own named {@code databaseName} on this database's
+     * local server (created if missing; for H2 an in-memory database of that name). A database
+     * named by the environment, or a container's, is used as given.
+     */
+    public String[] settings(String databaseName) {
         String[] settings = settings();
+        String url = settings[0];
+        if (this == H2) {
+            url = "jdbc:h2:mem:" + databaseName + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL";
+        }
+        else if (url.endsWith("/" + DATABASE_NAME)) {
+            try (Connection admin = DriverManager.getConnection(url, settings[1], settings[2])) {
+                createDatabase(admin, databaseName);
+            }
+            catch (SQLException ex) {
+                throw new IllegalStateException("Could not create the test database " + databaseName + " on " + url + ": "
+                        + ex.getMessage(), ex);
+            }
+            url = url.substring(0, url.length() - DATABASE_NAME.length()) + databaseName;
+        }
+        return new String[] {url, settings[1], settings[2]};
+    }
+
+    /**
+     * Gives Spring Boot this database as its DataSource: pass a {@code DynamicPropertyRegistry}'s
+     * {@code add} ({@code TestDatabase.POSTGRESQL.registerDataSource(registry::add)}).
+     */
+    public void registerDataSource(BiConsumer<String, Supplier<Object>> registry) {
+        register(settings(), registry);
+    }
+
+    /** Gives Spring Boot the database {@link #settings(String) settings(databaseName)} names as its DataSource. */
+    public void registerDataSource(String databaseName, BiConsumer<String, Supplier<Object>> registry) {
+        register(settings(databaseName), registry);
+    }
+
+    private static void register(String[] settings, BiConsumer<String, Supplier<Object>> registry) {
+        registry.accept("spring.datasource.url", () -> settings[0]);
+        registry.accept("spring.datasource.username", () -> settings[1]);
+        registry.accept("spring.datasource.password", () -> settings[2]);
+    }
+
+    private HikariDataSource open(String[] settings, int maxPoolSize, String poolNamePrefix) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(settings[0]);
         config.setUsername(settings[1]);
         config.setPassword(settings[2]);
-        config.setMaximumPoolSize(20);
-        config.setPoolName("sumi-test-" + name().toLowerCase(Locale.ROOT));
+        config.setMaximumPoolSize(maxPoolSize);
+        config.setPoolName(poolNamePrefix + name().toLowerCase(Locale.ROOT));
         HikariDataSource dataSource = new HikariDataSource(config);
         Flyway.configure().dataSource(dataSource).locations(migrationLocation()).load().migrate();
         return dataSource;
+    }
+
+    private void createDatabase(Connection admin, String databaseName) throws SQLException {
+        try (Statement statement = admin.createStatement()) {
+            if (this == POSTGRESQL) {
+                boolean exists = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + databaseName + "'").next();
+                if (!exists) {
+                    statement.execute("CREATE DATABASE " + databaseName);
+                }
+            }
+            else {
+                statement.execute("CREATE DATABASE IF NOT EXISTS " + databaseName);
+            }
+        }
     }
 
     /** {url, user, password}. */
@@ -85,17 +155,8 @@ public enum TestDatabase {
         if (dockerAvailable()) {
             return startContainer();
         }
-        try (Connection admin = DriverManager.getConnection(localServerUrl + adminDatabase, localUser, "");
-                Statement statement = admin.createStatement()) {
-            if (this == POSTGRESQL) {
-                boolean exists = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + DATABASE_NAME + "'").next();
-                if (!exists) {
-                    statement.execute("CREATE DATABASE " + DATABASE_NAME);
-                }
-            }
-            else {
-                statement.execute("CREATE DATABASE IF NOT EXISTS " + DATABASE_NAME);
-            }
+        try (Connection admin = DriverManager.getConnection(localServerUrl + adminDatabase, localUser, "")) {
+            createDatabase(admin, DATABASE_NAME);
             return new String[] {localServerUrl + DATABASE_NAME, localUser, ""};
         }
         catch (SQLException ex) {

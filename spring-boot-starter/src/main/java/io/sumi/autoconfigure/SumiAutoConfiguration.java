@@ -40,7 +40,10 @@ class SumiAutoConfiguration {
         return new IdempotentHandlerVerifier(beanFactory);
     }
 
-    @Bean
+    /** The name of the starter's own ledger bean (absent when the application defines a store). */
+    static final String LEDGER_BEAN_NAME = "sumiProcessedMessageStore";
+
+    @Bean(LEDGER_BEAN_NAME)
     @ConditionalOnMissingBean
     @ConditionalOnBean(DataSource.class)
     ProcessedMessageStore sumiProcessedMessageStore(DataSource dataSource, SumiProperties properties,
@@ -54,6 +57,12 @@ class SumiAutoConfiguration {
             return store;
         }
         return new CachingProcessedMessageStore(store, ledger.cache().maximumSize(), ledger.cache().expireAfterWrite());
+    }
+
+    /** Fails start-up when the starter's ledger table does not exist (see {@link LedgerTableVerifier}). */
+    @Bean
+    static LedgerTableVerifier sumiLedgerTableVerifier(ConfigurableListableBeanFactory beanFactory) {
+        return new LedgerTableVerifier(beanFactory, LEDGER_BEAN_NAME);
     }
 
     @Bean

@@ -11,9 +11,7 @@ import io.sumi.consumer.budget.BudgetPermit;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.kafka.BudgetAwareErrorHandler;
 import io.sumi.kafka.BudgetListenerPauser;
-import io.sumi.store.ProcessedMessageStore;
 import io.sumi.testing.MutableClock;
-import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -37,12 +35,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.test.context.EmbeddedKafka;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -64,18 +59,7 @@ import org.springframework.util.backoff.FixedBackOff;
         "sumi.budgets.llm.cost-per-call=100",
         "sumi.budget-pause.check-interval=100ms"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
-class KafkaBudgetIntegrationTests {
-
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
-    }
-
-    @Autowired
-    KafkaTemplate<String, String> template;
+class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired
     Provider provider;
@@ -94,9 +78,6 @@ class KafkaBudgetIntegrationTests {
 
     @Autowired
     KafkaAdmin admin;
-
-    @Autowired
-    ProcessedMessageStore store;
 
     @Autowired
     List<ConsumerRecord<?, ?>> deadLettered;

@@ -13,8 +13,6 @@ import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,14 +37,11 @@ import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -64,27 +59,13 @@ import org.springframework.util.backoff.FixedBackOff;
         "sumi.kafka.busy-retry-interval=50ms",
         "sumi.consumer.lease=30s"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
-class KafkaErrorHandlingIntegrationTests {
+class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
     /** More busy attempts than Spring Kafka's default error handler makes before it skips a record. */
     static final int PAST_DEFAULT_ATTEMPTS = 15;
 
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
-    }
-
-    @Autowired
-    KafkaTemplate<String, String> template;
-
     @Autowired
     Effects effects;
-
-    @Autowired
-    ProcessedMessageStore store;
 
     @Autowired
     MeterRegistry meters;

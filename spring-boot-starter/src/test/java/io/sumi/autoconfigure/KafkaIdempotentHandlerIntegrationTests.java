@@ -10,8 +10,6 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.MissingIdempotencyKeyException;
 import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,8 +47,6 @@ import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -66,29 +62,15 @@ import org.springframework.util.backoff.FixedBackOff;
         "sumi.kafka.busy-retry-interval=100ms",
         "sumi.consumer.lease=30s"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
-class KafkaIdempotentHandlerIntegrationTests {
+class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
 
     static final String GROUP_FLAKY = "flaky-group";
-
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
-    }
-
-    @Autowired
-    KafkaTemplate<String, String> template;
 
     @Autowired
     Effects effects;
 
     @Autowired
     JdbcTemplate jdbc;
-
-    @Autowired
-    ProcessedMessageStore store;
 
     @Autowired
     MeterRegistry meters;

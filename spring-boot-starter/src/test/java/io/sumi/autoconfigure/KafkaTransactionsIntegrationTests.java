@@ -12,8 +12,6 @@ import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -33,10 +31,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.test.context.EmbeddedKafka;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
@@ -55,24 +50,10 @@ import org.springframework.transaction.annotation.Transactional;
         "sumi.kafka.busy-retry-interval=50ms",
         "sumi.consumer.lease=30s"})
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
-class KafkaTransactionsIntegrationTests {
-
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
-    }
-
-    @Autowired
-    KafkaTemplate<String, String> template;
+class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired
     JdbcTemplate jdbc;
-
-    @Autowired
-    ProcessedMessageStore store;
 
     @Autowired
     MeterRegistry meters;

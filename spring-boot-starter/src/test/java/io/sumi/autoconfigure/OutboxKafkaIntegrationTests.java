@@ -19,10 +19,6 @@ import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -68,23 +64,7 @@ class OutboxKafkaIntegrationTests {
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        String url = settings[0];
-        if (url.endsWith("/" + TestDatabase.DATABASE_NAME)) {
-            try (Connection admin = DriverManager.getConnection(url, settings[1], settings[2]); Statement statement = admin.createStatement()) {
-                if (!statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + DATABASE + "'").next()) {
-                    statement.execute("CREATE DATABASE " + DATABASE);
-                }
-            }
-            catch (SQLException ex) {
-                throw new IllegalStateException(ex);
-            }
-            url = url.substring(0, url.length() - TestDatabase.DATABASE_NAME.length()) + DATABASE;
-        }
-        String jdbcUrl = url;
-        registry.add("spring.datasource.url", () -> jdbcUrl);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
+        TestDatabase.POSTGRESQL.registerDataSource(DATABASE, registry::add);
     }
 
     @Autowired

@@ -50,8 +50,6 @@ import org.springframework.kafka.test.utils.KafkaTestUtils;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@code @IdempotentHandler} functional beans on Spring Cloud Stream's Kafka binder, against an
@@ -62,19 +60,15 @@ import org.springframework.test.context.DynamicPropertySource;
 @SpringBootTest(classes = KafkaStreamIdempotencyIntegrationTests.App.class)
 @ActiveProfiles("kafkatest")
 @EmbeddedKafka(partitions = 4, topics = "concurrent.topic")
-class KafkaStreamIdempotencyIntegrationTests {
+class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
 
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
 
-    static ConfigurableApplicationContext secondInstance;
-
-    @DynamicPropertySource
-    static void database(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
+    KafkaStreamIdempotencyIntegrationTests() {
+        super(RUN);
     }
+
+    static ConfigurableApplicationContext secondInstance;
 
     static JdbcTemplate database;
 
@@ -84,8 +78,7 @@ class KafkaStreamIdempotencyIntegrationTests {
             secondInstance.close();
         }
         if (database != null) {
-            database.update("DELETE FROM sumi_stream_effects WHERE message_id LIKE ?", RUN + "-%");
-            database.update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
+            deleteRows(database, RUN);
         }
     }
 
@@ -96,18 +89,6 @@ class KafkaStreamIdempotencyIntegrationTests {
 
     @Autowired
     EmbeddedKafkaBroker broker;
-
-    @Autowired
-    Effects effects;
-
-    @Autowired
-    CountingStore store;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    JdbcTemplate jdbc;
 
     @Autowired
     BindingsLifecycleController bindings;
@@ -128,11 +109,6 @@ class KafkaStreamIdempotencyIntegrationTests {
         records.forEach(template::send);
         template.flush();
         template.getProducerFactory().reset();
-    }
-
-    double count(String consumer, String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
-        return counter == null ? 0 : counter.count();
     }
 
     @Test
@@ -305,11 +281,6 @@ class KafkaStreamIdempotencyIntegrationTests {
         return record;
     }
 
-    List<Map<String, Object>> effectRows(String consumer) {
-        return jdbc.queryForList("SELECT message_id, COUNT(*) AS n FROM sumi_stream_effects WHERE consumer = ? AND message_id LIKE ?"
-                + " GROUP BY message_id", consumer, RUN + "-%");
-    }
-
     Message<?> dlq(String topic, String key) {
         return effects.received(topic).stream().filter(m -> key.equals(header(m, "outbox-id"))).findFirst().orElse(null);
     }
@@ -320,33 +291,13 @@ class KafkaStreamIdempotencyIntegrationTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(SumiStreamTestConfiguration.class)
+    @Import({SumiStreamTestConfiguration.class, StreamTestFunctions.class})
     static class App {
-
-        @Bean
-        Effects effects(JdbcTemplate jdbc) {
-            jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_stream_effects (consumer VARCHAR(200), message_id VARCHAR(200))");
-            return new Effects();
-        }
 
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         Consumer<Message<String>> dup(Effects effects) {
             return message -> effects.effect("dup:" + IdempotencyContext.current().key());
-        }
-
-        /** Takes only the payload: the key still comes from the record's header. */
-        @Bean
-        @IdempotentHandler
-        Consumer<String> flaky(Effects effects) {
-            return payload -> {
-                String key = IdempotencyContext.current().key();
-                effects.effect("flaky-attempts:" + key);
-                if (effects.count("flaky-attempts:" + key) < 3) {
-                    throw new IllegalStateException("transient failure");
-                }
-                effects.effect("flaky:" + key);
-            };
         }
 
         @Bean
@@ -357,12 +308,6 @@ class KafkaStreamIdempotencyIntegrationTests {
                 effects.effect("poison-attempts:" + key);
                 throw new IllegalStateException("poisoned payload " + key);
             };
-        }
-
-        @Bean
-        @IdempotentHandler
-        Consumer<String> noKey(Effects effects) {
-            return payload -> effects.effect("nokey-calls");
         }
 
         @Bean

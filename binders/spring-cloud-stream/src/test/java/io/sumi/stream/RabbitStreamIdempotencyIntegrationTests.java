@@ -52,9 +52,13 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(classes = RabbitStreamIdempotencyIntegrationTests.App.class)
 @ActiveProfiles("rabbittest")
-class RabbitStreamIdempotencyIntegrationTests {
+class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
 
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+
+    RabbitStreamIdempotencyIntegrationTests() {
+        super(RUN);
+    }
 
     static final Map<String, String> QUEUES = Map.of("dup", "dup", "flaky", "flaky", "poison", "poison", "nokey", "nokey",
             "busy", "busy", "enrich", "enrich", "concurrent", "concurrent", "enrich-out", "observer");
@@ -69,10 +73,6 @@ class RabbitStreamIdempotencyIntegrationTests {
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry registry) {
-        String[] settings = TestDatabase.POSTGRESQL.settings();
-        registry.add("spring.datasource.url", () -> settings[0]);
-        registry.add("spring.datasource.username", () -> settings[1]);
-        registry.add("spring.datasource.password", () -> settings[2]);
         registry.add("sumi.test.run", () -> RUN);
     }
 
@@ -89,8 +89,7 @@ class RabbitStreamIdempotencyIntegrationTests {
             }
         }
         if (database != null) {
-            database.update("DELETE FROM sumi_stream_effects WHERE message_id LIKE ?", RUN + "-%");
-            database.update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
+            deleteRows(database, RUN);
         }
         if (admin != null) {
             QUEUES.forEach((destination, group) -> {
@@ -104,18 +103,6 @@ class RabbitStreamIdempotencyIntegrationTests {
 
     @Autowired
     RabbitTemplate rabbit;
-
-    @Autowired
-    Effects effects;
-
-    @Autowired
-    CountingStore store;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    JdbcTemplate jdbc;
 
     @Autowired
     void remember(AmqpAdmin amqpAdmin, ConfigurableApplicationContext applicationContext, JdbcTemplate jdbcTemplate) {
@@ -140,16 +127,6 @@ class RabbitStreamIdempotencyIntegrationTests {
 
     org.springframework.amqp.core.@Nullable Message deadLetter(String destination, String group) {
         return rabbit.receive(exchange(destination) + "." + group + ".dlq");
-    }
-
-    double count(String consumer, String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
-        return counter == null ? 0 : counter.count();
-    }
-
-    List<Map<String, Object>> effectRows(String consumer) {
-        return jdbc.queryForList("SELECT message_id, COUNT(*) AS n FROM sumi_stream_effects WHERE consumer = ? AND message_id LIKE ?"
-                + " GROUP BY message_id", consumer, RUN + "-%");
     }
 
     @Test
@@ -289,14 +266,8 @@ class RabbitStreamIdempotencyIntegrationTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(SumiStreamTestConfiguration.class)
+    @Import({SumiStreamTestConfiguration.class, StreamTestFunctions.class})
     static class App {
-
-        @Bean
-        Effects effects(JdbcTemplate jdbc) {
-            jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_stream_effects (consumer VARCHAR(200), message_id VARCHAR(200))");
-            return new Effects();
-        }
 
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
@@ -307,31 +278,12 @@ class RabbitStreamIdempotencyIntegrationTests {
 
         @Bean
         @IdempotentHandler
-        Consumer<String> flaky(Effects effects) {
-            return payload -> {
-                String key = IdempotencyContext.current().key();
-                effects.effect("flaky-attempts:" + key);
-                if (effects.count("flaky-attempts:" + key) < 3) {
-                    throw new IllegalStateException("transient failure");
-                }
-                effects.effect("flaky:" + key);
-            };
-        }
-
-        @Bean
-        @IdempotentHandler
         Consumer<Message<String>> poison(Effects effects) {
             return message -> {
                 String key = IdempotencyContext.current().key();
                 effects.effect("poison-attempts:" + key);
                 throw new IllegalStateException("poisoned payload " + key);
             };
-        }
-
-        @Bean
-        @IdempotentHandler
-        Consumer<String> noKey(Effects effects) {
-            return payload -> effects.effect("nokey-calls");
         }
 
         @Bean

@@ -2,15 +2,12 @@ package io.sumi.examples.mail;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.examples.mail.demo.DemoReport;
-import io.sumi.examples.mail.demo.MailDemo;
+import io.sumi.examples.support.DemoLauncher;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.config.TopicBuilder;
 import org.springframework.kafka.core.KafkaAdmin;
@@ -36,25 +33,9 @@ import org.springframework.util.backoff.FixedBackOff;
 @EnableConfigurationProperties(MailConsumerProperties.class)
 public class MailConsumerApplication {
 
+    /** Runs the demo and exits when no services are configured (see {@link DemoLauncher}); otherwise runs as a service. */
     public static void main(String[] args) {
-        ConfigurableApplicationContext context = SpringApplication.run(MailConsumerApplication.class, args);
-        MailDemo demo = context.getBeanProvider(MailDemo.class).getIfAvailable();
-        if (demo == null) {
-            return; // A service: the listener containers keep the JVM running until it is stopped.
-        }
-        int exitCode;
-        try {
-            DemoReport report = demo.run();
-            System.out.println(report.format());
-            exitCode = report.ok() ? 0 : 1;
-        }
-        catch (Exception ex) {
-            System.err.println("The demo failed: " + ex);
-            ex.printStackTrace();
-            exitCode = 1;
-        }
-        int code = exitCode;
-        System.exit(SpringApplication.exit(context, () -> code));
+        DemoLauncher.run(MailConsumerApplication.class, args);
     }
 
     /** The topic the mails come from, and its dead-letter topic (Spring Kafka's default name: {@code <topic>-dlt}). */

@@ -4,15 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.icegreen.greenmail.util.GreenMail;
 import io.sumi.consumer.MissingIdempotencyKeyException;
 import io.sumi.examples.mail.demo.DeadLetters;
 import io.sumi.examples.mail.demo.DemoPlan;
 import io.sumi.examples.mail.demo.DemoProperties;
 import io.sumi.examples.mail.demo.DemoReport;
-import io.sumi.examples.mail.demo.DemoServices;
 import io.sumi.examples.mail.demo.MailDemo;
 import io.sumi.examples.mail.orders.Order;
 import io.sumi.examples.mail.orders.OrderService;
+import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.outbox.OutboxHeaders;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
@@ -55,7 +56,7 @@ class MailDemoIntegrationTests {
     DemoProperties properties;
 
     @Autowired
-    DemoServices services;
+    EmbeddedServices<GreenMail> services;
 
     @Autowired
     MailConsumerProperties mail;
@@ -110,7 +111,7 @@ class MailDemoIntegrationTests {
         // What the SMTP server received: one mail per committed order, under its outbox id, and nothing else.
         Map<String, Integer> mailsPerKey = new HashMap<>();
         Map<String, String> subjectOfKey = new HashMap<>();
-        for (MimeMessage message : services.greenMail().getReceivedMessages()) {
+        for (MimeMessage message : services.service().getReceivedMessages()) {
             String[] key = message.getHeader(SmtpMailGateway.IDEMPOTENCY_KEY_HEADER);
             assertThat(key).as("Idempotency-Key header of %s", message.getSubject()).isNotNull().hasSize(1);
             mailsPerKey.merge(key[0], 1, Integer::sum);

@@ -6,6 +6,7 @@ import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.charge.ChargeRequest;
+import io.sumi.examples.support.DemoLauncher;
 import io.sumi.kafka.BudgetListenerPauser;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,7 +24,7 @@ import org.springframework.kafka.core.KafkaTemplate;
  * seconds open, pause the consumer and resume it. Then it checks that every order was charged
  * exactly once.
  */
-public class ChargeDemo {
+public class ChargeDemo implements DemoLauncher.Demo {
 
     private static final Logger log = LoggerFactory.getLogger(ChargeDemo.class);
 
@@ -60,6 +61,7 @@ public class ChargeDemo {
         this.containers = containers;
     }
 
+    @Override
     public DemoReport run() throws Exception {
         long start = System.nanoTime();
         for (int i = CRASH_EVERY; i <= ORDERS; i += CRASH_EVERY) {

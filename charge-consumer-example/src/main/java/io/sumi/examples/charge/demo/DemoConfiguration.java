@@ -3,9 +3,10 @@ package io.sumi.examples.charge.demo;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.examples.charge.ChargeConsumerProperties;
+import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.store.ProcessedMessageStore;
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -37,11 +38,11 @@ class DemoConfiguration {
     }
 
     @Bean
-    ChargeDemo chargeDemo(ObjectProvider<DemoServices> services, KafkaTemplate<String, String> template,
+    ChargeDemo chargeDemo(@Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<FakePaymentProvider> services, KafkaTemplate<String, String> template,
             ProcessedMessageStore ledger, JdbcTemplate jdbc, BudgetRegistry budgets, BudgetListenerPauser pauser,
             MeterRegistry meters, DeadLetters deadLetters, ChargeConsumerProperties properties,
             KafkaListenerEndpointRegistry containers) {
-        return new ChargeDemo(services.getObject().provider(), template, (CrashInjectingLedger) ledger, jdbc, budgets, pauser,
+        return new ChargeDemo(services.service(), template, (CrashInjectingLedger) ledger, jdbc, budgets, pauser,
                 meters, deadLetters, properties, containers);
     }
 }

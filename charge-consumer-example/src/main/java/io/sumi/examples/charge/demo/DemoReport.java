@@ -1,5 +1,7 @@
 package io.sumi.examples.charge.demo;
 
+import io.sumi.examples.support.DemoLauncher;
+
 /**
  * What the demo did, and whether it shows what it must: every order charged exactly once although
  * the provider was called more often, and the budget opened, paused and resumed the consumer
@@ -7,17 +9,19 @@ package io.sumi.examples.charge.demo;
  */
 public record DemoReport(int orders, int messages, int duplicatesSent, int crashes, int outageRequests, int uniqueKeys,
         int providerCalls, int realCharges, int replays, int conflicts, long duplicatesSkipped, long openingsLimit,
-        long openingsFailures, long pauses, long resumes, int deadLettered, int completedRows, long millis, String budget) {
+        long openingsFailures, long pauses, long resumes, int deadLettered, int completedRows, long millis, String budget) implements DemoLauncher.Report {
 
     public long budgetOpenings() {
         return openingsLimit + openingsFailures;
     }
 
+    @Override
     public boolean ok() {
         return realCharges == uniqueKeys && uniqueKeys == orders && completedRows == orders && replays >= crashes && crashes > 0
                 && budgetOpenings() >= 1 && pauses >= 1 && resumes >= 1 && deadLettered == 0 && conflicts == 0;
     }
 
+    @Override
     public String format() {
         StringBuilder out = new StringBuilder();
         out.append('\n').append("Sumi charge demo: payment.charge -> @IdempotentHandler(budget = \"payments\") -> HTTP payment provider\n");

@@ -4,6 +4,7 @@ import io.sumi.outbox.OutboxPublisher;
 import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.PublishResult;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -175,7 +176,16 @@ public class BrokerCopies implements AutoCloseable {
 
         @Override
         public PublishResult publish(List<OutboxRecord> records) {
-            PublishResult result = delegate.publish(records);
+            return copied(records, delegate.publish(records));
+        }
+
+        /** Forwards the deadline too: the delegate (the starter's Kafka publisher) bounds its own sends by it. */
+        @Override
+        public PublishResult publish(List<OutboxRecord> records, Duration timeout) {
+            return copied(records, delegate.publish(records, timeout));
+        }
+
+        private PublishResult copied(List<OutboxRecord> records, PublishResult result) {
             try {
                 copies.ifAvailable(c -> c.published(records, result));
             }

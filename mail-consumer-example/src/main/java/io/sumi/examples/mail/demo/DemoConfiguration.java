@@ -1,5 +1,7 @@
 package io.sumi.examples.mail.demo;
 
+import com.icegreen.greenmail.util.GreenMail;
+import io.sumi.examples.support.EmbeddedServices;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -83,7 +85,7 @@ public class DemoConfiguration {
     }
 
     @Bean
-    MailDemo mailDemo(DemoProperties demo, MailConsumerProperties mail, @Qualifier(DemoServices.BEAN_NAME) DemoServices services,
+    MailDemo mailDemo(DemoProperties demo, MailConsumerProperties mail, @Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<GreenMail> services,
             OrderService orders, OutboxTable outbox, BrokerCopies copies, KafkaTemplate<String, String> template, KafkaAdmin admin,
             KafkaListenerEndpointRegistry listeners, MeterRegistry meters, FlakyMailGateway gateway, DeadLetters deadLetters,
             JdbcTemplate jdbc, @Value("${sumi.ledger.table-name:processed_messages}") String ledgerTable) {

@@ -1,5 +1,6 @@
 package io.sumi.examples.mail.demo;
 
+import io.sumi.examples.support.DemoLauncher;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -21,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * @param timedOut whether the wait for the last message ran out
  */
 public record DemoReport(Orders orders, Outbox outbox, Broker broker, Mails mails, Consumer consumer, Timing timing,
-        boolean timedOut) {
+        boolean timedOut) implements DemoLauncher.Report {
 
     /**
      * @param placed orders the demo placed
@@ -132,11 +133,13 @@ public record DemoReport(Orders orders, Outbox outbox, Broker broker, Mails mail
     }
 
     /** Everything above, in time. */
+    @Override
     public boolean ok() {
         return !timedOut && everyOrderMailedOnce() && rolledBackLeftNothing() && outboxDrained() && poisonDeadLettered();
     }
 
     /** The summary the demo prints. */
+    @Override
     public String format() {
         StringBuilder out = new StringBuilder();
         String rule = "=".repeat(78);

@@ -1,5 +1,6 @@
 package io.sumi.examples.mail.demo;
 
+import com.icegreen.greenmail.util.GreenMail;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -9,6 +10,8 @@ import io.sumi.examples.mail.MailListener;
 import io.sumi.examples.mail.SmtpMailGateway;
 import io.sumi.examples.mail.orders.Order;
 import io.sumi.examples.mail.orders.OrderService;
+import io.sumi.examples.support.DemoLauncher;
+import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.OutboxTable;
 import jakarta.mail.MessagingException;
@@ -57,13 +60,13 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * keyless messages, waits until every message is handled (outbox drained, consumer groups without
  * lag), and reports what happened, from the database, the SMTP server's mailboxes and Sumi's meters.
  */
-public class MailDemo {
+public class MailDemo implements DemoLauncher.Demo {
 
     private static final Logger log = LoggerFactory.getLogger(MailDemo.class);
 
     private final DemoProperties demo;
     private final MailConsumerProperties mail;
-    private final DemoServices services;
+    private final EmbeddedServices<GreenMail> services;
     private final OrderService orders;
     private final OutboxTable outbox;
     private final BrokerCopies copies;
@@ -76,7 +79,7 @@ public class MailDemo {
     private final JdbcTemplate jdbc;
     private final String ledgerTable;
 
-    public MailDemo(DemoProperties demo, MailConsumerProperties mail, DemoServices services, OrderService orders, OutboxTable outbox,
+    public MailDemo(DemoProperties demo, MailConsumerProperties mail, EmbeddedServices<GreenMail> services, OrderService orders, OutboxTable outbox,
             BrokerCopies copies, KafkaTemplate<String, String> template, KafkaAdmin admin, KafkaListenerEndpointRegistry listeners,
             MeterRegistry meters, FlakyMailGateway gateway, DeadLetters deadLetters, JdbcTemplate jdbc, String ledgerTable) {
         this.demo = demo;
@@ -100,6 +103,7 @@ public class MailDemo {
     }
 
     /** Runs the demo once and reports; it does not exit. */
+    @Override
     public DemoReport run() throws Exception {
         Duration startup = Duration.ofMillis(ManagementFactory.getRuntimeMXBean().getUptime());
         DemoPlan plan = DemoPlan.generate(demo.orders(), demo.rolledBackOrders(), demo.failingOrders(), demo.duplicateRatio(),
@@ -342,7 +346,7 @@ public class MailDemo {
         // What the SMTP server received: per key (the outbox id), and which order each mail is about.
         Map<Long, String> orderOfMailId = new HashMap<>();
         placed.mailIds().forEach((order, id) -> orderOfMailId.put(id, order));
-        MimeMessage[] received = services.greenMail().getReceivedMessages();
+        MimeMessage[] received = services.service().getReceivedMessages();
         Map<String, Integer> mailsPerKey = new HashMap<>();
         Map<String, Integer> mailsPerOrder = new HashMap<>();
         int unexpected = 0;

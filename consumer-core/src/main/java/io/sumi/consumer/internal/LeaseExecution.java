@@ -1,0 +1,256 @@
+package io.sumi.consumer.internal;
+
+import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.FingerprintMismatchException;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyException;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor.BatchBody;
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Lease mode: claim {@code IN_PROGRESS} with a lease (each ledger call commits on its own), run the
+ * handler outside any ledger transaction, then complete the claim, or release it on failure.
+ *
+ * <p>Concurrency: two deliveries of one key race in the ledger's one-statement claim; one gets
+ * {@code CLAIMED}, the other {@code BUSY} until the first completes or releases, or its lease ends
+ * (then it takes the message over: attempt 2). Completing and releasing are fenced on the claim
+ * token, so a consumer whose lease was taken over changes nothing of the new owner's claim; a
+ * completion that finds the claim gone is counted as a lost lease (the handler ran twice).
+ *
+ * <p>What is released when. A record: its claim is released when the handler throws or its
+ * fingerprint is rejected; if completing throws, the claim stays leased and the redelivery runs it
+ * again once the lease ends. A batch holds every claim it took until each is completed or released
+ * ({@link HeldClaims}): the claims at or after a stop are released before the handler runs, the
+ * ones the handler ran are completed after it, and on every other way out (the handler fails, it
+ * reports a failed message, a ledger call throws) everything still held is released, a failing
+ * release tried once more: a claim left leased would make every redelivery BUSY for the whole lease.
+ *
+ * <p>Uncertain outcomes: a takeover whose message was first claimed longer ago than the
+ * reconcile-after window is not run but marked {@code RECONCILE} (see {@link ClaimVerdicts#isUncertain}).
+ */
+final class LeaseExecution {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultIdempotentExecutor.class);
+
+    private final ProcessedMessageStore store;
+    private final ClaimVerdicts verdicts;
+    private final OutcomeRecorder recorder;
+
+    LeaseExecution(ProcessedMessageStore store, ClaimVerdicts verdicts, OutcomeRecorder recorder) {
+        this.store = store;
+        this.verdicts = verdicts;
+        this.recorder = recorder;
+    }
+
+    // ---------------------------------------------------------------- one message
+
+    <T> HandlerResult<T> execute(HandlerDefinition handler, ClaimRequest request, HandlerBody<T> body, HandlerRun run)
+            throws Exception {
+        ClaimResult claim = store.claim(handler.consumer(), request, handler.lease());
+        if (claim.outcome() != ClaimOutcome.CLAIMED) {
+            return verdicts.notClaimed(handler, request, claim);
+        }
+        ProcessedMessage row = claim.message();
+        try {
+            verdicts.checkFingerprint(handler, request, row);
+        }
+        catch (FingerprintMismatchException ex) {
+            verdicts.releaseQuietly(row, ex);
+            throw ex;
+        }
+        if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
+            throw verdicts.markUncertain(handler, row);
+        }
+        T value;
+        try (IdempotencyContext.Scope scope = new IdempotencyContext(request.messageId(), handler.consumer(), row.attempts(),
+                IdempotencyMode.LEASE).open()) {
+            value = run.run(body);
+        }
+        catch (Exception | Error ex) {
+            // Release so the redelivery can claim at once; the exception itself goes on unchanged.
+            verdicts.releaseQuietly(row, ex);
+            throw ex;
+        }
+        // If completing fails, the exception propagates: the message is redelivered and, once the
+        // lease has expired, run again with the same key (which the provider deduplicates).
+        if (!store.complete(row)) {
+            leaseLost(handler.consumer(), List.of(request.messageId()));
+        }
+        return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    // ---------------------------------------------------------------- batches
+
+    /**
+     * Runs a batch whose {@code requests} all have usable keys; {@code keyStop} is why the batch
+     * ends after them (a message without a usable key), if it does.
+     */
+    BatchRun executeBatch(HandlerDefinition handler, List<ClaimRequest> requests, @Nullable IdempotencyException keyStop,
+            BatchBody body, HandlerRun run) throws Exception {
+        String consumer = handler.consumer();
+        List<ClaimResult> results = requests.isEmpty() ? List.of() : store.claimAll(consumer, requests, handler.lease());
+        Duration window = verdicts.reconcileWindow(handler);
+        BatchPlan plan = BatchPlan.of(requests, results, handler.fingerprintPolicy(),
+                row -> ClaimVerdicts.isUncertain(window, handler.lease(), row));
+        HeldClaims held = new HeldClaims(consumer, plan.token(), plan.runKeys(), plan.release());
+        try {
+            IdempotencyException refusal = verdicts.stopOf(handler, requests, results, plan);
+            if (refusal != null) {
+                recorder.refused(consumer, refusal);
+            }
+            int stop = plan.stop();
+            Throwable cause = refusal != null ? refusal : keyStop;
+            // Claims taken at or beyond the stop are not run now: give them back so the redelivery can run them.
+            held.release(plan.release(), "not run: the batch stopped at index " + stop);
+            if (plan.run().isEmpty()) {
+                return new BatchRun(0, plan.duplicates(), stop, cause, null);
+            }
+            try {
+                run.run(body, plan.run());
+            }
+            catch (BatchFailedException reported) {
+                // The handler says which message failed: the ones it ran before it are done.
+                List<String> done = new ArrayList<>();
+                for (int k = 0; k < plan.run().size() && plan.run().get(k) < reported.index(); k++) {
+                    done.add(plan.runKeys().get(k));
+                }
+                try {
+                    held.complete(done);
+                }
+                catch (RuntimeException completeFailed) {
+                    // The index would tell the container that the messages before it are done, and
+                    // it would ack them; their rows are not COMPLETED (and are released here), so a
+                    // later copy would run them again with nothing recording that they ran. The
+                    // ledger's error goes instead, with the handler's report attached: the whole
+                    // batch is delivered again (the handler ran them with their keys, which the
+                    // provider deduplicates).
+                    completeFailed.addSuppressed(reported);
+                    held.releaseRest(causeOf(reported), completeFailed);
+                    throw completeFailed;
+                }
+                held.releaseRest(causeOf(reported), reported);
+                return new BatchRun(done.size(), 0, reported.index(), causeOf(reported), reported);
+            }
+            held.complete(plan.runKeys());
+            return new BatchRun(plan.run().size(), plan.duplicates(), stop, cause, null);
+        }
+        catch (Exception | Error ex) {
+            // Attempt to release everything not completed; the original error goes on unchanged.
+            held.releaseRest(ex, ex);
+            throw ex;
+        }
+    }
+
+    private static Throwable causeOf(BatchFailedException reported) {
+        return reported.getCause() != null ? reported.getCause() : reported;
+    }
+
+    /**
+     * The claims one batch call holds: each is completed or released before the call ends. One
+     * instance per call, used by one thread.
+     */
+    private final class HeldClaims {
+
+        private final String consumer;
+        private final long token;
+        private final Set<String> keys = new LinkedHashSet<>();
+
+        HeldClaims(String consumer, long token, List<String> run, List<String> notRun) {
+            this.consumer = consumer;
+            this.token = token;
+            keys.addAll(run);
+            keys.addAll(notRun);
+        }
+
+        /**
+         * Completes {@code done}, trying once more if the ledger call fails (the handler ran: a
+         * completion saves running it again); what is completed (or was lost to a takeover) is no
+         * longer held.
+         */
+        void complete(List<String> done) {
+            if (done.isEmpty()) {
+                return;
+            }
+            try {
+                completeAll(done);
+            }
+            catch (RuntimeException first) {
+                try {
+                    completeAll(done);
+                }
+                catch (RuntimeException second) {
+                    first.addSuppressed(second);
+                    throw first;
+                }
+            }
+            done.forEach(keys::remove);
+        }
+
+        private void completeAll(List<String> done) {
+            int completed = store.completeAll(consumer, token, done);
+            if (completed < done.size()) {
+                leaseLost(consumer, done.subList(0, done.size() - completed));
+            }
+        }
+
+        /** Releases claims that are not run; if the ledger call throws, they stay held (for {@link #releaseRest}). */
+        void release(List<String> notRun, String reason) {
+            if (notRun.isEmpty()) {
+                return;
+            }
+            store.releaseAll(consumer, token, notRun, reason);
+            notRun.forEach(keys::remove);
+        }
+
+        /**
+         * Releases everything still held with {@code failure} as the reason; if the ledger call
+         * fails, it is tried once more, then attached to {@code thrown} (the exception going on):
+         * the leases expire on their own.
+         */
+        void releaseRest(Throwable failure, Throwable thrown) {
+            if (keys.isEmpty()) {
+                return;
+            }
+            Collection<String> rest = List.copyOf(keys);
+            keys.clear();
+            for (int attempt = 1; attempt <= 2; attempt++) {
+                try {
+                    store.releaseAll(consumer, token, rest, ClaimVerdicts.summary(failure));
+                    return;
+                }
+                catch (RuntimeException ex) {
+                    // Once more: a claim left leased makes every redelivery BUSY for the whole lease.
+                    if (ex != thrown) {
+                        thrown.addSuppressed(ex);
+                    }
+                }
+            }
+        }
+    }
+
+    private void leaseLost(String consumer, List<String> keys) {
+        recorder.leaseLost(consumer, keys.size());
+        log.warn("Consumer '{}' completed {} message(s) after their lease had expired and another consumer had taken them over"
+                + " (e.g. {}); the handler ran more than once for them: raise the lease above the handler's longest run",
+                consumer, keys.size(), keys.get(0));
+    }
+}

@@ -1,0 +1,204 @@
+package io.sumi.consumer.internal;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.sumi.consumer.IdempotencyException;
+import io.sumi.consumer.IdempotentExecutor.BatchBody;
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.MessageBusyException;
+import io.sumi.consumer.ReconciliationRequiredException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one place where the executor's outcomes reach Micrometer: {@code sumi.messages} by outcome,
+ * {@code sumi.handler.duration} by result, and the event counters. Meters are looked up once per
+ * (consumer, outcome) and cached, so the hot path does no meter registration.
+ *
+ * <p>Who reports what, so that every message is counted once:
+ * <ul>
+ *   <li>A record's outcome is reported by the dispatcher ({@link DefaultIdempotentExecutor}) when
+ *   the call ends, from how it ended: its result, or {@link Outcome#of(Throwable, boolean)} of its
+ *   exception. The modes never count a record.</li>
+ *   <li>A batch: the dispatcher reports the rejected key and the done messages
+ *   ({@link #batch}); a mode reports each message that stops the batch while it is planned
+ *   ({@link #refused}); a {@link HandlerRun} reports each failed run of the batch handler (a
+ *   transactional batch may run its handler more than once per call); the dispatcher reports a
+ *   failure of the call that the handler did not throw.</li>
+ *   <li>Handler time is recorded by {@link HandlerRun} around the handler alone.</li>
+ * </ul>
+ */
+final class OutcomeRecorder {
+
+    static final String MESSAGES = "sumi.messages";
+    static final String HANDLER_DURATION = "sumi.handler.duration";
+    static final String FINGERPRINT_MISMATCHES = "sumi.fingerprint.mismatches";
+    static final String LEASES_LOST = "sumi.leases.lost";
+    static final String RECONCILE_MARKED = "sumi.reconcile.marked";
+
+    /** How a message ended, the {@code outcome} tag of {@code sumi.messages}. */
+    enum Outcome {
+        PROCESSED, DUPLICATE, BUSY, FAILED, REJECTED, RECONCILE;
+
+        final String tag = name().toLowerCase(Locale.ROOT);
+
+        /**
+         * The outcome of a message whose call ended with {@code failure}: {@code FAILED} once its
+         * handler has run (whatever it threw, and also when the handler succeeded but the ledger
+         * could not complete or commit it); before that, what Sumi refused it for.
+         */
+        static Outcome of(Throwable failure, boolean handlerRan) {
+            if (handlerRan) {
+                return FAILED;
+            }
+            if (failure instanceof MessageBusyException) {
+                return BUSY;
+            }
+            if (failure instanceof ReconciliationRequiredException) {
+                return RECONCILE;
+            }
+            // A key that cannot be used, a rejected fingerprint.
+            return failure instanceof IdempotencyException ? REJECTED : FAILED;
+        }
+    }
+
+    private record Key(String consumer, String what) {
+    }
+
+    private final MeterRegistry registry;
+    private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
+
+    OutcomeRecorder(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    // ---------------------------------------------------------------- outcomes
+
+    /** A new timer for one call's handler. */
+    HandlerRun handlerRun(String consumer) {
+        return new HandlerRun(consumer);
+    }
+
+    /** One message ended with {@code outcome}. */
+    void message(String consumer, Outcome outcome) {
+        count(consumer, outcome, 1);
+    }
+
+    /** The messages of a batch that are done: processed by its handler, or skipped as duplicates. */
+    void batch(String consumer, int processed, int duplicates) {
+        count(consumer, Outcome.PROCESSED, processed);
+        count(consumer, Outcome.DUPLICATE, duplicates);
+    }
+
+    /** A message of a batch was not run because of {@code refusal} (a live claim, a fingerprint, reconciliation). */
+    void refused(String consumer, Throwable refusal) {
+        count(consumer, Outcome.of(refusal, false), 1);
+    }
+
+    // ---------------------------------------------------------------- events
+
+    void fingerprintMismatch(String consumer) {
+        counters.computeIfAbsent(new Key(consumer, FINGERPRINT_MISMATCHES), key -> Counter.builder(FINGERPRINT_MISMATCHES)
+                .description("Keys that arrived again with another payload")
+                .tag("consumer", consumer).register(registry)).increment();
+    }
+
+    void leaseLost(String consumer, int amount) {
+        counters.computeIfAbsent(new Key(consumer, LEASES_LOST), key -> Counter.builder(LEASES_LOST)
+                .description("Claims completed after another consumer had taken the message over")
+                .tag("consumer", consumer).register(registry)).increment(amount);
+    }
+
+    void reconcileMarked(String consumer) {
+        counters.computeIfAbsent(new Key(consumer, RECONCILE_MARKED), key -> Counter.builder(RECONCILE_MARKED)
+                .description("Messages whose outcome was uncertain and that were marked for reconciliation")
+                .tag("consumer", consumer).register(registry)).increment();
+    }
+
+    // ---------------------------------------------------------------- meters
+
+    private void count(String consumer, Outcome outcome, int amount) {
+        if (amount > 0) {
+            counters.computeIfAbsent(new Key(consumer, outcome.tag), key -> Counter.builder(MESSAGES)
+                    .description("Messages seen by idempotent handlers, by outcome")
+                    .tag("consumer", consumer).tag("outcome", outcome.tag).register(registry)).increment(amount);
+        }
+    }
+
+    private void handlerDuration(String consumer, boolean success, long nanos) {
+        String result = success ? "success" : "failure";
+        timers.computeIfAbsent(new Key(consumer, result), key -> Timer.builder(HANDLER_DURATION)
+                .description("Time spent in idempotent handlers")
+                .tag("consumer", consumer).tag("result", result).register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * One call's handler, timed: the modes run the handler through it, so the time is the handler's
+     * alone (no ledger call) and the dispatcher can tell "failed before the handler ran" (a refusal)
+     * from "failed once it had run" (a failure). One instance per call, used by one thread.
+     */
+    final class HandlerRun {
+
+        private final String consumer;
+        private boolean started;
+        private @Nullable Throwable batchFailure;
+
+        HandlerRun(String consumer) {
+            this.consumer = consumer;
+        }
+
+        /** Runs a record's handler; its outcome is counted by the dispatcher, only the time here. */
+        <T> T run(HandlerBody<T> body) throws Exception {
+            started = true;
+            long start = System.nanoTime();
+            T value;
+            try {
+                value = body.run();
+            }
+            catch (Exception | Error ex) {
+                handlerDuration(consumer, false, System.nanoTime() - start);
+                throw ex;
+            }
+            handlerDuration(consumer, true, System.nanoTime() - start);
+            return value;
+        }
+
+        /**
+         * Runs a batch's handler; a failed run counts one failed message here (the one it reported,
+         * or the batch), since a transactional batch may go on to a further pass after it.
+         */
+        void run(BatchBody body, List<Integer> indexes) throws Exception {
+            started = true;
+            long start = System.nanoTime();
+            try {
+                body.run(indexes);
+            }
+            catch (Exception | Error ex) {
+                handlerDuration(consumer, false, System.nanoTime() - start);
+                count(consumer, Outcome.FAILED, 1);
+                batchFailure = ex;
+                throw ex;
+            }
+            handlerDuration(consumer, true, System.nanoTime() - start);
+        }
+
+        /** Whether the handler has run (or started to) in this call. */
+        boolean started() {
+            return started;
+        }
+
+        /**
+         * Whether {@code failure} is what the batch handler threw, or carries it as suppressed (a
+         * ledger error that replaced the handler's report), and is therefore counted already.
+         */
+        boolean threwFromBatchHandler(Throwable failure) {
+            return batchFailure != null && (failure == batchFailure || List.of(failure.getSuppressed()).contains(batchFailure));
+        }
+    }
+}

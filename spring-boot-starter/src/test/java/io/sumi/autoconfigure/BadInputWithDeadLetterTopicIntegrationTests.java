@@ -1,0 +1,223 @@
+package io.sumi.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.sumi.consumer.FingerprintMismatchException;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.InvalidIdempotencyKeyException;
+import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.testing.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaOperations;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.support.serializer.DeserializationException;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * The bad-input table with the error handler most applications define: a {@code DefaultErrorHandler}
+ * bean whose {@code DeadLetterPublishingRecoverer} sends failed records to {@code <topic>-dlt}
+ * (3 attempts for ordinary failures). Also the configuration rows: a ledger table name that is
+ * not an identifier, and one that names no table, must stop the application at start-up.
+ * See {@link BadInputTableSupport} for what every row checks.
+ */
+@SpringBootTest(classes = BadInputWithDeadLetterTopicIntegrationTests.App.class, properties = {
+        "spring.kafka.consumer.auto-offset-reset=earliest",
+        "spring.kafka.listener.concurrency=1",
+        "spring.flyway.locations=classpath:db/sumi/{vendor}",
+        "sumi.kafka.busy-retry-interval=100ms",
+        "sumi.kafka.busy-max-wait=5s"})
+@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
+@ExtendWith(OutputCaptureExtension.class)
+class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
+
+    static final String VARIANT = "dlt";
+
+    @Value("${spring.kafka.bootstrap-servers}")
+    String bootstrapServers;
+
+    @Override
+    String variant() {
+        return VARIANT;
+    }
+
+    static String key(String row, String suffix) {
+        return VARIANT + "-" + row + "-" + suffix;
+    }
+
+    static Stream<Row> rows() {
+        byte[] prefix = key("utf8", "").getBytes(StandardCharsets.UTF_8);
+        return Stream.of(
+                new Row("no key header", "nokey", List.of(Sent.rejected((String) null, "no key here")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, MissingIdempotencyKeyException.class,
+                                List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
+                new Row("empty key header", "empty", List.of(Sent.rejected("", "empty key")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, MissingIdempotencyKeyException.class,
+                                List.of("No idempotency key", "outbox-id", "empty or blank", "@IdempotentHandler(key"))),
+                new Row("201-character key (the column takes 200)", "long", List.of(Sent.rejected(longKey(), "long key")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, InvalidIdempotencyKeyException.class,
+                                List.of("201 characters", "at most 200", "not truncated", "@IdempotentHandler(key"))),
+                // Two keys that differ only in bytes that are not UTF-8: decoded with replacement
+                // characters they would be one key, and the second message would be skipped.
+                new Row("invalid UTF-8 bytes in the key header", "utf8",
+                        List.of(Sent.rejected(concat(prefix, (byte) 0xFF), "first binary key"),
+                                Sent.rejected(concat(prefix, (byte) 0xFE), "second binary key")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, InvalidIdempotencyKeyException.class,
+                                List.of("not valid UTF-8", "Send the key as UTF-8 text (e.g. hex or Base64"))),
+                new Row("key containing NUL", "nul", List.of(Sent.rejected(key("nul", "a\u0000b"), "nul key")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, InvalidIdempotencyKeyException.class,
+                                List.of("NUL character (U+0000)", "rejected, not altered", "hex or Base64"))),
+                new Row("key with a trailing space (another key than without)", "space",
+                        List.of(Sent.runs(key("space", "k"), "without space"), Sent.runs(key("space", "k "), "with space")),
+                        Expected.processed()),
+                new Row("same key, another payload (fingerprint-mismatch = REJECT)", "fp-reject",
+                        List.of(Sent.runs(key("fp-reject", "k"), "first payload"), Sent.rejected(key("fp-reject", "k"), "other payload")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, FingerprintMismatchException.class,
+                                List.of("another payload", "reused the key"))),
+                new Row("same key, another payload (default policy WARN)", "fp-default",
+                        List.of(Sent.runs(key("fp-default", "k"), "first payload"), Sent.rejected(key("fp-default", "k"), "other payload")),
+                        new Expected(Goes.ACKED_AS_DUPLICATE, null,
+                                List.of("arrived with another payload", "treating it as the same message"))),
+                new Row("unreadable payload (JSON, ErrorHandlingDeserializer)", "json",
+                        List.of(Sent.rejected(key("json", "bad"), "{not json")),
+                        new Expected(Goes.DEAD_LETTER_TOPIC, DeserializationException.class, List.of("failed to deserialize"))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("rows")
+    void badInput(Row row, CapturedOutput output) throws Exception {
+        check(row, output);
+    }
+
+    /**
+     * A bad {@code sumi.ledger.table-name}.
+     *
+     * @param says fragments the start-up failure must contain
+     */
+    record StartupRow(String input, String tableName, Class<? extends Throwable> error, List<String> says) {
+        @Override
+        public String toString() {
+            return input + " -> refused at start-up (" + error.getSimpleName() + ")";
+        }
+    }
+
+    static Stream<StartupRow> startupRows() {
+        return Stream.of(
+                new StartupRow("ledger table name that is not an SQL identifier", "processed-messages;drop",
+                        IllegalArgumentException.class, List.of("Invalid ledger table name", "processed-messages;drop", "SQL identifier")),
+                new StartupRow("ledger table name naming no table", "no_such_ledger",
+                        IllegalStateException.class, List.of("no_such_ledger", "does not exist", "sumi.ledger.table-name", "db/sumi")));
+    }
+
+    /**
+     * A second application with the bad table name starts against the same broker and database;
+     * it must refuse to start, and must not have consumed the record waiting for it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("startupRows")
+    void badLedgerTableName(StartupRow row) throws Exception {
+        String topic = "bad.startup";
+        template.send(topic, "k", "waits for a well-configured instance").get(10, TimeUnit.SECONDS);
+        String[] database = TestDatabase.POSTGRESQL.settings();
+        Throwable failure = null;
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(StartupApp.class)
+                .web(WebApplicationType.NONE)
+                .properties("spring.datasource.url=" + database[0], "spring.datasource.username=" + database[1],
+                        "spring.datasource.password=" + database[2], "spring.flyway.locations=classpath:db/sumi/{vendor}",
+                        "spring.kafka.bootstrap-servers=" + bootstrapServers, "spring.kafka.consumer.auto-offset-reset=earliest",
+                        "spring.main.register-shutdown-hook=false", "sumi.ledger.table-name=" + row.tableName())
+                .run()) {
+            fail("The application started with sumi.ledger.table-name=" + row.tableName());
+        }
+        catch (RuntimeException ex) {
+            failure = ex;
+        }
+        Throwable cause = failure;
+        while (cause != null && !(row.error().isInstance(cause) && cause.getMessage() != null
+                && cause.getMessage().contains(row.says().get(0)))) {
+            cause = cause.getCause();
+        }
+        assertThat(cause).as("a %s in the start-up failure %s", row.error().getSimpleName(), failure).isNotNull();
+        assertSays(cause.getMessage(), row.says());
+        assertThat(committedOffset("bad-startup", topic)).as("the refused instance consumed nothing").isEqualTo(-1);
+    }
+
+    static String longKey() {
+        String start = key("long", "");
+        return start + "x".repeat(201 - start.length());
+    }
+
+    static byte[] concat(byte[] prefix, byte last) {
+        byte[] bytes = new byte[prefix.length + 1];
+        System.arraycopy(prefix, 0, bytes, 0, prefix.length);
+        bytes[prefix.length] = last;
+        return bytes;
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Common.class)
+    static class App {
+
+        /** Records go to {@code <topic>-dlt}; an unreadable value is published as the bytes it arrived as. */
+        @Bean
+        DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template,
+                @Value("${spring.kafka.bootstrap-servers}") String bootstrapServers) {
+            Map<String, Object> properties = new HashMap<>();
+            properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+            KafkaTemplate<String, byte[]> bytes = new KafkaTemplate<>(
+                    new DefaultKafkaProducerFactory<>(properties, new StringSerializer(), new ByteArraySerializer()));
+            Map<Class<?>, KafkaOperations<?, ?>> templates = new LinkedHashMap<>();
+            templates.put(byte[].class, bytes);
+            templates.put(Object.class, template);
+            return new DefaultErrorHandler(new DeadLetterPublishingRecoverer(templates), new FixedBackOff(0, 2));
+        }
+    }
+
+    /** An application with one idempotent listener, started with a bad table name. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(StartupListener.class)
+    static class StartupApp {
+    }
+
+    static class StartupListener {
+        final List<String> seen = new ArrayList<>();
+
+        @KafkaListener(id = "bad-startup", topics = "bad.startup")
+        @IdempotentHandler
+        public void on(@Nullable String payload) {
+            seen.add(payload);
+        }
+    }
+}
