@@ -1,149 +1,102 @@
 package io.sumi.consumer.model;
 
-import static io.sumi.consumer.model.Step.batch;
-import static io.sumi.consumer.model.Step.concurrently;
-import static io.sumi.consumer.model.Step.deliver;
-import static io.sumi.consumer.model.Step.expireLeases;
-import static io.sumi.consumer.model.Step.outer;
-
-import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.model.Step.BatchFault;
-import io.sumi.consumer.model.Step.Fault;
-import io.sumi.consumer.model.Step.TransactionKind;
+import io.sumi.consumer.model.Shrinker.Shrunk;
+import io.sumi.consumer.model.StepGenerator.Sample;
 import io.sumi.testing.TestDatabase;
-import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.RandomDistribution;
-import net.jqwik.api.EdgeCasesMode;
-import net.jqwik.api.Tuple;
+import java.util.Random;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Model-based properties of the executor on a real ledger (see {@link ExecutorModel} for the model
- * and its invariants), run against each database by a small subclass. jqwik generates sequences
- * of deliveries, batches, concurrent duplicates, lease expiries and listener transactions, with
- * handler failures, crashes and ledger errors, and shrinks a failing sequence to a short one
- * whose printout is Java code (see {@link Step}); such a sequence becomes a named test in
- * {@link ExecutorModelRegressionTests}.
+ * and its invariants), run against each database by a small subclass. Each property plays
+ * {@link #tries()} random samples ({@link StepGenerator}: deliveries, batches, concurrent
+ * duplicates, lease expiries and listener transactions, with handler failures, crashes and ledger
+ * errors); the first failing sample is shrunk ({@link Shrinker}) to a short one, and the
+ * assertion message gives the seed, the original sample and the shrunk one as Java code (see
+ * {@link Step}); such a sequence becomes a named test in {@link ExecutorModelRegressionTests}.
  *
- * <p>Edge cases are off and sequence lengths are uniform: jqwik's edge cases of a list of steps
- * are mostly one-step sequences, which would crowd out the long ones.
- *
- * <p>Tries per property: {@link ModelTries} on the subclass (with its hook); {@code -Dsumi.model.tries=N}
- * sets them for every database (see docs/testing.md).
+ * <p>{@value #TRIES} sets the tries for every database; {@value #SEED} replays one seed (the
+ * first try uses the seed itself, so {@code -Dsumi.model.seed=S -Dsumi.model.tries=1} replays the
+ * failing sample of a report). See docs/testing.md.
  */
 abstract class ExecutorModelProperties {
 
+    static final String TRIES = "sumi.model.tries";
+    static final String SEED = "sumi.model.seed";
+    /** At most this many runs while shrinking one failure. */
+    private static final int SHRINK_BUDGET = 400;
+
+    /** One model property: which configurations and sequences it samples. */
+    enum Property {
+        /** Lease mode: effects outside the database, counted per key in memory. */
+        LEASE_MODE(generator -> new Sample(generator.leaseConfig(), generator.leaseSteps())),
+        /** Transactional mode: effects are rows written in the ledger's transaction. */
+        TRANSACTIONAL_MODE(generator -> new Sample(generator.transactionalConfig(false), generator.transactionalSteps())),
+        /**
+         * Transactional mode where one instance's executor was given the transaction manager of
+         * another resource: whatever it does, nothing may be lost or doubled.
+         */
+        TRANSACTIONAL_MODE_WITH_AN_INSTANCE_ON_ANOTHER_TRANSACTION_MANAGER(
+                generator -> new Sample(generator.transactionalConfig(true), generator.transactionalSteps()));
+
+        private final Function<StepGenerator, Sample> sample;
+
+        Property(Function<StepGenerator, Sample> sample) {
+            this.sample = sample;
+        }
+
+        Sample sample(long seed) {
+            return sample.apply(new StepGenerator(new Random(seed)));
+        }
+    }
+
     abstract TestDatabase database();
 
-    /** Lease mode: effects outside the database, counted per key in memory. */
-    @Property(edgeCases = EdgeCasesMode.NONE)
-    void leaseMode(@ForAll("leaseConfigs") ModelConfig config, @ForAll("leaseSteps") List<Step> steps) {
-        ExecutorModel.check(database(), config, steps);
+    /** The tries per property on this database, unless {@value #TRIES} is set. */
+    abstract int defaultTries();
+
+    final int tries() {
+        return Integer.getInteger(TRIES, defaultTries());
     }
 
-    /** Transactional mode: effects are rows written in the ledger's transaction. */
-    @Property(edgeCases = EdgeCasesMode.NONE)
-    void transactionalMode(@ForAll("transactionalConfigs") ModelConfig config, @ForAll("transactionalSteps") List<Step> steps) {
-        ExecutorModel.check(database(), config, steps);
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Property.class)
+    void modelHolds(Property property) {
+        Long fixed = Long.getLong(SEED);
+        long base = fixed != null ? fixed : new Random().nextLong();
+        int tries = tries();
+        for (int i = 0; i < tries; i++) {
+            long seed = seedOfTry(base, i);
+            Sample sample = property.sample(seed);
+            Throwable failure = play(sample);
+            if (failure != null) {
+                Shrunk shrunk = new Shrinker(this::play, SHRINK_BUDGET).shrink(sample, failure);
+                throw new AssertionError(property + " failed on " + database() + " at try " + (i + 1) + " of " + tries
+                        + "; replay with -D" + SEED + "=" + seed + " -D" + TRIES + "=1\n"
+                        + "shrunk (" + shrunk.runs() + " runs) to:\n    " + shrunk.sample() + "\n"
+                        + "which fails with: " + shrunk.failure() + "\n"
+                        + "original sample:\n    " + sample + "\n"
+                        + "which failed with: " + failure, shrunk.failure());
+            }
+        }
     }
 
-    /**
-     * Transactional mode where one instance's executor was given the transaction manager of another
-     * resource: whatever it does, nothing may be lost or doubled.
-     */
-    @Property(edgeCases = EdgeCasesMode.NONE)
-    void transactionalModeWithAnInstanceOnAnotherTransactionManager(@ForAll("foreignManagerConfigs") ModelConfig config,
-            @ForAll("transactionalSteps") List<Step> steps) {
-        ExecutorModel.check(database(), config, steps);
+    /** Try {@code i}'s seed; try 0 uses {@code base} itself, so a reported seed replays as the first try. */
+    static long seedOfTry(long base, int i) {
+        return base + i * 0x9E3779B97F4A7C15L;
     }
 
-    @Provide
-    Arbitrary<ModelConfig> leaseConfigs() {
-        return Combinators.combine(configs(IdempotencyMode.LEASE, false), Arbitraries.frequency(Tuple.of(3, false), Tuple.of(1, true)))
-                .as((config, skewed) -> ModelConfig.config(config.mode(), config.cacheMask(), config.budgeted(), false, skewed));
-    }
-
-    @Provide
-    Arbitrary<ModelConfig> transactionalConfigs() {
-        return configs(IdempotencyMode.TRANSACTIONAL, false);
-    }
-
-    @Provide
-    Arbitrary<ModelConfig> foreignManagerConfigs() {
-        return configs(IdempotencyMode.TRANSACTIONAL, true);
-    }
-
-    private static Arbitrary<ModelConfig> configs(IdempotencyMode mode, boolean foreignManager) {
-        return Combinators.combine(Arbitraries.integers().between(0, (1 << ExecutorModel.INSTANCES) - 1), Arbitraries.of(false, true))
-                .as((cacheMask, budgeted) -> ModelConfig.config(mode, cacheMask, budgeted, foreignManager, false));
-    }
-
-    @Provide
-    Arbitrary<List<Step>> leaseSteps() {
-        return steps(
-                faults(Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.FAIL_CHECKED, Fault.CRASH_BEFORE_CLAIM,
-                        Fault.CRASH_IN_HANDLER, Fault.CRASH_AT_COMPLETE, Fault.CRASH_BEFORE_ACK, Fault.STORE_ERROR_AT_COMPLETE,
-                        Fault.STORE_ERROR_AT_RELEASE),
-                batchFaults(BatchFault.FAIL_WHOLE, BatchFault.CRASH_IN_HANDLER, BatchFault.CRASH_AT_COMPLETE,
-                        BatchFault.CRASH_BEFORE_ACK, BatchFault.STORE_ERROR_AT_COMPLETE, BatchFault.STORE_ERROR_AT_RELEASE,
-                        BatchFault.STORE_DOWN_AT_COMPLETE),
-                faults(Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT),
-                batchFaults(BatchFault.FAIL_WHOLE));
-    }
-
-    @Provide
-    Arbitrary<List<Step>> transactionalSteps() {
-        return steps(
-                faults(Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.FAIL_CHECKED, Fault.ROLLBACK_ONLY,
-                        Fault.CRASH_BEFORE_CLAIM, Fault.CRASH_IN_HANDLER, Fault.CRASH_BEFORE_ACK),
-                batchFaults(BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY, BatchFault.CRASH_IN_HANDLER, BatchFault.CRASH_BEFORE_ACK),
-                faults(Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.ROLLBACK_ONLY),
-                batchFaults(BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY));
-    }
-
-    /** {@code NONE} most of the time, else one of {@code faults}. */
-    private static Arbitrary<Fault> faults(Fault... faults) {
-        return Arbitraries.frequencyOf(Tuple.of(faults.length, Arbitraries.just(Fault.NONE)), Tuple.of(faults.length, Arbitraries.of(faults)));
-    }
-
-    private static Arbitrary<BatchFault> batchFaults(BatchFault... faults) {
-        return Arbitraries.frequencyOf(Tuple.of(faults.length, Arbitraries.just(BatchFault.NONE)),
-                Tuple.of(faults.length, Arbitraries.of(faults)));
-    }
-
-    private static Arbitrary<List<Step>> steps(Arbitrary<Fault> faults, Arbitrary<BatchFault> batchFaults, Arbitrary<Fault> innerFaults,
-            Arbitrary<BatchFault> innerBatchFaults) {
-        Arbitrary<Integer> instance = Arbitraries.integers().between(0, ExecutorModel.INSTANCES - 1);
-        Arbitrary<Integer> key = Arbitraries.integers().between(0, ExecutorModel.KEYS - 1);
-        Arbitrary<List<Integer>> batchKeys = key.list().ofMinSize(1).ofMaxSize(5);
-        Arbitrary<Integer> failAt = Arbitraries.frequencyOf(Tuple.of(3, Arbitraries.just(-1)), Tuple.of(2, Arbitraries.integers().between(0, 4)));
-        Arbitrary<Step> deliveries = Combinators.combine(instance, key, faults).as((i, k, fault) -> (Step) deliver(i, k, fault));
-        Arbitrary<Step> batches = Combinators.combine(instance, batchKeys, failAt, batchFaults)
-                .as((i, keys, at, fault) -> (Step) batch(i, keys, at < keys.size() ? at : -1, fault));
-        Arbitrary<Step> concurrent = Combinators.combine(key, Arbitraries.integers().between(2, ExecutorModel.INSTANCES))
-                .as((k, copies) -> (Step) concurrently(k, copies));
-        Arbitrary<Step> overtakings = key.map(k -> (Step) Step.overtaken(0, k, Fault.NONE));
-        Arbitrary<Step> concurrentBatches = Combinators.combine(batchKeys, batchKeys).as((a, b) -> (Step) Step.concurrentBatches(a, b));
-        // Inside a listener transaction the instance of the outer step receives everything.
-        Arbitrary<Step> inner = Arbitraries.oneOf(
-                Combinators.combine(key, innerFaults).as((k, fault) -> (Step) deliver(0, k, fault)),
-                Combinators.combine(batchKeys, failAt, innerBatchFaults).as((keys, at, fault) -> (Step) batch(0, keys, at < keys.size() ? at : -1, fault)));
-        Arbitrary<Step> outers = Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.of(TransactionKind.class),
-                Arbitraries.frequency(Tuple.of(4, false), Tuple.of(1, true)), Arbitraries.of(false, true), inner.list().ofMinSize(1).ofMaxSize(4))
-                .as((i, kind, rollback, catchFailures, steps) -> (Step) outer(i, kind, rollback, catchFailures, steps));
-        return Arbitraries.frequencyOf(
-                Tuple.of(8, deliveries),
-                Tuple.of(4, batches),
-                Tuple.of(2, concurrent),
-                Tuple.of(2, concurrentBatches),
-                Tuple.of(1, overtakings),
-                Tuple.of(2, Arbitraries.just(expireLeases())),
-                Tuple.of(1, Arbitraries.just(Step.prune())),
-                Tuple.of(3, outers)).list().ofMinSize(1).ofMaxSize(12).withSizeDistribution(RandomDistribution.uniform());
+    /** Plays one sample; returns how it failed, {@code null} if every invariant held. */
+    private @Nullable Throwable play(Sample sample) {
+        try {
+            ExecutorModel.check(database(), sample.config(), sample.steps());
+            return null;
+        }
+        catch (AssertionError | RuntimeException ex) {
+            return ex;
+        }
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Counterexamples the model-based properties ({@link ExecutorModelProperties}) found and shrank,
- * kept as plain tests on every database. Each comment gives the shrunk sequence as jqwik printed
+ * kept as plain tests on every database. Each comment gives the shrunk sequence as the harness printed
  * it, what went wrong, and the item of issue 8 it is.
  */
 class ExecutorModelRegressionTests {
