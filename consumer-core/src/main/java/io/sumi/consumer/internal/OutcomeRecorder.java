@@ -111,7 +111,7 @@ final class OutcomeRecorder {
 
     void leaseLost(String consumer, int amount) {
         counters.computeIfAbsent(new Key(consumer, LEASES_LOST), key -> Counter.builder(LEASES_LOST)
-                .description("Claims completed after another consumer had taken the message over")
+                .description("Claims whose lease was lost to another consumer while the handler ran")
                 .tag("consumer", consumer).register(registry)).increment(amount);
     }
 

@@ -4,6 +4,7 @@ import static io.sumi.consumer.model.ModelConfig.config;
 import static io.sumi.consumer.model.Step.batch;
 import static io.sumi.consumer.model.Step.deliver;
 import static io.sumi.consumer.model.Step.outer;
+import static io.sumi.consumer.model.Step.overtaken;
 
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.model.Step.BatchFault;
@@ -154,5 +155,32 @@ class ExecutorModelRegressionTests {
     void aBatchWhoseCompletionFailsAcksNothingBeforeTheStop(TestDatabase database) {
         ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
                 batch(0, List.of(0, 1), 1, BatchFault.STORE_DOWN_AT_COMPLETE)));
+    }
+
+    /*
+     * NEW-1 (found by the model, decided by the lead). config(LEASE, 0, false, false, false):
+     *   overtaken(0, 0, FAIL_AFTER_EFFECT)
+     * Instance 0's handler outlives its lease; instance 1 takes the message over and its handler
+     * fails (its claim released). Instance 0's completion finds the claim gone and the executor
+     * returned PROCESSED: acked while the ledger row is IN_PROGRESS, nothing records that it ran.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aHandlerThatLostItsLeaseToATakerThatFailedIsNotAcked(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                overtaken(0, 0, Fault.FAIL_AFTER_EFFECT)));
+    }
+
+    /*
+     * NEW-1. config(LEASE, 0, false, false, false):
+     *   overtaken(0, 0, CRASH_IN_HANDLER)
+     * As above, but the taker dies inside its handler: its claim stays leased, the slow copy must
+     * not be acked (it comes again: BUSY until the taker's lease ends, then a takeover).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aHandlerThatLostItsLeaseToATakerThatDiedIsNotAcked(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                overtaken(0, 0, Fault.CRASH_IN_HANDLER)));
     }
 }

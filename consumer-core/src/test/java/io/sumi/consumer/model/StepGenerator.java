@@ -105,7 +105,7 @@ final class StepGenerator {
                 case BATCH -> batch(instance(), batchFaults);
                 case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
                 case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
-                case OVERTAKEN -> Step.overtaken(0, key(), Fault.NONE);
+                case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
                 case EXPIRE_LEASES -> expireLeases();
                 case PRUNE -> Step.prune();
                 case OUTER -> outer(innerFaults, innerBatchFaults);
