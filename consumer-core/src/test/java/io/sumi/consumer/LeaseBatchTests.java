@@ -9,9 +9,7 @@ import io.sumi.store.ProcessedMessage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -111,17 +109,9 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
             calls.add(indexes);
             // The batch is slow: its leases run out, a redelivery of b on another consumer takes b over and fails.
             advance(Duration.ofSeconds(31));
-            Throwable taker = CompletableFuture.supplyAsync(() -> {
-                try {
-                    executor.execute(definition, message("b"), () -> {
-                        throw new IllegalStateException("provider down");
-                    });
-                    return null;
-                }
-                catch (Exception ex) {
-                    return ex;
-                }
-            }).get(10, TimeUnit.SECONDS);
+            Exception taker = deliverElsewhere(definition, "b", () -> {
+                throw new IllegalStateException("provider down");
+            });
             assertThat(taker).hasMessage("provider down");
         })).isInstanceOfSatisfying(BatchFailedException.class, stopped -> {
             // a is done and acked; b is not COMPLETED, so it and what follows come again.

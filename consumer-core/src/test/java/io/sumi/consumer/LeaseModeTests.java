@@ -200,18 +200,10 @@ class LeaseModeTests extends H2ExecutorTestSupport {
             runs.incrementAndGet();
             // The handler is slow: its lease runs out, a redelivery on another consumer takes over and fails.
             advance(Duration.ofSeconds(31));
-            Throwable taker = CompletableFuture.supplyAsync(() -> {
-                try {
-                    executor.execute(definition, message("order-1"), () -> {
-                        runs.incrementAndGet();
-                        throw new IllegalStateException("provider down");
-                    });
-                    return null;
-                }
-                catch (Exception ex) {
-                    return ex;
-                }
-            }).get(10, TimeUnit.SECONDS);
+            Exception taker = deliverElsewhere(definition, "order-1", () -> {
+                runs.incrementAndGet();
+                throw new IllegalStateException("provider down");
+            });
             assertThat(taker).hasMessage("provider down");
             return "first";
         })).isInstanceOf(MessageBusyException.class).hasMessageContaining("was lost to another consumer before completion");
