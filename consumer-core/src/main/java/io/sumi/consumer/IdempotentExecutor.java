@@ -48,7 +48,10 @@ public interface IdempotentExecutor {
      * before it are completed (in transactional mode: the handler is run again for just those, in
      * a new transaction, since the failed transaction rolled their rows back), and a
      * {@link BatchFailedException} with its index is thrown: it and the messages after it must be
-     * delivered again. Any other exception of the handler fails the whole batch. In transactional
+     * delivered again. If completing the messages before it fails in the ledger, the ledger's
+     * exception is thrown instead (the handler's {@link BatchFailedException} suppressed in it):
+     * nothing of the batch is done, and all of it must be delivered again. Any other exception of
+     * the handler fails the whole batch. In transactional
      * mode inside a transaction of the caller's that the ledger's DataSource takes part in, which
      * the executor joins (a transaction of another resource, such as the listener container's
      * Kafka transaction, is not joined: the executor opens its own), a message that stops the

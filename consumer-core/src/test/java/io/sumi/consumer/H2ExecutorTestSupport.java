@@ -24,6 +24,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -120,6 +122,23 @@ abstract class H2ExecutorTestSupport {
      */
     void advance(Duration duration) {
         LedgerTime.age(dataSource, consumer, duration);
+    }
+
+    /**
+     * Another consumer receives {@code key} while the caller's handler runs: the delivery runs on a
+     * thread of its own; returns what it threw, {@code null} if it returned.
+     */
+    @Nullable Exception deliverElsewhere(HandlerDefinition definition, String key, IdempotentExecutor.HandlerBody<?> body)
+            throws Exception {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                executor.execute(definition, message(key), body);
+                return null;
+            }
+            catch (Exception ex) {
+                return ex;
+            }
+        }).get(10, TimeUnit.SECONDS);
     }
 
     /** The ledger database's clock. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -98,6 +99,33 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         assertThat(redelivery).isEqualTo(new BatchResult(2, 2));
         assertThat(row("c").orElseThrow().attempts()).isEqualTo(2);
         assertThat(completedRows()).isEqualTo(4);
+    }
+
+    @Test
+    void aBatchThatLostALeaseToATakerThatFailedStopsAtThatMessage() throws Exception {
+        HandlerDefinition definition = definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
+
+        assertThatThrownBy(() -> executor.executeBatch(definition, batch("a", "b", "c"), indexes -> {
+            calls.add(indexes);
+            // The batch is slow: its leases run out, a redelivery of b on another consumer takes b over and fails.
+            advance(Duration.ofSeconds(31));
+            Exception taker = deliverElsewhere(definition, "b", () -> {
+                throw new IllegalStateException("provider down");
+            });
+            assertThat(taker).hasMessage("provider down");
+        })).isInstanceOfSatisfying(BatchFailedException.class, stopped -> {
+            // a is done and acked; b is not COMPLETED, so it and what follows come again.
+            assertThat(stopped.index()).isEqualTo(1);
+            assertThat(stopped.getCause()).isInstanceOf(MessageBusyException.class).hasMessageContaining("was lost to another consumer before completion");
+        });
+
+        assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(status("b")).isEqualTo(MessageStatus.IN_PROGRESS);
+        assertThat(status("c")).isEqualTo(MessageStatus.COMPLETED);
+        calls.clear();
+        BatchResult redelivery = executor.executeBatch(definition, batch("b", "c"), recording());
+        assertThat(calls).containsExactly(List.of(0));
+        assertThat(redelivery).isEqualTo(new BatchResult(1, 1));
     }
 
     @Test

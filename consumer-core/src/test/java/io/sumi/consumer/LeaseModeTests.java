@@ -192,6 +192,35 @@ class LeaseModeTests extends H2ExecutorTestSupport {
     }
 
     @Test
+    void handlerThatOutlivesItsLeaseWhileTheTakerFailsIsDeliveredAgain() throws Exception {
+        HandlerDefinition definition = definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
+        AtomicInteger runs = new AtomicInteger();
+
+        assertThatThrownBy(() -> executor.execute(definition, message("order-1"), () -> {
+            runs.incrementAndGet();
+            // The handler is slow: its lease runs out, a redelivery on another consumer takes over and fails.
+            advance(Duration.ofSeconds(31));
+            Exception taker = deliverElsewhere(definition, "order-1", () -> {
+                runs.incrementAndGet();
+                throw new IllegalStateException("provider down");
+            });
+            assertThat(taker).hasMessage("provider down");
+            return "first";
+        })).isInstanceOf(MessageBusyException.class).hasMessageContaining("was lost to another consumer before completion");
+
+        // Not acked: the row is not COMPLETED, so the message must come again, and it runs again.
+        assertThat(status("order-1")).isEqualTo(MessageStatus.IN_PROGRESS);
+        assertThat(counter("sumi.leases.lost")).isEqualTo(1.0);
+        HandlerResult<String> again = executor.execute(definition, message("order-1"), () -> {
+            runs.incrementAndGet();
+            return "third";
+        });
+        assertThat(again.outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(runs).hasValue(3);
+        assertThat(status("order-1")).isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    @Test
     void completingWithinTheLeaseCountsNoLostLease() throws Exception {
         executor.execute(lease(), message("order-1"), () -> {
             advance(LEASE.minusSeconds(1));

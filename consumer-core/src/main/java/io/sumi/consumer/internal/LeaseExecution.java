@@ -7,6 +7,7 @@ import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyException;
 import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.MessageOutcome;
@@ -34,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * {@code CLAIMED}, the other {@code BUSY} until the first completes or releases, or its lease ends
  * (then it takes the message over: attempt 2). Completing and releasing are fenced on the claim
  * token, so a consumer whose lease was taken over changes nothing of the new owner's claim; a
- * completion that finds the claim gone is counted as a lost lease (the handler ran twice).
+ * completion that finds the claim gone is counted as a lost lease (the handler ran twice), and
+ * the row is read again: the message counts as done only if the taker completed it, else a
+ * retryable {@link MessageBusyException} (a batch: stopped at that message) has it delivered again.
  *
  * <p>What is released when. A record: its claim is released when the handler throws or its
  * fingerprint is rejected; if completing throws, the claim stays leased and the redelivery runs it
@@ -93,7 +96,13 @@ final class LeaseExecution {
         // If completing fails, the exception propagates: the message is redelivered and, once the
         // lease has expired, run again with the same key (which the provider deduplicates).
         if (!store.complete(row)) {
-            leaseLost(handler.consumer(), List.of(request.messageId()));
+            // The lease ended while the handler ran and another consumer took the message over.
+            // Acked only if the taker completed it: otherwise (it failed, died or still runs) the
+            // ack would drop a message whose row is not COMPLETED.
+            leaseLost(handler.consumer(), 1, request.messageId());
+            if (!completed(handler.consumer(), request.messageId())) {
+                throw lostBeforeCompletion(handler, request.messageId());
+            }
         }
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
     }
@@ -133,19 +142,31 @@ final class LeaseExecution {
                 for (int k = 0; k < plan.run().size() && plan.run().get(k) < reported.index(); k++) {
                     done.add(plan.runKeys().get(k));
                 }
-                int completed = 0;
+                List<String> notCompleted;
                 try {
-                    held.complete(done);
-                    completed = done.size();
+                    notCompleted = held.complete(done);
                 }
                 catch (RuntimeException completeFailed) {
-                    // The handler's report is the original error; the ones before it ran, so the index stands.
-                    reported.addSuppressed(completeFailed);
+                    // The index would tell the container that the messages before it are done, and
+                    // it would ack them; their rows are not COMPLETED (and are released here), so a
+                    // later copy would run them again with nothing recording that they ran. The
+                    // ledger's error goes instead, with the handler's report attached: the whole
+                    // batch is delivered again (the handler ran them with their keys, which the
+                    // provider deduplicates).
+                    completeFailed.addSuppressed(reported);
+                    held.releaseRest(causeOf(reported), completeFailed);
+                    throw completeFailed;
                 }
                 held.releaseRest(causeOf(reported), reported);
-                return new BatchRun(completed, 0, reported.index(), causeOf(reported), reported);
+                if (!notCompleted.isEmpty()) {
+                    return stopAtLost(handler, plan, notCompleted);
+                }
+                return new BatchRun(done.size(), 0, reported.index(), causeOf(reported), reported);
             }
-            held.complete(plan.runKeys());
+            List<String> notCompleted = held.complete(plan.runKeys());
+            if (!notCompleted.isEmpty()) {
+                return stopAtLost(handler, plan, notCompleted);
+            }
             return new BatchRun(plan.run().size(), plan.duplicates(), stop, cause, null);
         }
         catch (Exception | Error ex) {
@@ -153,6 +174,34 @@ final class LeaseExecution {
             held.releaseRest(ex, ex);
             throw ex;
         }
+    }
+
+    /**
+     * The batch stops at the first message it ran whose claim was taken over and is not COMPLETED:
+     * the ones before it are done (completed by this call or by their takers, or duplicates), it
+     * and the ones after it are delivered again.
+     */
+    private BatchRun stopAtLost(HandlerDefinition handler, BatchPlan plan, List<String> notCompleted) {
+        int j = 0;
+        while (!notCompleted.contains(plan.runKeys().get(j))) {
+            j++;
+        }
+        int index = plan.run().get(j);
+        // The handler ran for it, and it is not done.
+        recorder.message(handler.consumer(), OutcomeRecorder.Outcome.FAILED);
+        // Every message before the stop that the batch did not run is a duplicate.
+        return new BatchRun(j, index - j, index, lostBeforeCompletion(handler, plan.runKeys().get(j)), null);
+    }
+
+    /** Whether the ledger's row of {@code key} is COMPLETED (read again, after a completion found the claim gone). */
+    private boolean completed(String consumer, String key) {
+        return store.find(consumer, key).map(ProcessedMessage::isCompleted).orElse(false);
+    }
+
+    private static MessageBusyException lostBeforeCompletion(HandlerDefinition handler, String key) {
+        return new MessageBusyException("The lease of message '" + key + "' of consumer '" + handler.consumer()
+                + "' was lost to another consumer before completion (the handler ran longer than its lease of " + handler.lease()
+                + "); the message will be delivered again. Raise the lease above the handler's longest run");
     }
 
     private static Throwable causeOf(BatchFailedException reported) {
@@ -180,17 +229,21 @@ final class LeaseExecution {
          * Completes {@code done}, trying once more if the ledger call fails (the handler ran: a
          * completion saves running it again); what is completed (or was lost to a takeover) is no
          * longer held.
+         *
+         * @return the keys whose claims were taken over and whose rows are not COMPLETED (their
+         *     takers failed, died or still run), in the order of {@code done}
          */
-        void complete(List<String> done) {
+        List<String> complete(List<String> done) {
             if (done.isEmpty()) {
-                return;
+                return List.of();
             }
+            List<String> notCompleted;
             try {
-                completeAll(done);
+                notCompleted = completeAll(done);
             }
             catch (RuntimeException first) {
                 try {
-                    completeAll(done);
+                    notCompleted = completeAll(done);
                 }
                 catch (RuntimeException second) {
                     first.addSuppressed(second);
@@ -198,13 +251,24 @@ final class LeaseExecution {
                 }
             }
             done.forEach(keys::remove);
+            return notCompleted;
         }
 
-        private void completeAll(List<String> done) {
+        private List<String> completeAll(List<String> done) {
             int completed = store.completeAll(consumer, token, done);
-            if (completed < done.size()) {
-                leaseLost(consumer, done.subList(0, done.size() - completed));
+            if (completed == done.size()) {
+                return List.of();
             }
+            // Some claims were taken over while the handler ran: read their rows again to see
+            // which the takers completed (acked as done) and which they did not (delivered again).
+            List<String> notCompleted = new ArrayList<>();
+            for (String key : done) {
+                if (!completed(consumer, key)) {
+                    notCompleted.add(key);
+                }
+            }
+            leaseLost(consumer, done.size() - completed, notCompleted.isEmpty() ? done.get(0) : notCompleted.get(0));
+            return notCompleted;
         }
 
         /** Releases claims that are not run; if the ledger call throws, they stay held (for {@link #releaseRest}). */
@@ -242,10 +306,10 @@ final class LeaseExecution {
         }
     }
 
-    private void leaseLost(String consumer, List<String> keys) {
-        recorder.leaseLost(consumer, keys.size());
-        log.warn("Consumer '{}' completed {} message(s) after their lease had expired and another consumer had taken them over"
-                + " (e.g. {}); the handler ran more than once for them: raise the lease above the handler's longest run",
-                consumer, keys.size(), keys.get(0));
+    private void leaseLost(String consumer, int count, String example) {
+        recorder.leaseLost(consumer, count);
+        log.warn("Consumer '{}' lost the lease of {} message(s) to another consumer while its handler ran (e.g. {}); the"
+                + " handler ran more than once for them, and a message its taker did not complete is delivered again: raise"
+                + " the lease above the handler's longest run", consumer, count, example);
     }
 }

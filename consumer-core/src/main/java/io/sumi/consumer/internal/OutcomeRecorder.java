@@ -111,7 +111,7 @@ final class OutcomeRecorder {
 
     void leaseLost(String consumer, int amount) {
         counters.computeIfAbsent(new Key(consumer, LEASES_LOST), key -> Counter.builder(LEASES_LOST)
-                .description("Claims completed after another consumer had taken the message over")
+                .description("Claims whose lease was lost to another consumer while the handler ran")
                 .tag("consumer", consumer).register(registry)).increment(amount);
     }
 
@@ -193,9 +193,12 @@ final class OutcomeRecorder {
             return started;
         }
 
-        /** Whether {@code failure} is what the batch handler threw (and is therefore counted already). */
+        /**
+         * Whether {@code failure} is what the batch handler threw, or carries it as suppressed (a
+         * ledger error that replaced the handler's report), and is therefore counted already.
+         */
         boolean threwFromBatchHandler(Throwable failure) {
-            return failure == batchFailure;
+            return batchFailure != null && (failure == batchFailure || List.of(failure.getSuppressed()).contains(batchFailure));
         }
     }
 }

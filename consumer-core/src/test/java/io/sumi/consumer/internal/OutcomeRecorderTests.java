@@ -64,6 +64,22 @@ class OutcomeRecorderTests {
     }
 
     @Test
+    void aLedgerErrorCarryingTheHandlersReportIsKnownAsTheHandlersOwn() {
+        HandlerRun run = recorder.handlerRun("c");
+        BatchFailedException reported = new BatchFailedException(1, new IllegalStateException("b failed"));
+        assertThatThrownBy(() -> run.run(indexes -> {
+            throw reported;
+        }, List.of(0, 1))).isSameAs(reported);
+
+        // Completing the messages before the stop failed: the ledger's error replaces the report (NEW-2).
+        IllegalStateException ledgerDown = new IllegalStateException("ledger down");
+        ledgerDown.addSuppressed(reported);
+
+        assertThat(run.threwFromBatchHandler(ledgerDown)).isTrue();
+        assertThat(run.threwFromBatchHandler(new IllegalStateException("ledger down"))).isFalse();
+    }
+
+    @Test
     void aBatchCountsItsDoneMessagesAndNothingForZero() {
         recorder.batch("c", 3, 0);
 

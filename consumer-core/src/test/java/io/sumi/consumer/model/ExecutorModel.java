@@ -1,0 +1,1160 @@
+package io.sumi.consumer.model;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.BatchResult;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.LedgerPruner;
+import io.sumi.consumer.MessageBusyException;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.budget.BudgetConfig;
+import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.model.FaultInjectingStore.Crash;
+import io.sumi.consumer.model.FaultInjectingStore.Point;
+import io.sumi.consumer.model.Step.Batch;
+import io.sumi.consumer.model.Step.BatchFault;
+import io.sumi.consumer.model.Step.ConcurrentBatches;
+import io.sumi.consumer.model.Step.Concurrently;
+import io.sumi.consumer.model.Step.Deliver;
+import io.sumi.consumer.model.Step.ExpireLeases;
+import io.sumi.consumer.model.Step.Fault;
+import io.sumi.consumer.model.Step.Outer;
+import io.sumi.consumer.model.Step.Overtaken;
+import io.sumi.consumer.model.Step.Prune;
+import io.sumi.consumer.model.Step.TransactionKind;
+import io.sumi.store.CachingProcessedMessageStore;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.DatabaseType;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.TestDatabase;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.UnexpectedRollbackException;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * A model-based test harness for {@link IdempotentExecutor} on a real ledger: it plays a sequence
+ * of {@link Step}s against {@value #INSTANCES} simulated instances (each "JVM" with its own
+ * executor, its own optional front cache and its own fault injector, all sharing one database),
+ * predicts the outcome of every delivery from a reference model of the ledger, and checks after
+ * every step that the ledger agrees with the model.
+ *
+ * <p>The reference model: per key, {@link KeyState#FREE} (no row, or a claim whose lease has ended:
+ * the next delivery claims it), {@link KeyState#HELD} (a live lease: the next delivery is BUSY) or
+ * {@link KeyState#COMPLETED} (the next delivery is a DUPLICATE). Lease expiry is simulated by SQL
+ * ({@code lease_until} moved into the past), never by the JVM clock.
+ *
+ * <p>Invariants checked (an {@link AssertionError} names the step that broke one):
+ * <ul>
+ *   <li>every delivery's outcome is the predicted one (PROCESSED / DUPLICATE / BUSY / the handler's
+ *   own exception, the same instance / the batch index that stopped);</li>
+ *   <li>nothing is acked (the executor returned, or a batch stopped after it) without a COMPLETED
+ *   ledger row, and in transactional mode without exactly one committed effect row;</li>
+ *   <li>BUSY never acks; a key whose claim was released, or whose holder died and whose lease
+ *   expired, is claimed again, not BUSY; a failing ledger call leaves no lease behind on keys it
+ *   was not about;</li>
+ *   <li>lease mode never runs a handler for a key after it was completed;</li>
+ *   <li>transactional mode, after every step: a key's effect row is committed (once) exactly when
+ *   its ledger row is COMPLETED;</li>
+ *   <li>at the end, after every undone key is delivered again until it is acked: transactional
+ *   mode committed every delivered key's effect exactly once, lease mode ran every delivered key
+ *   at least once, and every delivered key is COMPLETED.</li>
+ * </ul>
+ */
+final class ExecutorModel implements AutoCloseable {
+
+    static final int KEYS = 4;
+    static final int INSTANCES = 3;
+    static final Duration LEASE = Duration.ofMinutes(5);
+    static final String EFFECTS = "sumi_model_effects";
+    /** How far instance 1's clock runs ahead when {@link ModelConfig#skewedClock()}: more than a lease. */
+    static final Duration SKEW = LEASE.plusMinutes(1);
+
+    private static final Timestamp LONG_AGO = Timestamp.from(Instant.parse("2000-01-01T00:00:00Z"));
+    private static final ExecutorService THREADS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "model-delivery");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private static final Map<TestDatabase, Boolean> PREPARED = new ConcurrentHashMap<>();
+    private static volatile @Nullable DataSourceTransactionManager foreign;
+
+    /** What the reference model says about a key. */
+    enum KeyState { FREE, HELD, COMPLETED }
+
+    /** A handler failure the harness throws on purpose. */
+    static final class HandlerFailure extends RuntimeException {
+        HandlerFailure(String message) {
+            super(message);
+        }
+    }
+
+    /** A checked handler failure. */
+    static final class CheckedHandlerFailure extends Exception {
+        CheckedHandlerFailure(String message) {
+            super(message);
+        }
+    }
+
+    /** One simulated JVM. */
+    private final class Instance {
+        final int id;
+        final FaultInjectingStore store;
+        final IdempotentExecutor executor;
+        boolean restart;
+
+        Instance(int id) {
+            this.id = id;
+            Clock clock = config.skewedClock() && id == 1 ? Clock.offset(Clock.systemUTC(), SKEW) : Clock.systemUTC();
+            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).clock(clock).build();
+            if (config.cache(id)) {
+                ledger = new CachingProcessedMessageStore(ledger, 10_000, Duration.ofHours(1));
+            }
+            this.store = new FaultInjectingStore(ledger);
+            PlatformTransactionManager transactions = misconfigured() ? foreignTransactions() : ledgerTransactions;
+            BudgetRegistry budgets = config.budgeted() ? BudgetRegistry.builder()
+                    .budget("model", BudgetConfig.custom().limit(1e12).window(Duration.ofHours(1)).recordFailure(t -> false).build())
+                    .build() : null;
+            this.executor = IdempotentExecutor.builder(store)
+                    .transactionSupport(TransactionSupport.of(transactions))
+                    .meterRegistry(new SimpleMeterRegistry())
+                    .budgets(budgets)
+                    .build();
+        }
+
+        /** Wired to another resource's transaction manager (see {@link ModelConfig#foreignTransactionManager()}). */
+        boolean misconfigured() {
+            return config.foreignTransactionManager() && id == INSTANCES - 1;
+        }
+    }
+
+    /** The listener's own transaction around several deliveries ({@link Outer}). */
+    private static final class OuterScope {
+        final boolean joined;
+        final Map<String, KeyState> overlay = new HashMap<>();
+        final List<String> acks = new ArrayList<>();
+        boolean doomed;
+
+        OuterScope(boolean joined) {
+            this.joined = joined;
+        }
+    }
+
+    /** What the handler of one delivery did. */
+    private static final class Probe {
+        final List<List<Integer>> calls = new CopyOnWriteArrayList<>();
+        final Set<String> ran = ConcurrentHashMap.newKeySet();
+        volatile @Nullable Throwable failure;
+        volatile boolean markedRollbackOnly;
+
+        <T extends Throwable> T fail(T failure) {
+            this.failure = failure;
+            return failure;
+        }
+    }
+
+    private final TestDatabase database;
+    private final ModelConfig config;
+    private final DataSource dataSource;
+    private final DatabaseType databaseType;
+    private final JdbcTemplate jdbc;
+    private final DataSourceTransactionManager ledgerTransactions;
+    private final JdbcProcessedMessageStore reader;
+    private final String consumer = "model-" + UUID.randomUUID();
+    private final HandlerDefinition handler;
+    private final Instance[] instances = new Instance[INSTANCES];
+
+    private final Map<String, KeyState> state = new HashMap<>();
+    private final Set<String> delivered = new TreeSet<>();
+    private final Set<String> pending = new TreeSet<>();
+    private final Set<String> everCompleted = ConcurrentHashMap.newKeySet();
+    private final Map<String, AtomicInteger> leaseRuns = new ConcurrentHashMap<>();
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final List<String> history = new ArrayList<>();
+    private @Nullable OuterScope outer;
+    /** Keys whose state the last step could not predict (allowed states), checked and re-read by {@link #verifyLedger}. */
+    private final Map<String, Set<KeyState>> loose = new HashMap<>();
+
+    ExecutorModel(TestDatabase database, ModelConfig config) {
+        this.database = database;
+        this.config = config;
+        this.dataSource = database.dataSource();
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.databaseType = DatabaseType.of(dataSource);
+        PREPARED.computeIfAbsent(database, db -> {
+            jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL)");
+            return true;
+        });
+        this.ledgerTransactions = new DataSourceTransactionManager(dataSource);
+        this.reader = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).build();
+        this.handler = HandlerDefinition.builder(consumer).mode(config.mode()).lease(LEASE)
+                .budget(config.budgeted() ? "model" : null).build();
+        for (int i = 0; i < INSTANCES; i++) {
+            instances[i] = new Instance(i);
+        }
+        for (int k = 0; k < KEYS; k++) {
+            state.put(key(k), KeyState.FREE);
+        }
+    }
+
+    /** Plays {@code steps}, then delivers every undone key again until it is acked, and checks the end state. */
+    static void check(TestDatabase database, ModelConfig config, List<Step> steps) {
+        try (ExecutorModel model = new ExecutorModel(database, config)) {
+            model.run(steps);
+        }
+    }
+
+    void run(List<Step> steps) {
+        for (Step step : steps) {
+            top(step);
+        }
+        finish();
+    }
+
+    @Override
+    public void close() {
+        jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        jdbc.update("DELETE FROM " + EFFECTS + " WHERE consumer = ?", consumer);
+    }
+
+    // ---------------------------------------------------------------- steps
+
+    private void top(Step step) {
+        history.add(step.toString());
+        loose.clear();
+        if (step instanceof Deliver deliver) {
+            deliver(deliver);
+        }
+        else if (step instanceof Batch batch) {
+            batch(batch);
+        }
+        else if (step instanceof Concurrently concurrently) {
+            concurrently(concurrently);
+        }
+        else if (step instanceof ConcurrentBatches batches) {
+            concurrentBatches(batches);
+        }
+        else if (step instanceof Overtaken overtaken) {
+            overtaken(overtaken);
+        }
+        else if (step instanceof Prune) {
+            LedgerPruner.builder(reader).build().prune();
+        }
+        else if (step instanceof ExpireLeases) {
+            expireLeases();
+        }
+        else {
+            outer((Outer) step);
+        }
+        if (!violations.isEmpty()) {
+            fail(String.join("; ", violations));
+        }
+        for (int i = 0; i < INSTANCES; i++) {
+            if (instances[i].store.dead() || instances[i].restart) {
+                instances[i] = new Instance(i); // the JVM comes back: empty cache, no claims of its own
+            }
+            else {
+                instances[i].store.crashAt(null);
+                instances[i].store.failOnceAt(null);
+            }
+        }
+        verifyLedger();
+    }
+
+    private void expireLeases() {
+        jdbc.update("UPDATE processed_messages SET lease_until = ? WHERE consumer = ? AND status = 'IN_PROGRESS'", LONG_AGO, consumer);
+        state.replaceAll((key, s) -> s == KeyState.HELD ? KeyState.FREE : s);
+    }
+
+    /** One record delivery; returns what the executor threw ({@code null}: it returned). */
+    private @Nullable Throwable deliver(Deliver step) {
+        Instance instance = instances[step.instance()];
+        String key = key(step.key());
+        Fault fault = step.fault();
+        noteDelivered(key);
+        KeyState before = stateOf(key);
+        instance.store.clearInjected();
+        switch (fault) {
+            case CRASH_BEFORE_CLAIM -> instance.store.crashAt(Point.CLAIM);
+            case CRASH_AT_COMPLETE -> instance.store.crashAt(Point.COMPLETE);
+            case STORE_ERROR_AT_COMPLETE -> instance.store.failOnceAt(Point.COMPLETE);
+            case STORE_ERROR_AT_RELEASE -> instance.store.failOnceAt(Point.RELEASE);
+            default -> { }
+        }
+        Probe probe = new Probe();
+        HandlerResult<?> result = null;
+        Throwable thrown = null;
+        try {
+            result = instance.executor.execute(handler, message(key), () -> recordHandler(instance, key, fault, probe));
+        }
+        catch (Throwable ex) {
+            thrown = ex;
+        }
+        instance.store.crashAt(null);
+        instance.store.failOnceAt(null);
+        if (fault == Fault.CRASH_BEFORE_ACK) {
+            instance.restart = true;
+        }
+        if (probe.calls.size() > 1) {
+            fail("the handler of " + key + " ran " + probe.calls.size() + " times in one delivery");
+        }
+        boolean ran = !probe.calls.isEmpty();
+        if (outer != null && outer.joined && (thrown != null || probe.markedRollbackOnly)) {
+            outer.doomed = true;
+        }
+        String outcome = describe(result, thrown);
+
+        if (instance.misconfigured() || instance.store.injected() != null) {
+            // Not predicted exactly: the ledger decides what the key's state is now; the invariants still hold.
+            if (fault == Fault.STORE_ERROR_AT_RELEASE && probe.failure != null && thrown != probe.failure) {
+                fail("the handler's failure was not propagated unchanged: " + outcome);
+            }
+            if (instance.store.injected() != null && !instance.store.failedIds().contains(key)) {
+                loose.put(key, ran ? EnumSet.of(KeyState.COMPLETED, KeyState.FREE) : EnumSet.of(before));
+            }
+            else {
+                loose.put(key, EnumSet.allOf(KeyState.class));
+            }
+            if (thrown == null && fault != Fault.CRASH_BEFORE_ACK) {
+                ack(key, "record delivery " + outcome);
+            }
+            return thrown;
+        }
+
+        if (fault == Fault.CRASH_BEFORE_CLAIM) {
+            expect(thrown instanceof Crash && !ran, "a crash before the claim", outcome);
+            return thrown;
+        }
+        if (before == KeyState.COMPLETED) {
+            expect(thrown == null && result != null && result.outcome() == MessageOutcome.DUPLICATE && !ran,
+                    "DUPLICATE (the key is completed)", outcome);
+            if (fault != Fault.CRASH_BEFORE_ACK) {
+                ack(key, "DUPLICATE");
+            }
+            return thrown;
+        }
+        if (before == KeyState.HELD) {
+            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
+            return thrown;
+        }
+        // FREE: the delivery claims the key and runs the handler once.
+        if (!ran) {
+            fail("expected the handler to run (the key is free: never claimed, released, or its lease expired), got " + outcome);
+        }
+        boolean transactional = config.transactional();
+        switch (fault) {
+            case FAIL_BEFORE_EFFECT, FAIL_AFTER_EFFECT, FAIL_CHECKED, STORE_ERROR_AT_RELEASE -> {
+                expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
+                setState(key, KeyState.FREE);
+            }
+            case ROLLBACK_ONLY -> {
+                if (transactional && outer != null && outer.joined) {
+                    // A participating transaction does not throw; the listener's transaction cannot commit.
+                    expect(thrown == null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED (joined, rollback-only)", outcome);
+                    setState(key, KeyState.COMPLETED);
+                }
+                else if (transactional) {
+                    expect(thrown instanceof UnexpectedRollbackException, "UnexpectedRollbackException (rolled back, not acked)",
+                            outcome);
+                    setState(key, KeyState.FREE);
+                }
+                else {
+                    processed(key, fault, result, thrown, outcome);
+                }
+            }
+            case CRASH_IN_HANDLER -> {
+                expect(thrown instanceof Crash, "the crash", outcome);
+                setState(key, transactional ? KeyState.FREE : KeyState.HELD);
+            }
+            case CRASH_AT_COMPLETE -> {
+                if (transactional) {
+                    processed(key, fault, result, thrown, outcome);
+                }
+                else {
+                    expect(thrown instanceof Crash, "the crash", outcome);
+                    setState(key, KeyState.HELD);
+                }
+            }
+            default -> processed(key, fault, result, thrown, outcome);
+        }
+        if (outer != null && outer.joined) {
+            // The claim's row stays in the listener's transaction whatever became of the handler: a
+            // failure only dooms that transaction, it does not undo the row before it ends.
+            setState(key, KeyState.COMPLETED);
+        }
+        return thrown;
+    }
+
+    private void processed(String key, Fault fault, @Nullable HandlerResult<?> result, @Nullable Throwable thrown, String outcome) {
+        expect(thrown == null && result != null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED", outcome);
+        setState(key, KeyState.COMPLETED);
+        if (fault != Fault.CRASH_BEFORE_ACK) {
+            ack(key, "PROCESSED");
+        }
+    }
+
+    private Object recordHandler(Instance instance, String key, Fault fault, Probe probe) throws Exception {
+        probe.calls.add(List.of(0));
+        probe.ran.add(key);
+        if (fault == Fault.FAIL_BEFORE_EFFECT) {
+            throw probe.fail(new HandlerFailure("handler of " + key + " fails before its effect"));
+        }
+        effect(key);
+        switch (fault) {
+            case FAIL_AFTER_EFFECT, STORE_ERROR_AT_RELEASE -> throw probe.fail(new HandlerFailure("handler of " + key + " fails"));
+            case FAIL_CHECKED -> throw probe.fail(new CheckedHandlerFailure("handler of " + key + " fails (checked)"));
+            case ROLLBACK_ONLY -> markRollbackOnly(probe);
+            case CRASH_IN_HANDLER -> throw instance.store.die("in the handler of " + key);
+            default -> { }
+        }
+        return key;
+    }
+
+    /** One batch delivery; returns what the executor threw. */
+    private @Nullable Throwable batch(Batch step) {
+        Instance instance = instances[step.instance()];
+        List<String> keys = step.keys().stream().map(ExecutorModel::key).toList();
+        keys.forEach(this::noteDelivered);
+        BatchFault fault = step.fault();
+        boolean transactional = config.transactional();
+        instance.store.clearInjected();
+        switch (fault) {
+            case CRASH_AT_COMPLETE -> instance.store.crashAt(Point.COMPLETE);
+            case STORE_ERROR_AT_COMPLETE -> instance.store.failOnceAt(Point.COMPLETE);
+            case STORE_ERROR_AT_RELEASE -> instance.store.failOnceAt(Point.RELEASE);
+            case STORE_DOWN_AT_COMPLETE -> instance.store.failAlwaysAt(Point.COMPLETE);
+            default -> { }
+        }
+        // The plan the executor must make: the first live claim stops the batch; the first
+        // occurrence of each free key before it runs; completed keys and repeats are duplicates.
+        Map<String, KeyState> before = new HashMap<>();
+        keys.forEach(k -> before.put(k, stateOf(k)));
+        int stop = keys.size();
+        List<Integer> run = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < keys.size(); i++) {
+            KeyState s = before.get(keys.get(i));
+            if (s == KeyState.HELD) {
+                stop = i;
+                break;
+            }
+            if (s == KeyState.FREE && seen.add(keys.get(i))) {
+                run.add(i);
+            }
+        }
+        Probe probe = new Probe();
+        BatchResult result = null;
+        Throwable thrown = null;
+        try {
+            result = instance.executor.executeBatch(handler, messages(keys), indexes -> batchHandler(instance, keys, step, indexes, probe));
+        }
+        catch (Throwable ex) {
+            thrown = ex;
+        }
+        instance.store.crashAt(null);
+        instance.store.failOnceAt(null);
+        if (fault == BatchFault.CRASH_BEFORE_ACK) {
+            instance.restart = true;
+        }
+        if (outer != null && outer.joined && (thrown != null || probe.markedRollbackOnly)) {
+            outer.doomed = true;
+        }
+        String outcome = describe(result, thrown) + ", handler calls " + probe.calls;
+        boolean ackable = fault != BatchFault.CRASH_BEFORE_ACK;
+
+        if (instance.misconfigured() || instance.store.injected() != null) {
+            if (fault == BatchFault.STORE_ERROR_AT_RELEASE && probe.failure != null && thrown != probe.failure
+                    && !(thrown instanceof BatchFailedException b && probe.failure instanceof BatchFailedException p
+                    && b.index() == p.index() && b.getCause() == p.getCause())) {
+                fail("the handler's failure was not propagated unchanged: " + outcome);
+            }
+            Set<String> failedCall = instance.misconfigured() ? new HashSet<>(keys) : instance.store.failedIds();
+            for (String k : keys) {
+                loose.put(k, failedCall.contains(k) ? EnumSet.allOf(KeyState.class)
+                        : probe.ran.contains(k) ? EnumSet.of(KeyState.COMPLETED, KeyState.FREE) : EnumSet.of(before.get(k)));
+            }
+            if (ackable) {
+                ackBatch(keys, thrown, outcome);
+            }
+            return thrown;
+        }
+
+        int failAt = step.failAt();
+        boolean fails = run.contains(failAt);
+        boolean joined = outer != null && outer.joined;
+        if (joined && transactional && !probe.calls.isEmpty()) {
+            // The claims of the first pass stay in the listener's transaction until it ends.
+            run.forEach(i -> setState(keys.get(i), KeyState.COMPLETED));
+        }
+        List<Integer> firstCall = run;
+        if (run.isEmpty()) {
+            expect(probe.calls.isEmpty(), "no handler call (nothing to run)", outcome);
+        }
+        else if (probe.calls.isEmpty() || !probe.calls.get(0).equals(firstCall)) {
+            fail("expected the handler to be called with " + firstCall + " (keys " + keys + ", states " + before + "), got " + outcome);
+        }
+        if (fails) {
+            List<Integer> done = run.stream().filter(i -> i < failAt).toList();
+            BatchFailedException handlerFailure = (BatchFailedException) probe.failure;
+            if (transactional) {
+                if (joined) {
+                    expectBatchFailure(thrown, 0, handlerFailure.getCause(), "joined: nothing of the batch can commit", outcome);
+                    return thrown;
+                }
+                // Rolled back, then the messages before the failing one run again in a new transaction.
+                if (!done.isEmpty() && (probe.calls.size() != 2 || !probe.calls.get(1).equals(done))) {
+                    fail("expected the handler to run again for " + done + " alone, got " + outcome);
+                }
+                expectBatchFailure(thrown, failAt, handlerFailure.getCause(), "the failing message", outcome);
+            }
+            else {
+                if (fault == BatchFault.CRASH_AT_COMPLETE && !done.isEmpty()) {
+                    expect(thrown instanceof Crash, "the crash while completing " + done, outcome);
+                    run.forEach(i -> setState(keys.get(i), KeyState.HELD));
+                    return thrown;
+                }
+                expect(thrown == handlerFailure, "the handler's BatchFailedException, unchanged", outcome);
+            }
+            done.forEach(i -> setState(keys.get(i), KeyState.COMPLETED));
+            if (ackable) {
+                ackBatch(keys, thrown, outcome);
+            }
+            return thrown;
+        }
+        if (!run.isEmpty()) {
+            switch (fault) {
+                case FAIL_WHOLE -> {
+                    expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
+                    return thrown;
+                }
+                case ROLLBACK_ONLY -> {
+                    if (transactional && !joined) {
+                        expect(thrown instanceof UnexpectedRollbackException, "UnexpectedRollbackException (not acked)", outcome);
+                        return thrown;
+                    }
+                }
+                case CRASH_IN_HANDLER -> {
+                    expect(thrown instanceof Crash, "the crash", outcome);
+                    if (!transactional) {
+                        run.forEach(i -> setState(keys.get(i), KeyState.HELD));
+                    }
+                    return thrown;
+                }
+                case CRASH_AT_COMPLETE -> {
+                    if (!transactional) {
+                        expect(thrown instanceof Crash, "the crash", outcome);
+                        run.forEach(i -> setState(keys.get(i), KeyState.HELD));
+                        return thrown;
+                    }
+                }
+                default -> { }
+            }
+        }
+        if (stop < keys.size()) {
+            expect(thrown instanceof BatchFailedException b && b.index() == (joined ? 0 : stop)
+                    && b.getCause() instanceof MessageBusyException,
+                    "BatchFailedException at index " + (joined ? 0 : stop) + " caused by BUSY", outcome);
+            if (joined) {
+                return thrown;
+            }
+        }
+        else {
+            int duplicates = keys.size() - run.size();
+            expect(thrown == null && result.processed() == run.size() && result.duplicates() == duplicates,
+                    "BatchResult[processed=" + run.size() + ", duplicates=" + duplicates + "]", outcome);
+        }
+        run.forEach(i -> setState(keys.get(i), KeyState.COMPLETED));
+        if (ackable) {
+            ackBatch(keys, thrown, outcome);
+        }
+        return thrown;
+    }
+
+    private void batchHandler(Instance instance, List<String> keys, Batch step, List<Integer> indexes, Probe probe) {
+        boolean firstCall = probe.calls.isEmpty();
+        probe.calls.add(List.copyOf(indexes));
+        for (int index : indexes) {
+            if (index == step.failAt()) {
+                throw probe.fail(new BatchFailedException(index, new HandlerFailure("message " + index + " (" + keys.get(index)
+                        + ") of the batch fails")));
+            }
+            probe.ran.add(keys.get(index));
+            effect(keys.get(index));
+        }
+        if (!firstCall) {
+            return; // the end-of-batch faults happen once
+        }
+        switch (step.fault()) {
+            case FAIL_WHOLE -> throw probe.fail(new HandlerFailure("the batch handler fails"));
+            case ROLLBACK_ONLY -> markRollbackOnly(probe);
+            case CRASH_IN_HANDLER -> throw instance.store.die("in the batch handler");
+            default -> { }
+        }
+    }
+
+    private void expectBatchFailure(@Nullable Throwable thrown, int index, @Nullable Throwable cause, String what, String outcome) {
+        expect(thrown instanceof BatchFailedException b && b.index() == index && b.getCause() == cause,
+                "BatchFailedException at index " + index + " (" + what + ") with the handler's cause, unchanged", outcome);
+    }
+
+    /** Acks what a batch's outcome acks: all of it when it returned, the messages before the index when it stopped. */
+    private void ackBatch(List<String> keys, @Nullable Throwable thrown, String outcome) {
+        int acked = thrown == null ? keys.size() : thrown instanceof BatchFailedException b ? b.index() : 0;
+        if (acked < 0 || acked > keys.size()) {
+            fail("a batch of " + keys.size() + " stopped at index " + acked + ": " + outcome);
+        }
+        for (int i = 0; i < acked; i++) {
+            ack(keys.get(i), "message " + i + " of a batch that " + outcome);
+        }
+    }
+
+    /** The same key at the same moment on {@code copies} instances, each on a thread of its own. */
+    private void concurrently(Concurrently step) {
+        String key = key(step.key());
+        noteDelivered(key);
+        KeyState before = stateOf(key);
+        boolean transactional = config.transactional();
+        boolean predictable = true;
+        for (int i = 0; i < step.copies(); i++) {
+            predictable &= !instances[i].misconfigured();
+        }
+        CountDownLatch start = new CountDownLatch(1);
+        // Lease mode: the claimant finishes only after the other copies got their answer, so they
+        // all meet its live claim (transactional copies wait on the row lock instead).
+        CountDownLatch others = new CountDownLatch(step.copies() - 1);
+        AtomicInteger runs = new AtomicInteger();
+        AtomicReference<Boolean> waitedInVain = new AtomicReference<>(false);
+        List<Future<Object>> futures = new ArrayList<>();
+        for (int i = 0; i < step.copies(); i++) {
+            Instance instance = instances[i];
+            futures.add(THREADS.submit(() -> {
+                boolean[] ran = {false};
+                try {
+                    start.await();
+                    return instance.executor.execute(handler, message(key), () -> {
+                        ran[0] = true;
+                        runs.incrementAndGet();
+                        checkNotCompletedBefore(key);
+                        effect(key);
+                        if (!transactional && !others.await(5, TimeUnit.SECONDS)) {
+                            waitedInVain.set(true);
+                        }
+                        return key;
+                    });
+                }
+                catch (Throwable ex) {
+                    return ex;
+                }
+                finally {
+                    if (!ran[0]) {
+                        others.countDown();
+                    }
+                }
+            }));
+        }
+        start.countDown();
+        List<Object> outcomes = new ArrayList<>();
+        for (Future<Object> future : futures) {
+            try {
+                outcomes.add(future.get(60, TimeUnit.SECONDS));
+            }
+            catch (Exception ex) {
+                fail("a concurrent delivery did not finish: " + ex);
+            }
+        }
+        int processed = 0;
+        int duplicates = 0;
+        int busy = 0;
+        int lockFailures = 0;
+        for (Object outcome : outcomes) {
+            if (outcome instanceof HandlerResult<?> r && r.outcome() == MessageOutcome.PROCESSED) {
+                processed++;
+            }
+            else if (outcome instanceof HandlerResult<?> r && r.outcome() == MessageOutcome.DUPLICATE) {
+                duplicates++;
+            }
+            else if (outcome instanceof MessageBusyException) {
+                busy++;
+            }
+            else if (transactional && outcome instanceof TransientDataAccessException) {
+                lockFailures++; // a deadlock or lock timeout: not acked, the broker redelivers
+            }
+            else if (!predictable && outcome instanceof Exception) {
+                // The misconfigured instance may refuse; not acked.
+            }
+            else {
+                fail("unexpected outcome of a concurrent delivery: " + describe(null, (Throwable) outcome) + " (all: " + outcomes + ")");
+            }
+        }
+        String all = "PROCESSED " + processed + ", DUPLICATE " + duplicates + ", BUSY " + busy + ", lock failures " + lockFailures;
+        if (processed > 1 || runs.get() > 1 && !transactional) {
+            fail("the handler ran " + runs.get() + " times for " + step.copies() + " concurrent copies of " + key + ": " + all);
+        }
+        if (!predictable) {
+            loose.put(key, EnumSet.allOf(KeyState.class));
+        }
+        else if (before == KeyState.COMPLETED) {
+            expect(duplicates == step.copies(), "all DUPLICATE", all);
+        }
+        else if (before == KeyState.HELD) {
+            expect(busy == step.copies(), "all BUSY", all);
+        }
+        else if (transactional) {
+            expect(processed == 1 && duplicates + lockFailures == step.copies() - 1
+                    || processed == 0 && lockFailures == step.copies(), "one PROCESSED, the others DUPLICATE", all);
+        }
+        else {
+            expect(processed == 1 && (busy == step.copies() - 1 || waitedInVain.get() && busy + duplicates == step.copies() - 1),
+                    "one PROCESSED, the others BUSY", all);
+        }
+        if (processed == 1) {
+            setState(key, KeyState.COMPLETED);
+        }
+        if (processed + duplicates > 0) {
+            ack(key, "concurrent delivery (" + all + ")");
+        }
+    }
+
+    /**
+     * Two overlapping batches at once on two live instances, no faults: the outcome of each is not
+     * predicted (who claims what first is a race), but every message runs at most once, acks only
+     * what is COMPLETED, and no claim stays leased afterwards.
+     */
+    private void concurrentBatches(ConcurrentBatches step) {
+        List<List<String>> batches = List.of(step.first().stream().map(ExecutorModel::key).toList(),
+                step.second().stream().map(ExecutorModel::key).toList());
+        Map<String, KeyState> before = new HashMap<>();
+        batches.forEach(keys -> keys.forEach(k -> {
+            noteDelivered(k);
+            before.put(k, stateOf(k));
+        }));
+        boolean predictable = !instances[0].misconfigured() && !instances[1].misconfigured();
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Object>> futures = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Instance instance = instances[i];
+            List<String> keys = batches.get(i);
+            futures.add(THREADS.submit(() -> {
+                try {
+                    start.await();
+                    return instance.executor.executeBatch(handler, messages(keys), indexes -> {
+                        for (int index : indexes) {
+                            runs.computeIfAbsent(keys.get(index), k -> new AtomicInteger()).incrementAndGet();
+                            effect(keys.get(index));
+                        }
+                    });
+                }
+                catch (Throwable ex) {
+                    return ex;
+                }
+            }));
+        }
+        start.countDown();
+        List<Object> outcomes = new ArrayList<>();
+        for (Future<Object> future : futures) {
+            try {
+                outcomes.add(future.get(60, TimeUnit.SECONDS));
+            }
+            catch (Exception ex) {
+                fail("a concurrent batch did not finish: " + ex);
+            }
+        }
+        String all = outcomes.stream().map(o -> o instanceof Throwable t ? describe(null, t) : String.valueOf(o)).toList().toString();
+        for (int i = 0; i < 2; i++) {
+            Object outcome = outcomes.get(i);
+            List<String> keys = batches.get(i);
+            boolean expected = outcome instanceof BatchResult
+                    || outcome instanceof BatchFailedException b && (b.getCause() instanceof MessageBusyException
+                    || b.getCause() instanceof TransientDataAccessException)
+                    || outcome instanceof TransientDataAccessException && config.transactional();
+            if (!expected && predictable) {
+                fail("unexpected outcome of concurrent batches: " + all);
+            }
+            ackBatch(keys, outcome instanceof Throwable t ? t : null, all);
+        }
+        for (Map.Entry<String, AtomicInteger> run : runs.entrySet()) {
+            if (!config.transactional() && predictable && run.getValue().get() > 1) {
+                fail("lease mode ran " + run.getKey() + " " + run.getValue().get() + " times in two concurrent batches: " + all);
+            }
+        }
+        before.forEach((k, s) -> loose.put(k, !predictable ? EnumSet.allOf(KeyState.class)
+                : s == KeyState.FREE ? EnumSet.of(KeyState.FREE, KeyState.COMPLETED) : EnumSet.of(s)));
+    }
+
+    /** A lease-mode handler that outlives its lease while another instance takes the message over. */
+    private void overtaken(Overtaken step) {
+        String key = key(step.key());
+        if (config.transactional() || stateOf(key) != KeyState.FREE) {
+            deliver(new Deliver(step.instance(), step.key(), Fault.NONE));
+            return;
+        }
+        noteDelivered(key);
+        Instance slow = instances[step.instance()];
+        int other = (step.instance() + 1) % INSTANCES;
+        AtomicInteger calls = new AtomicInteger();
+        HandlerResult<?> result = null;
+        Throwable thrown = null;
+        try {
+            result = slow.executor.execute(handler, message(key), () -> {
+                calls.incrementAndGet();
+                effect(key);
+                expireLeases();
+                history.add("  while the handler of instance " + step.instance() + " runs, its lease expires and: "
+                        + new Deliver(other, step.key(), step.otherFault()));
+                Future<Throwable> overtaking = THREADS.submit(() -> deliver(new Deliver(other, step.key(), step.otherFault())));
+                overtaking.get(60, TimeUnit.SECONDS);
+                return key;
+            });
+        }
+        catch (Throwable ex) {
+            thrown = ex;
+        }
+        String outcome = describe(result, thrown);
+        if (thrown instanceof AssertionError assertion) {
+            throw assertion;
+        }
+        if (thrown instanceof java.util.concurrent.ExecutionException execution && execution.getCause() instanceof AssertionError assertion) {
+            throw assertion;
+        }
+        if (calls.get() != 1) {
+            fail("expected the slow handler to run once, it ran " + calls.get() + " times: " + outcome);
+        }
+        if (ledgerState(key) == KeyState.COMPLETED) {
+            // The taker completed it (or never claimed it, and the slow run completed its own
+            // claim): the slow run did happen, so it is reported (a lost lease is counted).
+            expect(thrown == null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED (the message is COMPLETED)", outcome);
+            setState(key, KeyState.COMPLETED);
+            ack(key, "PROCESSED after its lease was lost");
+        }
+        else {
+            // The taker failed, died or is still running: the slow run must not be acked, its
+            // message must come again (BUSY while the taker's lease lives).
+            expect(thrown instanceof MessageBusyException, "MessageBusyException (the lease was lost and the message is not COMPLETED)",
+                    outcome);
+        }
+    }
+
+    private void outer(Outer step) {
+        Instance instance = instances[step.instance()];
+        boolean joined = step.kind() == TransactionKind.LEDGER && config.transactional();
+        OuterScope scope = new OuterScope(joined);
+        outer = scope;
+        PlatformTransactionManager manager = step.kind() == TransactionKind.LEDGER ? ledgerTransactions : foreignTransactions();
+        boolean committed;
+        try {
+            new TransactionTemplate(manager).executeWithoutResult(status -> {
+                for (Step inner : step.steps()) {
+                    history.add("  in " + step.kind() + " transaction: " + inner);
+                    Throwable thrown;
+                    if (inner instanceof Deliver deliver) {
+                        thrown = deliver(new Deliver(instance.id, deliver.key(), deliver.fault()));
+                    }
+                    else if (inner instanceof Batch batch) {
+                        thrown = batch(new Batch(instance.id, batch.keys(), batch.failAt(), batch.fault()));
+                    }
+                    else {
+                        throw new IllegalArgumentException("not inside a transaction: " + inner);
+                    }
+                    if (thrown != null && !step.catchFailures()) {
+                        throw new GroupFailed(thrown);
+                    }
+                    // A caught failure: the listener dead-letters that message; the others are acked with the commit.
+                }
+                if (step.rollback()) {
+                    status.setRollbackOnly();
+                }
+            });
+            committed = !step.rollback();
+        }
+        catch (GroupFailed failed) {
+            committed = false;
+        }
+        catch (UnexpectedRollbackException ex) {
+            if (!scope.doomed) {
+                fail("the listener's transaction was rolled back unexpectedly: " + ex);
+            }
+            committed = false;
+        }
+        outer = null;
+        if (committed && scope.doomed) {
+            fail("the listener's transaction committed although a delivery that joined it failed");
+        }
+        if (committed) {
+            state.putAll(scope.overlay);
+            scope.acks.forEach(key -> ack(key, "after the listener's transaction committed"));
+        }
+    }
+
+    /** Carries a delivery's exception out of the listener's transaction, rolling it back. */
+    private static final class GroupFailed extends RuntimeException {
+        GroupFailed(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    private void finish() {
+        history.add("-- finally, every undone key is delivered again until it is acked --");
+        loose.clear();
+        // First without expiring anything: a released claim must be claimable at once.
+        for (String key : List.copyOf(pending)) {
+            top(new Deliver(0, index(key), Fault.NONE));
+        }
+        for (int round = 0; round < 3 && !pending.isEmpty(); round++) {
+            top(new ExpireLeases());
+            for (String key : List.copyOf(pending)) {
+                top(new Deliver(0, index(key), Fault.NONE));
+            }
+        }
+        if (!pending.isEmpty()) {
+            fail("never acked although delivered again after its lease expired: " + pending);
+        }
+        for (String key : delivered) {
+            if (state.get(key) != KeyState.COMPLETED) {
+                fail(key + " is acked but not COMPLETED at the end");
+            }
+            if (config.transactional()) {
+                int effects = effectRows(key);
+                if (effects != 1) {
+                    fail("transactional mode committed the effect of " + key + " " + effects + " times (expected exactly once)");
+                }
+            }
+            else if (runs(key) < 1) {
+                fail("lease mode never ran the handler of " + key);
+            }
+        }
+        if (config.transactional()) {
+            Integer total = jdbc.queryForObject("SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ?", Integer.class, consumer);
+            if (total == null || total != delivered.size()) {
+                fail(total + " effect rows committed for " + delivered.size() + " delivered keys");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- the model and its checks
+
+    private KeyState stateOf(String key) {
+        if (outer != null && outer.joined && outer.overlay.containsKey(key)) {
+            return outer.overlay.get(key);
+        }
+        return state.get(key);
+    }
+
+    private void setState(String key, KeyState s) {
+        if (outer != null && outer.joined) {
+            outer.overlay.put(key, s);
+        }
+        else {
+            state.put(key, s);
+        }
+    }
+
+    private void noteDelivered(String key) {
+        delivered.add(key);
+        pending.add(key);
+    }
+
+    /**
+     * The broker gets the ack for {@code key}: the ledger must say COMPLETED (and, in transactional
+     * mode, exactly one effect row must be committed). Inside the listener's transaction the ack
+     * waits for its commit.
+     */
+    private void ack(String key, String what) {
+        if (outer != null) {
+            outer.acks.add(key);
+            return;
+        }
+        Optional<ProcessedMessage> row = reader.find(consumer, key);
+        if (row.isEmpty() || !row.get().isCompleted()) {
+            fail("acked " + key + " (" + what + ") but the ledger has " + row.map(r -> r.status().toString()).orElse("no row"));
+        }
+        if (config.transactional()) {
+            int effects = effectRows(key);
+            if (effects != 1) {
+                fail("acked " + key + " (" + what + ") with " + effects + " committed effect rows (expected exactly one)");
+            }
+        }
+        everCompleted.add(key);
+        pending.remove(key);
+    }
+
+    /** After every step: the ledger agrees with the model (a live lease where the model says HELD, and so on). */
+    private void verifyLedger() {
+        Map<String, Integer> effects = new HashMap<>();
+        if (config.transactional()) {
+            jdbc.query("SELECT message_id, COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? GROUP BY message_id",
+                    rs -> { effects.put(rs.getString(1), rs.getInt(2)); }, consumer);
+        }
+        for (int k = 0; k < KEYS; k++) {
+            String key = key(k);
+            KeyState actual = ledgerState(key);
+            Set<KeyState> allowed = loose.getOrDefault(key, EnumSet.of(state.get(key)));
+            if (!allowed.contains(actual)) {
+                fail("the ledger has " + key + " " + actual + " but the model expects " + allowed + explain(allowed, actual));
+            }
+            state.put(key, actual);
+            if (actual == KeyState.COMPLETED) {
+                everCompleted.add(key);
+            }
+            int committed = effects.getOrDefault(key, 0);
+            if (config.transactional() && committed != (actual == KeyState.COMPLETED ? 1 : 0)) {
+                fail("transactional mode: the ledger has " + key + " " + actual + " with " + committed
+                        + " committed effect rows (a row is COMPLETED exactly when the handler's effect committed, once)");
+            }
+        }
+        loose.clear();
+    }
+
+    private static String explain(Set<KeyState> allowed, KeyState actual) {
+        if (actual == KeyState.HELD && allowed.contains(KeyState.FREE)) {
+            return " (a claim stays leased although its holder released it, gave it back, or is gone and its lease expired:"
+                    + " every redelivery is BUSY until the lease ends)";
+        }
+        if (actual == KeyState.COMPLETED) {
+            return " (a row is COMPLETED although its handler's work was rolled back or never ran)";
+        }
+        return "";
+    }
+
+    /**
+     * The ledger's view of a key. A lease counts as live when it ends more than half a lease from
+     * now: fresh claims end a whole lease ahead, released and expired ones at or before now, so
+     * the margin absorbs any difference between the database's clock and this JVM's.
+     */
+    private KeyState ledgerState(String key) {
+        Optional<ProcessedMessage> row = reader.find(consumer, key);
+        if (row.isEmpty()) {
+            return KeyState.FREE;
+        }
+        if (row.get().status() == MessageStatus.COMPLETED) {
+            return KeyState.COMPLETED;
+        }
+        if (row.get().status() != MessageStatus.IN_PROGRESS) {
+            fail("unexpected ledger status " + row.get());
+        }
+        Instant leaseUntil = row.get().leaseUntil();
+        return leaseUntil != null && leaseUntil.isAfter(Instant.now().plus(LEASE.dividedBy(2))) ? KeyState.HELD : KeyState.FREE;
+    }
+
+    private void effect(String key) {
+        if (config.transactional()) {
+            // The business row: in the handler's transaction, if the ledger's DataSource is in one.
+            jdbc.update("INSERT INTO " + EFFECTS + " (consumer, message_id) VALUES (?, ?)", consumer, key);
+        }
+        else {
+            checkNotCompletedBefore(key);
+            leaseRuns.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        }
+    }
+
+    private void checkNotCompletedBefore(String key) {
+        if (!config.transactional() && everCompleted.contains(key)) {
+            violations.add("lease mode ran the handler of " + key + " after it had been COMPLETED");
+        }
+    }
+
+    private void markRollbackOnly(Probe probe) {
+        if (TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder holder) {
+            holder.setRollbackOnly();
+            probe.markedRollbackOnly = true;
+        }
+    }
+
+    private int effectRows(String key) {
+        Integer count = jdbc.queryForObject("SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? AND message_id = ?",
+                Integer.class, consumer, key);
+        return count == null ? 0 : count;
+    }
+
+    private int runs(String key) {
+        AtomicInteger runs = leaseRuns.get(key);
+        return runs == null ? 0 : runs.get();
+    }
+
+    private void expect(boolean ok, String expected, String actual) {
+        if (!ok) {
+            fail("expected " + expected + ", got " + actual);
+        }
+    }
+
+    private void fail(String message) {
+        throw new AssertionError(message + "\n  on " + database + " with " + config + ", after:\n    "
+                + String.join("\n    ", history));
+    }
+
+    private static String describe(@Nullable Object result, @Nullable Throwable thrown) {
+        if (thrown == null) {
+            return String.valueOf(result);
+        }
+        return thrown.getClass().getSimpleName() + "(" + thrown.getMessage() + ")"
+                + (thrown.getCause() != null ? " caused by " + thrown.getCause().getClass().getSimpleName() : "");
+    }
+
+    static String key(int k) {
+        return "k" + k;
+    }
+
+    private static int index(String key) {
+        return Integer.parseInt(key.substring(1));
+    }
+
+    private static InboundMessage message(String key) {
+        return InboundMessage.of("payload of " + key, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, key));
+    }
+
+    private static List<InboundMessage> messages(List<String> keys) {
+        return keys.stream().map(ExecutorModel::message).toList();
+    }
+
+    /** A transaction manager of another database: its transactions do not include the ledger's DataSource. */
+    private static DataSourceTransactionManager foreignTransactions() {
+        DataSourceTransactionManager manager = foreign;
+        if (manager == null) {
+            synchronized (ExecutorModel.class) {
+                manager = foreign;
+                if (manager == null) {
+                    DriverManagerDataSource other = new DriverManagerDataSource("jdbc:h2:mem:sumi_model_foreign;DB_CLOSE_DELAY=-1", "sa", "");
+                    manager = new DataSourceTransactionManager(other);
+                    foreign = manager;
+                }
+            }
+        }
+        return manager;
+    }
+}

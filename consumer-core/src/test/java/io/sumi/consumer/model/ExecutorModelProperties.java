@@ -1,0 +1,102 @@
+package io.sumi.consumer.model;
+
+import io.sumi.consumer.model.Shrinker.Shrunk;
+import io.sumi.consumer.model.StepGenerator.Sample;
+import io.sumi.testing.TestDatabase;
+import java.util.Random;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Model-based properties of the executor on a real ledger (see {@link ExecutorModel} for the model
+ * and its invariants), run against each database by a small subclass. Each property plays
+ * {@link #tries()} random samples ({@link StepGenerator}: deliveries, batches, concurrent
+ * duplicates, lease expiries and listener transactions, with handler failures, crashes and ledger
+ * errors); the first failing sample is shrunk ({@link Shrinker}) to a short one, and the
+ * assertion message gives the seed, the original sample and the shrunk one as Java code (see
+ * {@link Step}); such a sequence becomes a named test in {@link ExecutorModelRegressionTests}.
+ *
+ * <p>{@value #TRIES} sets the tries for every database; {@value #SEED} replays one seed (the
+ * first try uses the seed itself, so {@code -Dsumi.model.seed=S -Dsumi.model.tries=1} replays the
+ * failing sample of a report). See docs/testing.md.
+ */
+abstract class ExecutorModelProperties {
+
+    static final String TRIES = "sumi.model.tries";
+    static final String SEED = "sumi.model.seed";
+    /** At most this many runs while shrinking one failure. */
+    private static final int SHRINK_BUDGET = 400;
+
+    /** One model property: which configurations and sequences it samples. */
+    enum Property {
+        /** Lease mode: effects outside the database, counted per key in memory. */
+        LEASE_MODE(generator -> new Sample(generator.leaseConfig(), generator.leaseSteps())),
+        /** Transactional mode: effects are rows written in the ledger's transaction. */
+        TRANSACTIONAL_MODE(generator -> new Sample(generator.transactionalConfig(false), generator.transactionalSteps())),
+        /**
+         * Transactional mode where one instance's executor was given the transaction manager of
+         * another resource: whatever it does, nothing may be lost or doubled.
+         */
+        TRANSACTIONAL_MODE_WITH_AN_INSTANCE_ON_ANOTHER_TRANSACTION_MANAGER(
+                generator -> new Sample(generator.transactionalConfig(true), generator.transactionalSteps()));
+
+        private final Function<StepGenerator, Sample> sample;
+
+        Property(Function<StepGenerator, Sample> sample) {
+            this.sample = sample;
+        }
+
+        Sample sample(long seed) {
+            return sample.apply(new StepGenerator(new Random(seed)));
+        }
+    }
+
+    abstract TestDatabase database();
+
+    /** The tries per property on this database, unless {@value #TRIES} is set. */
+    abstract int defaultTries();
+
+    final int tries() {
+        return Integer.getInteger(TRIES, defaultTries());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Property.class)
+    void modelHolds(Property property) {
+        Long fixed = Long.getLong(SEED);
+        long base = fixed != null ? fixed : new Random().nextLong();
+        int tries = tries();
+        for (int i = 0; i < tries; i++) {
+            long seed = seedOfTry(base, i);
+            Sample sample = property.sample(seed);
+            Throwable failure = play(sample);
+            if (failure != null) {
+                Shrunk shrunk = new Shrinker(this::play, SHRINK_BUDGET).shrink(sample, failure);
+                throw new AssertionError(property + " failed on " + database() + " at try " + (i + 1) + " of " + tries
+                        + "; replay with -D" + SEED + "=" + seed + " -D" + TRIES + "=1\n"
+                        + "shrunk (" + shrunk.runs() + " runs) to:\n    " + shrunk.sample() + "\n"
+                        + "which fails with: " + shrunk.failure() + "\n"
+                        + "original sample:\n    " + sample + "\n"
+                        + "which failed with: " + failure, shrunk.failure());
+            }
+        }
+    }
+
+    /** Try {@code i}'s seed; try 0 uses {@code base} itself, so a reported seed replays as the first try. */
+    static long seedOfTry(long base, int i) {
+        return base + i * 0x9E3779B97F4A7C15L;
+    }
+
+    /** Plays one sample; returns how it failed, {@code null} if every invariant held. */
+    private @Nullable Throwable play(Sample sample) {
+        try {
+            ExecutorModel.check(database(), sample.config(), sample.steps());
+            return null;
+        }
+        catch (AssertionError | RuntimeException ex) {
+            return ex;
+        }
+    }
+}

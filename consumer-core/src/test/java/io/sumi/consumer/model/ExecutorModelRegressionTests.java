@@ -1,0 +1,186 @@
+package io.sumi.consumer.model;
+
+import static io.sumi.consumer.model.ModelConfig.config;
+import static io.sumi.consumer.model.Step.batch;
+import static io.sumi.consumer.model.Step.deliver;
+import static io.sumi.consumer.model.Step.outer;
+import static io.sumi.consumer.model.Step.overtaken;
+
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.model.Step.BatchFault;
+import io.sumi.consumer.model.Step.Fault;
+import io.sumi.consumer.model.Step.TransactionKind;
+import io.sumi.testing.TestDatabase;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Counterexamples the model-based properties ({@link ExecutorModelProperties}) found and shrank,
+ * kept as plain tests on every database. Each comment gives the shrunk sequence as the harness printed
+ * it, what went wrong, and the item of issue 8 it is.
+ */
+class ExecutorModelRegressionTests {
+
+    private static final IdempotencyMode LEASE = IdempotencyMode.LEASE;
+    private static final IdempotencyMode TRANSACTIONAL = IdempotencyMode.TRANSACTIONAL;
+
+    /*
+     * Issue 8 item 2. config(TRANSACTIONAL, 1, false, false, false):
+     *   outer(0, LEDGER, false, false, List.of(deliver(0, 0, NONE), batch(0, List.of(0, 1), -1, FAIL_WHOLE)))
+     * Inside one listener transaction k0 is claimed, then the batch's claim of k0 answers DUPLICATE
+     * from the transaction's own uncommitted row, and the front cache remembers it. The batch fails,
+     * the transaction rolls back, and the redelivery of k0 is a DUPLICATE from the cache: acked with
+     * no ledger row, its effect never committed.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void theCacheDoesNotRememberADuplicateOfTheListenersOwnUncommittedRow(TestDatabase database) {
+        ExecutorModel.check(database, config(TRANSACTIONAL, 1, false, false, false), List.of(
+                outer(0, TransactionKind.LEDGER, false, false, List.of(
+                        deliver(0, 0, Fault.NONE),
+                        batch(0, List.of(0, 1), -1, BatchFault.FAIL_WHOLE)))));
+    }
+
+    /*
+     * Issue 8 item 3. config(TRANSACTIONAL, 0, false, true, false):
+     *   deliver(2, 0, FAIL_BEFORE_EFFECT)
+     * Instance 2's executor was given the transaction manager of another resource. The ledger row
+     * was inserted COMPLETED on a connection of its own and committed at once; the handler failed,
+     * and the redelivery was a DUPLICATE: acked with no effect committed (a lost message).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aFailedHandlerOnAnotherResourcesTransactionManagerLeavesNoCompletedRow(TestDatabase database) {
+        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, true, false), List.of(
+                deliver(2, 0, Fault.FAIL_BEFORE_EFFECT)));
+    }
+
+    /*
+     * Issue 8 item 3, batch form. config(TRANSACTIONAL, 0, false, true, false):
+     *   batch(2, List.of(0), 0, NONE)
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aFailedBatchOnAnotherResourcesTransactionManagerLeavesNoCompletedRow(TestDatabase database) {
+        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, true, false), List.of(
+                batch(2, List.of(0), 0, BatchFault.NONE)));
+    }
+
+    /*
+     * Issue 8 item 6. config(TRANSACTIONAL, 0, false, false, false):
+     *   outer(0, FOREIGN, false, false, List.of(batch(0, List.of(0, 1), 1, NONE)))
+     * A transaction of another resource (like the container's Kafka transaction) is active, but the
+     * ledger's DataSource takes no part in it: the batch's passes run in transactions of their own.
+     * Message 1 fails: message 0 must be completed and the batch must stop at index 1. The executor
+     * took the batch for "joined" and reported index 0 with nothing done (message 0 would go to
+     * the DLT with the failing message's cause).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aBatchInAnotherResourcesTransactionStopsAtTheFailingMessage(TestDatabase database) {
+        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, false, false), List.of(
+                outer(0, TransactionKind.FOREIGN, false, false, List.of(
+                        batch(0, List.of(0, 1), 1, BatchFault.NONE)))));
+    }
+
+    /*
+     * Issue 8 item 7. config(LEASE, 0, false, false, false):
+     *   batch(0, List.of(0, 1), 1, STORE_ERROR_AT_COMPLETE)
+     * Message 1 fails; completing message 0 fails in the ledger; the release of message 1 never
+     * ran, so k1 stayed leased by a live instance: every redelivery BUSY for the whole lease.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aFailingCompleteStillReleasesTheBatchsFailedMessages(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                batch(0, List.of(0, 1), 1, BatchFault.STORE_ERROR_AT_COMPLETE)));
+    }
+
+    /*
+     * Issue 8 item 7. config(LEASE, 0, false, false, false):
+     *   batch(0, List.of(3), -1, CRASH_IN_HANDLER)
+     *   batch(0, List.of(0, 3, 1), -1, STORE_ERROR_AT_RELEASE)
+     * k3 is held by a dead instance, so the second batch stops at index 1; the release of k1
+     * (claimed after the stop) fails, the exception leaves the executor, and k0, claimed and never
+     * run, stays leased: BUSY for the whole lease.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aFailingReleaseAfterAStopStillGivesBackTheClaimsBeforeIt(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                batch(0, List.of(3), -1, BatchFault.CRASH_IN_HANDLER),
+                batch(0, List.of(0, 3, 1), -1, BatchFault.STORE_ERROR_AT_RELEASE)));
+    }
+
+    /*
+     * Issue 8 item 10. config(LEASE, 0, false, false, true):
+     *   deliver(0, 0, CRASH_IN_HANDLER)
+     *   deliver(1, 0, NONE)
+     * Instance 0 dies holding k0 (a live lease). Instance 1, whose clock runs a lease and a minute
+     * ahead, takes the live lease over and runs the handler again instead of answering BUSY.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void anInstanceWhoseClockRunsAheadDoesNotTakeOverALiveLease(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, true), List.of(
+                deliver(0, 0, Fault.CRASH_IN_HANDLER),
+                deliver(1, 0, Fault.NONE)));
+    }
+
+    /*
+     * Issue 8 item 10. config(LEASE, 0, false, false, true):
+     *   deliver(1, 0, FAIL_AFTER_EFFECT)
+     * Instance 1, whose clock runs ahead, releases k0 after its handler failed: the release ends
+     * the lease at instance 1's "now", which is still in the future for everyone else, so the
+     * redelivery on another instance is BUSY instead of claiming it.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aReleaseByAnInstanceWhoseClockRunsAheadFreesTheKeyForEveryone(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, true), List.of(
+                deliver(1, 0, Fault.FAIL_AFTER_EFFECT)));
+    }
+
+    /*
+     * NEW (found after the merge of the issue 8 fixes). config(LEASE, 0, false, false, false):
+     *   batch(0, List.of(0, 1), 1, STORE_DOWN_AT_COMPLETE)
+     * Message 1 fails; completing message 0 fails twice (the executor tries once more); the
+     * executor still threw the handler's BatchFailedException(1), which tells the binder that
+     * message 0 is done: it was acked while its ledger row was not COMPLETED (released, so a later
+     * copy would run it again, and nothing records that it ran).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aBatchWhoseCompletionFailsAcksNothingBeforeTheStop(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                batch(0, List.of(0, 1), 1, BatchFault.STORE_DOWN_AT_COMPLETE)));
+    }
+
+    /*
+     * NEW-1 (found by the model, decided by the lead). config(LEASE, 0, false, false, false):
+     *   overtaken(0, 0, FAIL_AFTER_EFFECT)
+     * Instance 0's handler outlives its lease; instance 1 takes the message over and its handler
+     * fails (its claim released). Instance 0's completion finds the claim gone and the executor
+     * returned PROCESSED: acked while the ledger row is IN_PROGRESS, nothing records that it ran.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aHandlerThatLostItsLeaseToATakerThatFailedIsNotAcked(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                overtaken(0, 0, Fault.FAIL_AFTER_EFFECT)));
+    }
+
+    /*
+     * NEW-1. config(LEASE, 0, false, false, false):
+     *   overtaken(0, 0, CRASH_IN_HANDLER)
+     * As above, but the taker dies inside its handler: its claim stays leased, the slow copy must
+     * not be acked (it comes again: BUSY until the taker's lease ends, then a takeover).
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aHandlerThatLostItsLeaseToATakerThatDiedIsNotAcked(TestDatabase database) {
+        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
+                overtaken(0, 0, Fault.CRASH_IN_HANDLER)));
+    }
+}

@@ -1,0 +1,17 @@
+package io.sumi.consumer.model;
+
+import io.sumi.testing.TestDatabase;
+
+/** The model on H2: the fast suite, the most tries. */
+class H2ExecutorModelTests extends ExecutorModelProperties {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.H2;
+    }
+
+    @Override
+    int defaultTries() {
+        return 1000;
+    }
+}

@@ -1,0 +1,191 @@
+package io.sumi.consumer.model;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * One action of a model sequence (see {@link ExecutorModel}). Each step prints as the Java call
+ * that builds it, so a shrunk counterexample can be pasted into a regression test as it is.
+ * Keys are small integers ({@code 0..}{@link ExecutorModel#KEYS}{@code -1}) so that duplicates
+ * are frequent; instances are {@code 0..}{@link ExecutorModel#INSTANCES}{@code -1}.
+ */
+sealed interface Step {
+
+    /** What goes wrong during one record delivery. */
+    enum Fault {
+        /** Nothing: the handler runs, the message is acked. */
+        NONE,
+        /** The handler throws before its effect. */
+        FAIL_BEFORE_EFFECT,
+        /** The handler throws (unchecked) after its effect. */
+        FAIL_AFTER_EFFECT,
+        /** The handler throws a checked exception after its effect. */
+        FAIL_CHECKED,
+        /** Transactional: the handler marks the ledger's transaction rollback-only after its effect and returns. */
+        ROLLBACK_ONLY,
+        /** The JVM dies before the claim statement runs. */
+        CRASH_BEFORE_CLAIM,
+        /** The JVM dies inside the handler, after the effect (no release, no commit). */
+        CRASH_IN_HANDLER,
+        /** Lease mode: the JVM dies when it is about to mark the claim COMPLETED (after the effect). */
+        CRASH_AT_COMPLETE,
+        /** The executor returns, then the JVM dies before the broker gets the ack: delivered again later. */
+        CRASH_BEFORE_ACK,
+        /** Lease mode: the ledger call that marks the claim COMPLETED fails once (the instance lives on). */
+        STORE_ERROR_AT_COMPLETE,
+        /** Lease mode: the handler fails after its effect and the release of its claim fails once. */
+        STORE_ERROR_AT_RELEASE
+    }
+
+    /** What goes wrong during one batch delivery (besides {@code failAt}). */
+    enum BatchFault {
+        NONE,
+        /** The handler throws an ordinary exception after its effects: the whole batch fails. */
+        FAIL_WHOLE,
+        /** Transactional: the handler marks the transaction rollback-only after its effects. */
+        ROLLBACK_ONLY,
+        CRASH_IN_HANDLER,
+        CRASH_AT_COMPLETE,
+        CRASH_BEFORE_ACK,
+        /** Lease mode: the first {@code completeAll} of the batch fails once. */
+        STORE_ERROR_AT_COMPLETE,
+        /** Lease mode: the first {@code releaseAll} of the batch fails once. */
+        STORE_ERROR_AT_RELEASE,
+        /** Lease mode: every {@code completeAll} of the batch fails (the database is unreachable for it; retries fail too). */
+        STORE_DOWN_AT_COMPLETE
+    }
+
+    /** Whose transaction an {@link Outer} step opens around its deliveries. */
+    enum TransactionKind {
+        /** A transaction of the ledger's own DataSource: the executor joins it. */
+        LEDGER,
+        /** A transaction of another resource (like a Kafka transaction): the ledger's DataSource takes no part. */
+        FOREIGN
+    }
+
+    /** One record delivery of {@code key} to {@code instance}. */
+    record Deliver(int instance, int key, Fault fault) implements Step {
+        @Override
+        public String toString() {
+            return "deliver(" + instance + ", " + key + ", " + fault + ")";
+        }
+    }
+
+    /**
+     * One batch delivery to {@code instance}. The handler processes the indexes it is given in
+     * order and throws {@code BatchFailedException(failAt)} when it reaches {@code failAt}
+     * (before that message's effect); {@code -1}: no message fails.
+     */
+    record Batch(int instance, List<Integer> keys, int failAt, BatchFault fault) implements Step {
+        public Batch {
+            keys = List.copyOf(keys);
+        }
+
+        @Override
+        public String toString() {
+            return "batch(" + instance + ", List.of(" + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), "
+                    + failAt + ", " + fault + ")";
+        }
+    }
+
+    /** {@code key} delivered at the same moment to instances {@code 0..copies-1}, each on a thread of its own. */
+    record Concurrently(int key, int copies) implements Step {
+        @Override
+        public String toString() {
+            return "concurrently(" + key + ", " + copies + ")";
+        }
+    }
+
+    /** Two batches delivered at the same moment, {@code first} to instance 0 and {@code second} to instance 1, on threads of their own. */
+    record ConcurrentBatches(List<Integer> first, List<Integer> second) implements Step {
+        public ConcurrentBatches {
+            first = List.copyOf(first);
+            second = List.copyOf(second);
+        }
+
+        @Override
+        public String toString() {
+            return "concurrentBatches(List.of(" + first.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), List.of("
+                    + second.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "))";
+        }
+    }
+
+    /**
+     * Lease mode: the handler on {@code instance} outlives its lease (a long GC pause): while it
+     * runs, the lease expires and the next instance receives the message with {@code otherFault};
+     * then the slow handler returns.
+     */
+    record Overtaken(int instance, int key, Fault otherFault) implements Step {
+        @Override
+        public String toString() {
+            return "overtaken(" + instance + ", " + key + ", " + otherFault + ")";
+        }
+    }
+
+    /** The pruning job runs (default retention): it may delete expired claims, never a live one or a recent completion. */
+    record Prune() implements Step {
+        @Override
+        public String toString() {
+            return "prune()";
+        }
+    }
+
+    /** Every live lease of the namespace ends: {@code lease_until} is moved into the past by SQL. */
+    record ExpireLeases() implements Step {
+        @Override
+        public String toString() {
+            return "expireLeases()";
+        }
+    }
+
+    /**
+     * Deliveries inside one transaction of the listener (a {@code @Transactional} listener that
+     * calls the executor for several messages): nothing is acked unless the transaction commits.
+     * The first exception rolls it back, unless {@code catchFailures}: then the listener catches
+     * each failure (the failed message goes to a dead-letter topic and is replayed later, so it
+     * stays undone) and goes on. {@code rollback}: the transaction is rolled back at the end.
+     */
+    record Outer(int instance, TransactionKind kind, boolean rollback, boolean catchFailures, List<Step> steps) implements Step {
+        public Outer {
+            steps = List.copyOf(steps);
+        }
+
+        @Override
+        public String toString() {
+            return "outer(" + instance + ", " + kind + ", " + rollback + ", " + catchFailures + ", List.of("
+                    + steps.stream().map(Step::toString).collect(Collectors.joining(", ")) + "))";
+        }
+    }
+
+    static Deliver deliver(int instance, int key, Fault fault) {
+        return new Deliver(instance, key, fault);
+    }
+
+    static Batch batch(int instance, List<Integer> keys, int failAt, BatchFault fault) {
+        return new Batch(instance, keys, failAt, fault);
+    }
+
+    static Concurrently concurrently(int key, int copies) {
+        return new Concurrently(key, copies);
+    }
+
+    static ConcurrentBatches concurrentBatches(List<Integer> first, List<Integer> second) {
+        return new ConcurrentBatches(first, second);
+    }
+
+    static Overtaken overtaken(int instance, int key, Fault otherFault) {
+        return new Overtaken(instance, key, otherFault);
+    }
+
+    static Prune prune() {
+        return new Prune();
+    }
+
+    static ExpireLeases expireLeases() {
+        return new ExpireLeases();
+    }
+
+    static Outer outer(int instance, TransactionKind kind, boolean rollback, boolean catchFailures, List<Step> steps) {
+        return new Outer(instance, kind, rollback, catchFailures, steps);
+    }
+}
