@@ -50,7 +50,8 @@ final class BenchDatabase {
 
     /** Creates the database named in the URL if it does not exist (connecting to {@code postgres} to do so). */
     void ensureDatabase() throws SQLException {
-        try (Connection ignored = DriverManager.getConnection(url, user, password)) {
+        try {
+            DriverManager.getConnection(url, user, password).close();
             return;
         }
         catch (SQLException ex) {

@@ -26,6 +26,9 @@ abstract class BenchmarkCase {
     }
 
     /** The operation, bound to one pool. */
+    // close() throws Exception: an operation closes whatever it opened (pools, threads); the
+    // harness lets any failure, interruption included, end the run.
+    @SuppressWarnings("try")
     interface Operation extends AutoCloseable {
 
         /** Takes new ids; returns how many. Throws if any of them was not taken as new. */

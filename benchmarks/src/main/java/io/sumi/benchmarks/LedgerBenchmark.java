@@ -295,6 +295,9 @@ public final class LedgerBenchmark {
             }
         }
 
+        // close() throws Exception: an operation closes whatever it opened (pools, threads); the
+        // harness lets any failure, interruption included, end the run.
+        @SuppressWarnings("try")
         private Round runOnce(BenchmarkCase c, int round, Result result) throws Exception {
             db.reset(c);
             System.gc();

@@ -161,6 +161,9 @@ final class LedgerCases {
     /** Reference: the same INSERT, one Spring transaction per id (BEGIN travels with the INSERT; COMMIT is a second round trip). */
     static BenchmarkCase rawInsertInTransaction() {
         return new LedgerTableCase("raw-tx", "raw INSERT in a TransactionTemplate per id", Role.REFERENCE) {
+            // close() throws Exception: an operation closes whatever it opened (pools, threads); the
+            // harness lets any failure, interruption included, end the run.
+            @SuppressWarnings("try")
             @Override
             Operation open(DataSource dataSource, Ids ids) {
                 TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
@@ -292,6 +295,9 @@ final class LedgerCases {
     /** d) Batch claim of {@code size} ids in lease mode: claimAll, then completeAll. */
     static BenchmarkCase sumiBatchLease(int size) {
         return new LedgerTableCase("sumi-batch-" + size, "Sumi batch claimAll + completeAll, " + size + " ids/call", Role.SUMI) {
+            // close() throws Exception: an operation closes whatever it opened (pools, threads); the
+            // harness lets any failure, interruption included, end the run.
+            @SuppressWarnings("try")
             @Override
             Operation open(DataSource dataSource, Ids ids) {
                 ProcessedMessageStore store = store(dataSource);

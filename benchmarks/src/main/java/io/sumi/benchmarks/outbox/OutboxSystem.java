@@ -1,6 +1,9 @@
 package io.sumi.benchmarks.outbox;
 
 /** One of the two systems under test, seen by the harness. */
+// close() throws Exception: a system stops its pools and threads; the harness lets any
+// failure, interruption included, end the run.
+@SuppressWarnings("try")
 interface OutboxSystem extends AutoCloseable {
 
     String name();

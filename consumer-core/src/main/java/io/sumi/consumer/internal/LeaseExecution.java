@@ -66,6 +66,8 @@ final class LeaseExecution {
 
     // ---------------------------------------------------------------- one message
 
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     <T> HandlerResult<T> execute(HandlerDefinition handler, ClaimRequest request, HandlerBody<T> body, HandlerRun run)
             throws Exception {
         ClaimResult claim = store.claim(handler.consumer(), request, handler.lease());

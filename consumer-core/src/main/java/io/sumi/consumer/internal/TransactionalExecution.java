@@ -61,6 +61,8 @@ final class TransactionalExecution {
 
     // ---------------------------------------------------------------- one message
 
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     <T> HandlerResult<T> execute(HandlerDefinition handler, ClaimRequest request, HandlerBody<T> body, HandlerRun run)
             throws Exception {
         return transactions.inTransaction(() -> {

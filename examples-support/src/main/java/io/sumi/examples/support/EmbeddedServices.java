@@ -23,6 +23,9 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  *
  * @param <S> the type of the example's own service
  */
+// close() throws Exception: it stops services of any kind and reports their failures as they
+// are, an interruption included.
+@SuppressWarnings("try")
 public final class EmbeddedServices<S> implements AutoCloseable {
 
     /** The name of the singleton under which {@link DemoModeInitializer} registers the services. */

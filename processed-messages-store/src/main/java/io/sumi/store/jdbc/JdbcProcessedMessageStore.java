@@ -309,6 +309,8 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
          *     {@link io.sumi.jdbc.DatabaseType}
          */
         @Deprecated(since = "0.1.0", forRemoval = true)
+        // The bridge exists to accept the type that is going away, until both are removed.
+        @SuppressWarnings("removal")
         public Builder databaseType(io.sumi.store.jdbc.DatabaseType databaseType) {
             return databaseType(databaseType.toDatabaseType());
         }

@@ -52,6 +52,8 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
         @Nullable Throwable failure;
     }
 
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     @Override
     public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
         if (handler.budget() == null) {
@@ -80,6 +82,8 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
         }
     }
 
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     @Override
     public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception {
         if (handler.budget() == null) {

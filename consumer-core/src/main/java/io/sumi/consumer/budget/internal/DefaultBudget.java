@@ -130,6 +130,8 @@ final class DefaultBudget implements Budget {
         return new Permit(spend.reserve(now, cost), System.nanoTime());
     }
 
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     @Override
     public <T> T call(Callable<T> call, @Nullable ToDoubleFunction<? super T> cost) throws Exception {
         BudgetPermit permit = acquire();

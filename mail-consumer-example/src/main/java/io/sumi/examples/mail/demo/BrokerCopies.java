@@ -164,6 +164,9 @@ public class BrokerCopies implements AutoCloseable {
      * and after each batch the copies of {@link BrokerCopies}. Nothing changes for the rows: what
      * the Kafka publisher reports is what the dispatcher records.
      */
+    // close() throws Exception like the publisher it wraps; an interruption while stopping is
+    // reported to the caller as it is.
+    @SuppressWarnings("try")
     static final class CopyingPublisher implements OutboxPublisher, AutoCloseable {
 
         private final OutboxPublisher delegate;
