@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.function.BiFunction;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
@@ -70,6 +72,8 @@ public final class SumiKafkaErrorHandling {
     /** The longest interval between two retries of a message awaiting reconciliation: 1 minute. */
     public static final Duration RECONCILE_MAX_INTERVAL = Duration.ofMinutes(1);
 
+    private static final Logger log = LoggerFactory.getLogger(SumiKafkaErrorHandling.class);
+
     /** {@code FailedRecordProcessor.failureTracker} and {@code FailedRecordTracker.noRetries}: private in Spring Kafka. */
     private static final @Nullable Field FAILURE_TRACKER = ReflectionUtils.findField(FailedRecordProcessor.class, "failureTracker");
 
@@ -79,14 +83,18 @@ public final class SumiKafkaErrorHandling {
     /**
      * Classifies Sumi's exceptions on {@code handler}, with the back-offs described above.
      *
+     * <p>This has <em>no effect</em> on a handler whose back-off allows no retry at all (such as
+     * {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}): Spring Kafka then gives
+     * every failure to the recoverer at once, a busy key included. Such a handler is logged at
+     * {@code WARN} here (this method also runs on handler beans that serve no Sumi listener), and
+     * {@link #configure(AbstractMessageListenerContainer, Duration)} refuses it; use
+     * {@link #withoutRetries(ConsumerRecordRecoverer, Duration)} instead.
+     *
      * @return {@code handler}
-     * @throws IllegalStateException if {@code handler}'s back-off allows no retry at all (such as
-     *     {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}): it cannot be taught,
-     *     use {@link #withoutRetries(ConsumerRecordRecoverer, Duration)} instead
      */
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
         if (!allowsRetries(handler)) {
-            throw new IllegalStateException(withoutRetriesMessage("The error handler " + handler.getClass().getName()));
+            log.warn(withoutRetriesMessage("The error handler " + handler.getClass().getName()));
         }
         return classify(handler, busyInterval);
     }
@@ -198,7 +206,8 @@ public final class SumiKafkaErrorHandling {
      * a transactional container's after-rollback processor likewise.
      *
      * @throws IllegalStateException if the error handler (or, for a transactional container, the
-     *     after-rollback processor) is one Sumi cannot teach; the message says what to do
+     *     after-rollback processor) is one Sumi cannot teach, including a {@link FailedRecordProcessor}
+     *     whose back-off allows no retry; the message says what to do
      */
     public static void configure(AbstractMessageListenerContainer<?, ?> container, Duration busyInterval) {
         CommonErrorHandler handler = container.getCommonErrorHandler();

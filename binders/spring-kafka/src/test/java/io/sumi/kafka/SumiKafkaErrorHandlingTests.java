@@ -117,18 +117,20 @@ class SumiKafkaErrorHandlingTests {
      * in place, it gave a busy key to its recoverer on the first failure (dead-lettered or skipped).
      */
     @Test
-    void aHandlerWithoutRetriesIsRefusedBecauseTeachingItCannotKeepABusyKeyFromItsRecoverer() {
-        DefaultErrorHandler handler = new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0));
+    void aContainerWhoseHandlerAllowsNoRetryIsRefusedWithWhatToDo() {
+        container.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
 
-        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(handler, BUSY_INTERVAL))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("allows no retry")
+        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry")
                 .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)")
                 .hasMessageContaining("at least one retry");
     }
 
     @Test
-    void aContainerWhoseHandlerAllowsNoRetryIsRefusedWithItsName() {
-        container.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+    void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerIsRefused() {
+        BudgetListenerPauser pauser = new BudgetListenerPauser(io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                (ListenerContainerRegistry) null, Duration.ofSeconds(1), null);
+        container.setCommonErrorHandler(pauser.errorHandler(new DefaultErrorHandler(new FixedBackOff(0, 0))));
 
         assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry");
