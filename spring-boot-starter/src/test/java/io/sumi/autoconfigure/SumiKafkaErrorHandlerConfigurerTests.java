@@ -3,7 +3,9 @@ package io.sumi.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.testing.TestDatabase;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -17,6 +19,7 @@ import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.CommonLoggingErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.util.backoff.FixedBackOff;
 
 /**
  * Issue 8, defect 1: an error handler Sumi cannot teach its exceptions must not silently skip busy
@@ -58,6 +61,32 @@ class SumiKafkaErrorHandlerConfigurerTests {
                     .getListenerContainer("idempotent")).getCommonErrorHandler();
             assertThat(handler).isInstanceOf(DefaultErrorHandler.class);
         });
+    }
+
+    /** Taught in place it would still give a busy key to its recoverer: Spring Kafka consults no back-off function for it. */
+    @Test
+    void anErrorHandlerWithoutRetriesFailsStartUpForAnIdempotentListenerSayingWhatToDo() {
+        runner.withUserConfiguration(NoRetriesHandler.class, IdempotentListener.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("'idempotent'").hasMessageContaining("allows no retry")
+                    .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)");
+        });
+    }
+
+    @Test
+    void theHandlerWithoutRetriesThatSumiBuildsStartsForAnIdempotentListener() {
+        runner.withUserConfiguration(IdempotentListener.class)
+                .withBean(CommonErrorHandler.class, () -> SumiKafkaErrorHandling.withoutRetries((record, ex) -> { }, Duration.ofSeconds(1)))
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class NoRetriesHandler {
+        @Bean
+        CommonErrorHandler noRetriesErrorHandler() {
+            return new DefaultErrorHandler(new FixedBackOff(0, 0));
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -6,15 +6,20 @@ import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MissingIdempotencyKeyException;
 import io.sumi.consumer.ReconciliationRequiredException;
 import io.sumi.consumer.budget.BudgetExhaustedException;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.function.BiFunction;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.AfterRollbackProcessor;
 import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.FailedRecordProcessor;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.ExponentialBackOff;
 import org.springframework.util.backoff.FixedBackOff;
@@ -67,16 +72,31 @@ public final class SumiKafkaErrorHandling {
     /** The longest interval between two retries of a message awaiting reconciliation: 1 minute. */
     public static final Duration RECONCILE_MAX_INTERVAL = Duration.ofMinutes(1);
 
+    private static final Logger log = LoggerFactory.getLogger(SumiKafkaErrorHandling.class);
+
+    /** {@code FailedRecordProcessor.failureTracker} and {@code FailedRecordTracker.noRetries}: private in Spring Kafka. */
+    private static final @Nullable Field FAILURE_TRACKER = ReflectionUtils.findField(FailedRecordProcessor.class, "failureTracker");
+
     private SumiKafkaErrorHandling() {
     }
 
     /**
      * Classifies Sumi's exceptions on {@code handler}, with the back-offs described above.
      *
+     * <p>This has <em>no effect</em> on a handler whose back-off allows no retry at all (such as
+     * {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}): Spring Kafka then gives
+     * every failure to the recoverer at once, a busy key included. Such a handler is logged at
+     * {@code WARN} here (this method also runs on handler beans that serve no Sumi listener), and
+     * {@link #configure(AbstractMessageListenerContainer, Duration)} refuses it; use
+     * {@link #withoutRetries(ConsumerRecordRecoverer, Duration)} instead.
+     *
      * @return {@code handler}
      */
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
-        return classify(handler, busyInterval, null);
+        if (!allowsRetries(handler)) {
+            log.warn(withoutRetriesMessage("The error handler " + handler.getClass().getName()));
+        }
+        return classify(handler, busyInterval);
     }
 
     /**
@@ -84,16 +104,65 @@ public final class SumiKafkaErrorHandling {
      * Kafka's default recoverer (which logs) at once, as {@code new DefaultErrorHandler(new FixedBackOff(0, 0))}
      * does, and retries Sumi's as described above.
      *
+     * @see #withoutRetries(ConsumerRecordRecoverer, Duration)
+     */
+    public static DefaultErrorHandler withoutRetries(Duration busyInterval) {
+        return withoutRetries(null, busyInterval);
+    }
+
+    /**
+     * A {@link DefaultErrorHandler} that gives every exception except Sumi's retried ones to
+     * {@code recoverer} at once, as {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}
+     * does, and retries Sumi's as described above: the "no retries, straight to the dead-letter
+     * topic" setup is {@code withoutRetries(new DeadLetterPublishingRecoverer(template), interval)}.
+     *
      * <p>Why not teach such a handler: Spring Kafka consults no back-off function when the handler's
      * own back-off allows no retry at all ({@code FixedBackOff(0, 0)}); a busy key would go to the
      * recoverer at once. This handler has a back-off with a retry, and its back-off function stops
-     * at once for every other exception.
+     * at once for every other exception (also when it is taught again, e.g. by the starter).
+     *
+     * @param recoverer {@code null} for Spring Kafka's default, which only logs
      */
-    public static DefaultErrorHandler withoutRetries(Duration busyInterval) {
-        return classify(new DefaultErrorHandler(new FixedBackOff(0, 1)), busyInterval, new FixedBackOff(0, 0));
+    public static DefaultErrorHandler withoutRetries(@Nullable ConsumerRecordRecoverer recoverer, Duration busyInterval) {
+        return classify(new WithoutRetries(recoverer), busyInterval);
     }
 
-    private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval, @Nullable BackOff otherwise) {
+    /** The handler {@link #withoutRetries} builds: recognised when it is taught again, so that it keeps stopping at once. */
+    private static final class WithoutRetries extends DefaultErrorHandler {
+
+        WithoutRetries(@Nullable ConsumerRecordRecoverer recoverer) {
+            super(recoverer, new FixedBackOff(0, 1));
+        }
+    }
+
+    /**
+     * Whether Spring Kafka consults the back-off function of {@code handler}: its failure tracker
+     * fixes a final {@code noRetries} from the constructor's back-off and, when it is set, recovers
+     * every failure at once. Fail safe: {@code false} if the field cannot be read (a Spring Kafka
+     * that renamed it), so such a handler is refused rather than taught to no effect.
+     */
+    static boolean allowsRetries(FailedRecordProcessor handler) {
+        try {
+            if (FAILURE_TRACKER == null) {
+                return false;
+            }
+            ReflectionUtils.makeAccessible(FAILURE_TRACKER);
+            Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
+            Field noRetries = tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
+            if (noRetries == null) {
+                return false;
+            }
+            ReflectionUtils.makeAccessible(noRetries);
+            return !(boolean) ReflectionUtils.getField(noRetries, tracker);
+        }
+        catch (RuntimeException ex) {
+            return false;
+        }
+    }
+
+    private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval) {
+        // The handler withoutRetries builds stops at once for other exceptions, however often it is taught.
+        @Nullable BackOff otherwise = handler instanceof WithoutRetries ? new FixedBackOff(0, 0) : null;
         handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
                 FingerprintMismatchException.class);
         // Classified retryable explicitly, because a not-retryable classification wins over the back-off
@@ -137,31 +206,40 @@ public final class SumiKafkaErrorHandling {
      * a transactional container's after-rollback processor likewise.
      *
      * @throws IllegalStateException if the error handler (or, for a transactional container, the
-     *     after-rollback processor) is one Sumi cannot teach; the message says what to do
+     *     after-rollback processor) is one Sumi cannot teach, including a {@link FailedRecordProcessor}
+     *     whose back-off allows no retry; the message says what to do
      */
     public static void configure(AbstractMessageListenerContainer<?, ?> container, Duration busyInterval) {
         CommonErrorHandler handler = container.getCommonErrorHandler();
         if (handler == null) {
             container.setCommonErrorHandler(configure(new DefaultErrorHandler(), busyInterval));
         }
-        else if (!teach(handler, busyInterval)) {
+        else if (!teach(container, handler, busyInterval)) {
             throw cannotTeach(container, "error handler", handler);
         }
         AfterRollbackProcessor<?, ?> rollback = container.getAfterRollbackProcessor();
-        if (rollback instanceof FailedRecordProcessor processor) {
-            configure(processor, busyInterval);
+        if (rollback instanceof FailedRecordProcessor processor && allowsRetries(processor)) {
+            classify(processor, busyInterval);
+        }
+        else if (rollback instanceof FailedRecordProcessor processor && isTransactional(container)) {
+            throw new IllegalStateException(withoutRetriesMessage("Kafka listener container '" + container.getListenerId()
+                    + "' has the after-rollback processor " + processor.getClass().getName() + ", which"));
         }
         else if (rollback != null && isTransactional(container)) {
             throw cannotTeach(container, "after-rollback processor", rollback);
         }
     }
 
-    private static boolean teach(CommonErrorHandler handler, Duration busyInterval) {
+    private static boolean teach(AbstractMessageListenerContainer<?, ?> container, CommonErrorHandler handler, Duration busyInterval) {
         if (handler instanceof FailedRecordProcessor processor) {
-            configure(processor, busyInterval);
+            if (!allowsRetries(processor)) {
+                throw new IllegalStateException(withoutRetriesMessage("Kafka listener container '" + container.getListenerId()
+                        + "' has the error handler " + processor.getClass().getName() + ", which"));
+            }
+            classify(processor, busyInterval);
             return true;
         }
-        return handler instanceof BudgetAwareErrorHandler aware && teach(aware.delegate(), busyInterval);
+        return handler instanceof BudgetAwareErrorHandler aware && teach(container, aware.delegate(), busyInterval);
     }
 
     @SuppressWarnings("removal")
@@ -177,6 +255,16 @@ public final class SumiKafkaErrorHandling {
                 + " Use a DefaultErrorHandler (or another FailedRecordProcessor) with your recoverer and back-off, and Sumi"
                 + " classifies its exceptions on it; or set sumi.kafka.configure-error-handlers=false and classify them yourself"
                 + " (see docs/kafka-error-handling.md)");
+    }
+
+    private static String withoutRetriesMessage(String subject) {
+        return subject + " allows no retry (a back-off such as FixedBackOff(0, 0)), so Sumi cannot teach it its exceptions:"
+                + " Spring Kafka then gives every failure to the recoverer at once, including a message whose key another"
+                + " consumer holds (MessageBusyException), whose budget is spent (BudgetExhaustedException) or which awaits"
+                + " reconciliation (ReconciliationRequiredException), which would be dead-lettered or skipped. Use"
+                + " SumiKafkaErrorHandling.withoutRetries(recoverer, interval) instead (your exceptions still go to your"
+                + " recoverer at once), or give it a back-off with at least one retry; Sumi then retries busy keys without"
+                + " limit and your exceptions go to the recoverer per your back-off (see docs/kafka-error-handling.md)";
     }
 
     static boolean find(@Nullable Throwable ex, Class<? extends Throwable> type) {

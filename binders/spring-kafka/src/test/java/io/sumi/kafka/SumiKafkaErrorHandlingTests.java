@@ -112,6 +112,51 @@ class SumiKafkaErrorHandlingTests {
         assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 10)).isEqualTo(3);
     }
 
+    /**
+     * Spring Kafka consults no back-off function for a handler whose back-off allows no retry: taught
+     * in place, it gave a busy key to its recoverer on the first failure (dead-lettered or skipped).
+     */
+    @Test
+    void aContainerWhoseHandlerAllowsNoRetryIsRefusedWithWhatToDo() {
+        container.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+
+        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry")
+                .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)")
+                .hasMessageContaining("at least one retry");
+    }
+
+    @Test
+    void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerIsRefused() {
+        BudgetListenerPauser pauser = new BudgetListenerPauser(io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                (ListenerContainerRegistry) null, Duration.ofSeconds(1), null);
+        container.setCommonErrorHandler(pauser.errorHandler(new DefaultErrorHandler(new FixedBackOff(0, 0))));
+
+        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry");
+    }
+
+    @Test
+    void withoutRetriesRetriesABusyKeyAndGivesOtherFailuresToTheRecovererAtOnce() {
+        DefaultErrorHandler handler = SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
+
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50)).isEqualTo(-1);
+        assertThat(recovered).isEmpty();
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5)).isEqualTo(1);
+        assertThat(recovered).containsExactly(record);
+    }
+
+    @Test
+    void withoutRetriesKeepsRecoveringAtOnceWhenTaughtAgain() {
+        DefaultErrorHandler handler = SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
+        container.setCommonErrorHandler(handler);
+
+        SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
+
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50)).isEqualTo(-1);
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5)).isEqualTo(1);
+    }
+
     @Test
     void aContainerWithoutErrorHandlerGetsOneThatKnowsSumisExceptions() {
         SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
@@ -178,6 +223,16 @@ class SumiKafkaErrorHandlingTests {
 
         assertThatThrownBy(configurer::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("'guarded'");
         assertThat(configurer.isRunning()).isFalse();
+    }
+
+    @Test
+    void theConfigurerRefusesAHandlerWithoutRetriesOnAContainerRunningAnIdempotentHandler() {
+        KafkaMessageListenerContainer<String, String> guarded = container("guarded", new GuardedListener());
+        guarded.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+        SumiErrorHandlerConfigurer configurer = new SumiErrorHandlerConfigurer(() -> registry(guarded), BUSY_INTERVAL);
+
+        assertThatThrownBy(configurer::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("'guarded'")
+                .hasMessageContaining("withoutRetries");
     }
 
     private static ListenerContainerRegistry registry(MessageListenerContainer... containers) {
