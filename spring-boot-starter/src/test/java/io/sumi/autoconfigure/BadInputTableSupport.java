@@ -7,6 +7,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.FingerprintMismatchException;
+import java.util.stream.Stream;
+import org.springframework.kafka.support.serializer.DeserializationException;
+import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.Fingerprints;
 import io.sumi.consumer.IdempotencyContext;
@@ -480,4 +484,62 @@ abstract class BadInputTableSupport {
             effects.deadLetter(record);
         }
     }
+    /**
+     * The table, the same for every variant: only where a rejected record goes differs (the
+     * dead-letter topic, or logged and skipped by Spring Kafka's default recoverer).
+     */
+    static Stream<Row> rows(String variant, Goes rejected) {
+        byte[] prefix = key(variant, "utf8", "").getBytes(StandardCharsets.UTF_8);
+        return Stream.of(
+                new Row("no key header", "nokey", List.of(Sent.rejected((String) null, "no key here")),
+                        new Expected(rejected, MissingIdempotencyKeyException.class,
+                                List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
+                new Row("empty key header", "empty", List.of(Sent.rejected("", "empty key")),
+                        new Expected(rejected, MissingIdempotencyKeyException.class,
+                                List.of("No idempotency key", "outbox-id", "empty or blank", "@IdempotentHandler(key"))),
+                new Row("201-character key (the column takes 200)", "long", List.of(Sent.rejected(longKey(variant), "long key")),
+                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                                List.of("201 characters", "at most 200", "not truncated", "@IdempotentHandler(key"))),
+                // Two keys that differ only in bytes that are not UTF-8: decoded with replacement
+                // characters they would be one key, and the second message would be skipped.
+                new Row("invalid UTF-8 bytes in the key header", "utf8",
+                        List.of(Sent.rejected(concat(prefix, (byte) 0xFF), "first binary key"),
+                                Sent.rejected(concat(prefix, (byte) 0xFE), "second binary key")),
+                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                                List.of("not valid UTF-8", "Send the key as UTF-8 text (e.g. hex or Base64"))),
+                new Row("key containing NUL", "nul", List.of(Sent.rejected(key(variant, "nul", "a\u0000b"), "nul key")),
+                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                                List.of("NUL character (U+0000)", "rejected, not altered", "hex or Base64"))),
+                new Row("key with a trailing space (another key than without)", "space",
+                        List.of(Sent.runs(key(variant, "space", "k"), "without space"), Sent.runs(key(variant, "space", "k "), "with space")),
+                        Expected.processed()),
+                new Row("same key, another payload (fingerprint-mismatch = REJECT)", "fp-reject",
+                        List.of(Sent.runs(key(variant, "fp-reject", "k"), "first payload"), Sent.rejected(key(variant, "fp-reject", "k"), "other payload")),
+                        new Expected(rejected, FingerprintMismatchException.class,
+                                List.of("another payload", "reused the key"))),
+                new Row("same key, another payload (default policy WARN)", "fp-default",
+                        List.of(Sent.runs(key(variant, "fp-default", "k"), "first payload"), Sent.rejected(key(variant, "fp-default", "k"), "other payload")),
+                        new Expected(Goes.ACKED_AS_DUPLICATE, null,
+                                List.of("arrived with another payload", "treating it as the same message"))),
+                new Row("unreadable payload (JSON, ErrorHandlingDeserializer)", "json",
+                        List.of(Sent.rejected(key(variant, "json", "bad"), "{not json")),
+                        new Expected(rejected, DeserializationException.class, List.of("failed to deserialize"))));
+    }
+
+    static String key(String variant, String row, String suffix) {
+        return variant + "-" + row + "-" + suffix;
+    }
+
+    static String longKey(String variant) {
+        String start = key(variant, "long", "");
+        return start + "x".repeat(201 - start.length());
+    }
+
+    static byte[] concat(byte[] prefix, byte last) {
+        byte[] bytes = new byte[prefix.length + 1];
+        System.arraycopy(prefix, 0, bytes, 0, prefix.length);
+        bytes[prefix.length] = last;
+        return bytes;
+    }
+
 }

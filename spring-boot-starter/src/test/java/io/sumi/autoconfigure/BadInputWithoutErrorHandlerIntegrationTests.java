@@ -42,44 +42,9 @@ class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
         return VARIANT;
     }
 
-    static String key(String row, String suffix) {
-        return VARIANT + "-" + row + "-" + suffix;
-    }
 
     static Stream<Row> rows() {
-        byte[] prefix = key("utf8", "").getBytes(StandardCharsets.UTF_8);
-        return Stream.of(
-                new Row("no key header", "nokey", List.of(Sent.rejected((String) null, "no key here")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, MissingIdempotencyKeyException.class,
-                                List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
-                new Row("empty key header", "empty", List.of(Sent.rejected("", "empty key")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, MissingIdempotencyKeyException.class,
-                                List.of("No idempotency key", "outbox-id", "empty or blank", "@IdempotentHandler(key"))),
-                new Row("201-character key (the column takes 200)", "long", List.of(Sent.rejected(longKey(), "long key")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, InvalidIdempotencyKeyException.class,
-                                List.of("201 characters", "at most 200", "not truncated", "@IdempotentHandler(key"))),
-                new Row("invalid UTF-8 bytes in the key header", "utf8",
-                        List.of(Sent.rejected(BadInputWithDeadLetterTopicIntegrationTests.concat(prefix, (byte) 0xFF), "first binary key"),
-                                Sent.rejected(BadInputWithDeadLetterTopicIntegrationTests.concat(prefix, (byte) 0xFE), "second binary key")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, InvalidIdempotencyKeyException.class,
-                                List.of("not valid UTF-8", "Send the key as UTF-8 text (e.g. hex or Base64"))),
-                new Row("key containing NUL", "nul", List.of(Sent.rejected(key("nul", "a\u0000b"), "nul key")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, InvalidIdempotencyKeyException.class,
-                                List.of("NUL character (U+0000)", "rejected, not altered", "hex or Base64"))),
-                new Row("key with a trailing space (another key than without)", "space",
-                        List.of(Sent.runs(key("space", "k"), "without space"), Sent.runs(key("space", "k "), "with space")),
-                        Expected.processed()),
-                new Row("same key, another payload (fingerprint-mismatch = REJECT)", "fp-reject",
-                        List.of(Sent.runs(key("fp-reject", "k"), "first payload"), Sent.rejected(key("fp-reject", "k"), "other payload")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, FingerprintMismatchException.class,
-                                List.of("another payload", "reused the key"))),
-                new Row("same key, another payload (default policy WARN)", "fp-default",
-                        List.of(Sent.runs(key("fp-default", "k"), "first payload"), Sent.rejected(key("fp-default", "k"), "other payload")),
-                        new Expected(Goes.ACKED_AS_DUPLICATE, null,
-                                List.of("arrived with another payload", "treating it as the same message"))),
-                new Row("unreadable payload (JSON, ErrorHandlingDeserializer)", "json",
-                        List.of(Sent.rejected(key("json", "bad"), "{not json")),
-                        new Expected(Goes.LOGGED_AND_SKIPPED, DeserializationException.class, List.of("failed to deserialize"))));
+        return rows(VARIANT, Goes.LOGGED_AND_SKIPPED);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -88,10 +53,6 @@ class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
         check(row, output);
     }
 
-    static String longKey() {
-        String start = key("long", "");
-        return start + "x".repeat(201 - start.length());
-    }
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
