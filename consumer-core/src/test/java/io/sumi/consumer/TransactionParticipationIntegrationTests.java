@@ -29,10 +29,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
+import io.sumi.testing.ForeignTransactionManager;
 
 /**
  * Transactional mode only when the ledger's DataSource takes part in the transaction (issue 8,
@@ -69,30 +67,6 @@ abstract class TransactionParticipationIntegrationTests {
     void cleanUp() {
         jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
         jdbc.update("DELETE FROM " + EFFECTS + " WHERE consumer = ?", consumer);
-    }
-
-    /**
-     * A transaction manager of another resource: it binds no JDBC connection, as a Kafka-only
-     * manager or the manager of another DataSource does not bind the ledger's.
-     */
-    static final class ForeignTransactionManager extends AbstractPlatformTransactionManager {
-
-        @Override
-        protected Object doGetTransaction() {
-            return new Object();
-        }
-
-        @Override
-        protected void doBegin(Object transaction, TransactionDefinition definition) {
-        }
-
-        @Override
-        protected void doCommit(DefaultTransactionStatus status) {
-        }
-
-        @Override
-        protected void doRollback(DefaultTransactionStatus status) {
-        }
     }
 
     IdempotentExecutor executor(PlatformTransactionManager manager) {

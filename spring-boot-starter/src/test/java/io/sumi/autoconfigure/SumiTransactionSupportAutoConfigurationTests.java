@@ -24,10 +24,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
+import io.sumi.testing.ForeignTransactionManager;
 
 /**
  * The starter's {@code TransactionSupport} (issue 8, defect 3): it opens transactions through the
@@ -36,27 +34,6 @@ import org.springframework.transaction.support.TransactionTemplate;
  * other manager.
  */
 class SumiTransactionSupportAutoConfigurationTests {
-
-    /** Stands in for a Kafka-only transaction manager: it binds no JDBC connection. */
-    static final class ForeignTransactionManager extends AbstractPlatformTransactionManager {
-
-        @Override
-        protected Object doGetTransaction() {
-            return new Object();
-        }
-
-        @Override
-        protected void doBegin(Object transaction, TransactionDefinition definition) {
-        }
-
-        @Override
-        protected void doCommit(DefaultTransactionStatus status) {
-        }
-
-        @Override
-        protected void doRollback(DefaultTransactionStatus status) {
-        }
-    }
 
     @Configuration(proxyBeanMethods = false)
     static class TwoManagers {
