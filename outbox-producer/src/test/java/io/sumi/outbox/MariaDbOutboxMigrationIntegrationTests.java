@@ -2,15 +2,16 @@ package io.sumi.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sumi.testing.ScratchDatabase;
 import io.sumi.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Upgrading a MariaDB outbox created with the PAD SPACE collation {@code utf8mb4_bin} (where
@@ -41,23 +42,15 @@ class MariaDbOutboxMigrationIntegrationTests {
                 PRIMARY KEY (id)
             ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin""";
 
-    JdbcTemplate admin;
+    ScratchDatabase scratch;
     String database;
-    DriverManagerDataSource dataSource;
+    DataSource dataSource;
 
     @BeforeEach
     void legacyOutbox() {
-        String[] settings = TestDatabase.MARIADB.settings();
-        String url = settings[0];
-        int query = url.indexOf('?');
-        String base = query < 0 ? url : url.substring(0, query);
-        String params = query < 0 ? "" : url.substring(query);
-        database = base.substring(base.lastIndexOf('/') + 1) + "_outbox_upgrade";
-        String server = base.substring(0, base.lastIndexOf('/') + 1);
-        admin = new JdbcTemplate(new DriverManagerDataSource(url, settings[1], settings[2]));
-        admin.execute("DROP DATABASE IF EXISTS " + database);
-        admin.execute("CREATE DATABASE " + database);
-        dataSource = new DriverManagerDataSource(server + database + params, settings[1], settings[2]);
+        scratch = ScratchDatabase.create(TestDatabase.MARIADB, "_outbox_upgrade");
+        database = scratch.name();
+        dataSource = scratch.dataSource();
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute(LEGACY_TABLE);
         jdbc.execute("CREATE INDEX outbox_aggregate_idx ON outbox (topic, aggregate_id, dispatched_at)");
@@ -69,7 +62,7 @@ class MariaDbOutboxMigrationIntegrationTests {
 
     @AfterEach
     void dropDatabase() {
-        admin.execute("DROP DATABASE IF EXISTS " + database);
+        scratch.close();
     }
 
     @Test

@@ -4,15 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
+import io.sumi.testing.ScratchDatabase;
 import io.sumi.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
+import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
  * Upgrading a MariaDB ledger created with the PAD SPACE collation {@code utf8mb4_bin} (where
@@ -38,23 +39,15 @@ class MariaDbLedgerMigrationIntegrationTests {
                 PRIMARY KEY (consumer, message_id)
             ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin""";
 
-    JdbcTemplate admin;
+    ScratchDatabase scratch;
     String database;
-    DriverManagerDataSource dataSource;
+    DataSource dataSource;
 
     @BeforeEach
     void legacyLedger() {
-        String[] settings = TestDatabase.MARIADB.settings();
-        String url = settings[0];
-        int query = url.indexOf('?');
-        String base = query < 0 ? url : url.substring(0, query);
-        String params = query < 0 ? "" : url.substring(query);
-        database = base.substring(base.lastIndexOf('/') + 1) + "_upgrade";
-        String server = base.substring(0, base.lastIndexOf('/') + 1);
-        admin = new JdbcTemplate(new DriverManagerDataSource(url, settings[1], settings[2]));
-        admin.execute("DROP DATABASE IF EXISTS " + database);
-        admin.execute("CREATE DATABASE " + database);
-        dataSource = new DriverManagerDataSource(server + database + params, settings[1], settings[2]);
+        scratch = ScratchDatabase.create(TestDatabase.MARIADB, "_upgrade");
+        database = scratch.name();
+        dataSource = scratch.dataSource();
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute(LEGACY_TABLE);
         for (String id : List.of("k", "注文-42-é", "🎉".repeat(100), "é".repeat(200))) {
@@ -65,7 +58,7 @@ class MariaDbLedgerMigrationIntegrationTests {
 
     @AfterEach
     void dropDatabase() {
-        admin.execute("DROP DATABASE IF EXISTS " + database);
+        scratch.close();
     }
 
     @Test
