@@ -71,7 +71,6 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
         return VARIANT;
     }
 
-
     static Stream<Row> rows() {
         return rows(VARIANT, Goes.DEAD_LETTER_TOPIC);
     }

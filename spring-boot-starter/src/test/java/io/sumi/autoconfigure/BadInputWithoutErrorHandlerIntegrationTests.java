@@ -42,7 +42,6 @@ class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
         return VARIANT;
     }
 
-
     static Stream<Row> rows() {
         return rows(VARIANT, Goes.LOGGED_AND_SKIPPED);
     }
