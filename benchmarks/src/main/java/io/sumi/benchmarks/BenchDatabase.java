@@ -53,8 +53,7 @@ final class BenchDatabase {
         try {
             DriverManager.getConnection(url, user, password).close();
             return;
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             if (!"3D000".equals(ex.getSQLState())) { // invalid_catalog_name
                 throw ex;
             }
@@ -68,7 +67,8 @@ final class BenchDatabase {
             throw new IllegalArgumentException("Refusing to create a database named '" + name + "'");
         }
         String maintenance = m.group(1) + "postgres" + (m.group(3) == null ? "" : m.group(3));
-        try (Connection c = DriverManager.getConnection(maintenance, user, password); Statement s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(maintenance, user, password);
+                Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + name);
         }
     }
@@ -80,13 +80,21 @@ final class BenchDatabase {
     /** Server facts printed with the results. */
     Map<String, String> serverSettings() throws SQLException {
         Map<String, String> settings = new LinkedHashMap<>();
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT version()")) {
                 rs.next();
                 settings.put("version", rs.getString(1));
             }
-            for (String name : new String[] {"synchronous_commit", "fsync", "wal_sync_method", "full_page_writes",
-                    "shared_buffers", "max_wal_size", "commit_delay"}) {
+            for (String name : new String[] {
+                "synchronous_commit",
+                "fsync",
+                "wal_sync_method",
+                "full_page_writes",
+                "shared_buffers",
+                "max_wal_size",
+                "commit_delay"
+            }) {
                 try (ResultSet rs = s.executeQuery("SHOW " + name)) {
                     rs.next();
                     settings.put(name, rs.getString(1));
@@ -98,7 +106,8 @@ final class BenchDatabase {
 
     /** Drops and creates the case's schema and tables. */
     void prepare(BenchmarkCase benchmarkCase) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS " + benchmarkCase.schema() + " CASCADE");
             s.execute("CREATE SCHEMA " + benchmarkCase.schema());
             s.execute("SET search_path TO " + benchmarkCase.schema());
@@ -107,7 +116,8 @@ final class BenchDatabase {
     }
 
     void drop(BenchmarkCase benchmarkCase) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS " + benchmarkCase.schema() + " CASCADE");
         }
     }
@@ -117,7 +127,8 @@ final class BenchDatabase {
      * pages of the previous case left to flush.
      */
     void reset(BenchmarkCase benchmarkCase) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             s.execute("TRUNCATE " + String.join(", ", benchmarkCase.tables()));
             s.execute("CHECKPOINT");
         }
@@ -125,7 +136,8 @@ final class BenchDatabase {
 
     /** Gives the planner statistics of the case's tables (which also invalidates the plans cached on them). */
     void analyze(BenchmarkCase benchmarkCase) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement()) {
+        try (Connection c = connect();
+                Statement s = c.createStatement()) {
             for (String table : benchmarkCase.tables()) {
                 s.execute("ANALYZE " + table);
             }
@@ -133,7 +145,9 @@ final class BenchDatabase {
     }
 
     long count(BenchmarkCase benchmarkCase) throws SQLException {
-        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(benchmarkCase.countQuery())) {
+        try (Connection c = connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(benchmarkCase.countQuery())) {
             rs.next();
             return rs.getLong(1);
         }
@@ -154,11 +168,11 @@ final class BenchDatabase {
 
     /** Sumi's PostgreSQL ledger migration, from the sumi-migrations jar. */
     static String ledgerMigration() {
-        try (InputStream in = Objects.requireNonNull(BenchDatabase.class.getClassLoader().getResourceAsStream(LEDGER_MIGRATION),
+        try (InputStream in = Objects.requireNonNull(
+                BenchDatabase.class.getClassLoader().getResourceAsStream(LEDGER_MIGRATION),
                 LEDGER_MIGRATION + " is not on the classpath")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }

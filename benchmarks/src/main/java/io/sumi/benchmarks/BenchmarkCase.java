@@ -40,8 +40,7 @@ abstract class BenchmarkCase {
         }
 
         @Override
-        default void close() throws Exception {
-        }
+        default void close() throws Exception {}
     }
 
     final String id;

@@ -26,8 +26,7 @@ final class CpuMonitor {
     }
 
     /** A reading: busy ticks of the machine, and ticks of each process that is ours. */
-    record Sample(long nanos, long busyTicks, Map<Long, Long> ourTicks) {
-    }
+    record Sample(long nanos, long busyTicks, Map<Long, Long> ourTicks) {}
 
     static boolean available() {
         return Files.isReadable(PROC.resolve("stat"));
@@ -38,7 +37,8 @@ final class CpuMonitor {
             return null;
         }
         try {
-            String[] cpu = Files.readAllLines(PROC.resolve("stat")).get(0).trim().split("\\s+");
+            String[] cpu =
+                    Files.readAllLines(PROC.resolve("stat")).get(0).trim().split("\\s+");
             long busy = 0;
             for (int i : new int[] {1, 2, 3, 6, 7, 8}) { // user nice system irq softirq steal
                 busy += Long.parseLong(cpu[i]);
@@ -46,10 +46,12 @@ final class CpuMonitor {
             Map<Long, Long> ours = new HashMap<>();
             long self = ProcessHandle.current().pid();
             ours.put(self, ticks(PROC.resolve(Long.toString(self))));
-            try (DirectoryStream<Path> dirs = Files.newDirectoryStream(PROC, p -> p.getFileName().toString().matches("\\d+"))) {
+            try (DirectoryStream<Path> dirs = Files.newDirectoryStream(
+                    PROC, p -> p.getFileName().toString().matches("\\d+"))) {
                 for (Path dir : dirs) {
                     try {
-                        if (!"postgres".equals(Files.readString(dir.resolve("comm")).trim())) {
+                        if (!"postgres"
+                                .equals(Files.readString(dir.resolve("comm")).trim())) {
                             continue;
                         }
                         String title = Files.readString(dir.resolve("cmdline")).replace('\0', ' ');
@@ -57,15 +59,13 @@ final class CpuMonitor {
                             continue;
                         }
                         ours.put(Long.parseLong(dir.getFileName().toString()), ticks(dir));
-                    }
-                    catch (IOException | RuntimeException ex) {
+                    } catch (IOException | RuntimeException ex) {
                         // the process ended meanwhile
                     }
                 }
             }
             return new Sample(System.nanoTime(), busy, ours);
-        }
-        catch (IOException | RuntimeException ex) {
+        } catch (IOException | RuntimeException ex) {
             return null;
         }
     }

@@ -47,15 +47,13 @@ public final class LedgerBenchmark {
     /** CPU time of the client thread alone (not the JIT compiler's or the GC's). */
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-    private LedgerBenchmark() {
-    }
+    private LedgerBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         Options options;
         try {
             options = Options.parse(args);
-        }
-        catch (IllegalArgumentException ex) {
+        } catch (IllegalArgumentException ex) {
             System.err.println(ex.getMessage());
             System.err.println(Options.USAGE);
             System.exit(2);
@@ -114,17 +112,14 @@ public final class LedgerBenchmark {
             for (String arg : args) {
                 if (arg.equals("-h") || arg.equals("--help")) {
                     o.help = true;
-                }
-                else if (!arg.startsWith("--")) {
+                } else if (!arg.startsWith("--")) {
                     if (!arg.equals("ledger") && !arg.equals("probes")) {
                         throw new IllegalArgumentException("Unknown suite '" + arg + "'");
                     }
                     o.suite = arg;
-                }
-                else if (arg.equals("--keep-schemas")) {
+                } else if (arg.equals("--keep-schemas")) {
                     o.keepSchemas = true;
-                }
-                else {
+                } else {
                     int eq = arg.indexOf('=');
                     if (eq < 0) {
                         throw new IllegalArgumentException("Expected --name=value, got " + arg);
@@ -163,8 +158,8 @@ public final class LedgerBenchmark {
     // ------------------------------------------------------------------ running
 
     /** One measured round of one case. */
-    record Round(double rate, double jvmMicrosPerId, double postgresMicrosPerId, double otherCores, boolean disturbed) {
-    }
+    record Round(
+            double rate, double jvmMicrosPerId, double postgresMicrosPerId, double otherCores, boolean disturbed) {}
 
     /** The figures of one case. */
     static final class Result {
@@ -200,7 +195,11 @@ public final class LedgerBenchmark {
         }
 
         double meanOtherCores() {
-            return used().stream().mapToDouble(Round::otherCores).filter(d -> !Double.isNaN(d)).average().orElse(Double.NaN);
+            return used().stream()
+                    .mapToDouble(Round::otherCores)
+                    .filter(d -> !Double.isNaN(d))
+                    .average()
+                    .orElse(Double.NaN);
         }
 
         double min() {
@@ -212,7 +211,11 @@ public final class LedgerBenchmark {
         }
 
         static double medianOf(List<Double> values) {
-            double[] sorted = values.stream().mapToDouble(Double::doubleValue).filter(d -> !Double.isNaN(d)).sorted().toArray();
+            double[] sorted = values.stream()
+                    .mapToDouble(Double::doubleValue)
+                    .filter(d -> !Double.isNaN(d))
+                    .sorted()
+                    .toArray();
             if (sorted.length == 0) {
                 return Double.NaN;
             }
@@ -240,18 +243,30 @@ public final class LedgerBenchmark {
                     .toList();
             if (options.cases != null) {
                 Set<String> known = suite.stream().map(c -> c.id).collect(Collectors.toSet());
-                List<String> unknown = options.cases.stream().filter(id -> !known.contains(id)).sorted().toList();
+                List<String> unknown = options.cases.stream()
+                        .filter(id -> !known.contains(id))
+                        .sorted()
+                        .toList();
                 if (!unknown.isEmpty()) {
                     throw new IllegalArgumentException("Unknown case(s) " + unknown + "; the suite has " + suite);
                 }
             }
             db.ensureDatabase();
-            out.printf("Sumi ledger benchmark, suite '%s': %d cases x %d rounds, %.1f s warm-up + %.1f s measured each,"
-                    + " 1 client thread, tables %s after warm-up%n", options.suite, cases.size(), options.rounds, options.warmupSeconds,
-                    options.durationSeconds, options.analyze ? "ANALYZEd" : "not analyzed");
+            out.printf(
+                    "Sumi ledger benchmark, suite '%s': %d cases x %d rounds, %.1f s warm-up + %.1f s measured each,"
+                            + " 1 client thread, tables %s after warm-up%n",
+                    options.suite,
+                    cases.size(),
+                    options.rounds,
+                    options.warmupSeconds,
+                    options.durationSeconds,
+                    options.analyze ? "ANALYZEd" : "not analyzed");
             out.printf("Database: %s%n", db.url());
             db.serverSettings().forEach((k, v) -> out.printf("  %s = %s%n", k, v));
-            out.printf("JVM: %s %s, %d cores%n%n", System.getProperty("java.vm.name"), System.getProperty("java.version"),
+            out.printf(
+                    "JVM: %s %s, %d cores%n%n",
+                    System.getProperty("java.vm.name"),
+                    System.getProperty("java.version"),
                     Runtime.getRuntime().availableProcessors());
 
             Map<String, Result> results = new LinkedHashMap<>();
@@ -265,30 +280,32 @@ public final class LedgerBenchmark {
                     for (BenchmarkCase c : cases) {
                         Result result = results.get(c.id);
                         // A round that other work disturbed is measured again (at most --retries times).
-                        for (int attempt = 0; runOnce(c, round, result).disturbed() && attempt < options.retries; attempt++) {
+                        for (int attempt = 0;
+                                runOnce(c, round, result).disturbed() && attempt < options.retries;
+                                attempt++) {
                             result.rounds.remove(result.rounds.size() - 1);
                             result.retried++;
                         }
                     }
                 }
-            }
-            finally {
+            } finally {
                 for (BenchmarkCase c : cases) {
                     try {
                         if (options.keepSchemas) {
                             db.reset(c);
-                        }
-                        else {
+                        } else {
                             db.drop(c);
                         }
-                    }
-                    catch (Exception ex) {
+                    } catch (Exception ex) {
                         System.err.println("Could not clean up " + c.schema() + ": " + ex);
                     }
                 }
             }
-            out.printf("%nMeasured in %d s.%n%n", Duration.between(started, Instant.now()).toSeconds());
-            Report report = new Report(new ArrayList<>(results.values()), options.maxOtherLoad, options.suite.equals("ledger"));
+            out.printf(
+                    "%nMeasured in %d s.%n%n",
+                    Duration.between(started, Instant.now()).toSeconds());
+            Report report =
+                    new Report(new ArrayList<>(results.values()), options.maxOtherLoad, options.suite.equals("ledger"));
             report.print(out);
             if (options.csv != null) {
                 writeCsv(results.values());
@@ -306,7 +323,8 @@ public final class LedgerBenchmark {
             long totalOps = 0;
             Round measured;
             String details;
-            try (HikariDataSource dataSource = db.pool(c.id); Operation operation = c.open(dataSource, new Ids(System.nanoTime()))) {
+            try (HikariDataSource dataSource = db.pool(c.id);
+                    Operation operation = c.open(dataSource, new Ids(System.nanoTime()))) {
                 long warmupEnd = System.nanoTime() + (long) (options.warmupSeconds * 1e9);
                 while (System.nanoTime() < warmupEnd) {
                     totalIds += operation.run();
@@ -330,10 +348,12 @@ public final class LedgerBenchmark {
                 CpuMonitor.Sample after = cpu.sample();
                 totalIds += measuredIds;
                 double others = CpuMonitor.otherCores(before, after);
-                measured = new Round(measuredIds / ((now - start) / 1e9),
+                measured = new Round(
+                        measuredIds / ((now - start) / 1e9),
                         threadCpu / 1e3 / measuredIds,
                         CpuMonitor.postgresSeconds(before, after) * 1e6 / measuredIds,
-                        others, others > options.maxOtherLoad);
+                        others,
+                        others > options.maxOtherLoad);
                 details = operation.details(totalOps);
             }
             long stored = db.count(c);
@@ -344,9 +364,18 @@ public final class LedgerBenchmark {
             if (details != null) {
                 result.details.add(details);
             }
-            out.printf(Locale.ROOT, "round %d  %-20s %,10.0f ids/s  %,9d ids checked in the table  cpu/id: client %5.1f us, pg %5.1f us"
-                    + "  other load %.2f cores%s%s%n", round, c.id, measured.rate(), stored, measured.jvmMicrosPerId(),
-                    measured.postgresMicrosPerId(), measured.otherCores(), measured.disturbed() ? " DISTURBED" : "",
+            out.printf(
+                    Locale.ROOT,
+                    "round %d  %-20s %,10.0f ids/s  %,9d ids checked in the table  cpu/id: client %5.1f us, pg %5.1f us"
+                            + "  other load %.2f cores%s%s%n",
+                    round,
+                    c.id,
+                    measured.rate(),
+                    stored,
+                    measured.jvmMicrosPerId(),
+                    measured.postgresMicrosPerId(),
+                    measured.otherCores(),
+                    measured.disturbed() ? " DISTURBED" : "",
                     waited > 0 ? String.format(Locale.ROOT, " (waited %.0f s for quiet)", waited) : "");
             return measured;
         }
@@ -369,8 +398,7 @@ public final class LedgerBenchmark {
                     break;
                 }
                 previous = current;
-            }
-            while (System.nanoTime() < deadline);
+            } while (System.nanoTime() < deadline);
             double waited = (System.nanoTime() - start) / 1e9;
             return waited < 0.6 ? 0 : waited; // one half-second look is the normal case
         }
@@ -381,8 +409,17 @@ public final class LedgerBenchmark {
             for (Result r : results) {
                 for (int i = 0; i < r.rounds.size(); i++) {
                     Round x = r.rounds.get(i);
-                    csv.append(String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.2f,%.2f,%.2f,%s%n", r.benchmarkCase.id, r.benchmarkCase.role,
-                            i + 1, x.rate(), x.jvmMicrosPerId(), x.postgresMicrosPerId(), x.otherCores(), x.disturbed()));
+                    csv.append(String.format(
+                            Locale.ROOT,
+                            "%s,%s,%d,%.1f,%.2f,%.2f,%.2f,%s%n",
+                            r.benchmarkCase.id,
+                            r.benchmarkCase.role,
+                            i + 1,
+                            x.rate(),
+                            x.jvmMicrosPerId(),
+                            x.postgresMicrosPerId(),
+                            x.otherCores(),
+                            x.disturbed()));
                 }
             }
             Path parent = options.csv.toAbsolutePath().getParent();
@@ -409,11 +446,17 @@ public final class LedgerBenchmark {
         }
 
         private Result byRole(Role role) {
-            return results.stream().filter(r -> r.benchmarkCase.role == role).findFirst().orElse(null);
+            return results.stream()
+                    .filter(r -> r.benchmarkCase.role == role)
+                    .findFirst()
+                    .orElse(null);
         }
 
         private Result byId(String id) {
-            return results.stream().filter(r -> r.benchmarkCase.id.equals(id)).findFirst().orElse(null);
+            return results.stream()
+                    .filter(r -> r.benchmarkCase.id.equals(id))
+                    .findFirst()
+                    .orElse(null);
         }
 
         private static String ratio(Result r, Result base) {
@@ -424,24 +467,55 @@ public final class LedgerBenchmark {
             Result raw = byRole(Role.RAW);
             Result camel = byRole(Role.CAMEL);
             Result si = byRole(Role.SPRING_INTEGRATION);
-            int labelWidth = results.stream().mapToInt(r -> r.benchmarkCase.label.length()).max().orElse(10);
-            String header = String.format(Locale.ROOT, "%-20s %-" + labelWidth + "s %10s %19s %7s %7s %7s %7s %7s %7s %7s",
-                    "case", "what", "ids/s", "rounds min-max", "/raw", "/Camel", "/SI", "cli us", "pg us", "others", "rounds");
+            int labelWidth = results.stream()
+                    .mapToInt(r -> r.benchmarkCase.label.length())
+                    .max()
+                    .orElse(10);
+            String header = String.format(
+                    Locale.ROOT,
+                    "%-20s %-" + labelWidth + "s %10s %19s %7s %7s %7s %7s %7s %7s %7s",
+                    "case",
+                    "what",
+                    "ids/s",
+                    "rounds min-max",
+                    "/raw",
+                    "/Camel",
+                    "/SI",
+                    "cli us",
+                    "pg us",
+                    "others",
+                    "rounds");
             out.println(header);
             out.println("-".repeat(header.length()));
             for (Result r : results) {
-                out.printf(Locale.ROOT, "%-20s %-" + labelWidth + "s %,10.0f %,9.0f-%,-9.0f %7s %7s %7s %7.1f %7.1f %7.2f %4d/%-2d%n",
-                        r.benchmarkCase.id, r.benchmarkCase.label, r.median(), r.min(), r.max(), ratio(r, raw), ratio(r, camel),
-                        ratio(r, si), r.jvmMicrosPerId(), r.postgresMicrosPerId(), r.meanOtherCores(), r.used().size(),
+                out.printf(
+                        Locale.ROOT,
+                        "%-20s %-" + labelWidth + "s %,10.0f %,9.0f-%,-9.0f %7s %7s %7s %7.1f %7.1f %7.2f %4d/%-2d%n",
+                        r.benchmarkCase.id,
+                        r.benchmarkCase.label,
+                        r.median(),
+                        r.min(),
+                        r.max(),
+                        ratio(r, raw),
+                        ratio(r, camel),
+                        ratio(r, si),
+                        r.jvmMicrosPerId(),
+                        r.postgresMicrosPerId(),
+                        r.meanOtherCores(),
+                        r.used().size(),
                         r.rounds.size());
             }
             out.println();
-            out.println("ids/s: median of the rounds used (min-max of those). cli us / pg us: CPU per id of the client thread /"
-                    + " of the PostgreSQL processes serving it.");
-            out.println("others: mean CPU, in cores of " + Runtime.getRuntime().availableProcessors() + ", that other processes used"
+            out.println(
+                    "ids/s: median of the rounds used (min-max of those). cli us / pg us: CPU per id of the client thread /"
+                            + " of the PostgreSQL processes serving it.");
+            out.println("others: mean CPU, in cores of " + Runtime.getRuntime().availableProcessors()
+                    + ", that other processes used"
                     + " while the case was measured. rounds: used/run; a round during which others used more than "
                     + maxOtherLoad + " cores is DISTURBED and left out, unless all were.");
-            List<String> details = results.stream().flatMap(r -> r.details.stream().skip(Math.max(0, r.details.size() - 1))).toList();
+            List<String> details = results.stream()
+                    .flatMap(r -> r.details.stream().skip(Math.max(0, r.details.size() - 1)))
+                    .toList();
             if (!details.isEmpty()) {
                 out.println();
                 details.forEach(d -> out.println("  " + d));
@@ -459,9 +533,15 @@ public final class LedgerBenchmark {
                     Result r = byId(id);
                     if (r != null) {
                         double goal = 0.85 * raw.median();
-                        lines.add(check(r.median() >= goal, String.format(Locale.ROOT,
-                                "transactional claim >= 0.85 x raw insert: %-14s %,8.0f vs %,8.0f (%.2f x raw)", id, r.median(), goal,
-                                r.median() / raw.median())));
+                        lines.add(check(
+                                r.median() >= goal,
+                                String.format(
+                                        Locale.ROOT,
+                                        "transactional claim >= 0.85 x raw insert: %-14s %,8.0f vs %,8.0f (%.2f x raw)",
+                                        id,
+                                        r.median(),
+                                        goal,
+                                        r.median() / raw.median())));
                     }
                 }
             }
@@ -469,9 +549,15 @@ public final class LedgerBenchmark {
                 for (Result r : results) {
                     if (r.benchmarkCase.role == Role.SUMI && r.benchmarkCase.id.startsWith("sumi-batch")) {
                         double goal = 10 * camel.median();
-                        lines.add(check(r.median() >= goal, String.format(Locale.ROOT,
-                                "batch claim >= 10 x Camel:                %-14s %,8.0f vs %,8.0f (%.1f x Camel)", r.benchmarkCase.id,
-                                r.median(), goal, r.median() / camel.median())));
+                        lines.add(check(
+                                r.median() >= goal,
+                                String.format(
+                                        Locale.ROOT,
+                                        "batch claim >= 10 x Camel:                %-14s %,8.0f vs %,8.0f (%.1f x Camel)",
+                                        r.benchmarkCase.id,
+                                        r.median(),
+                                        goal,
+                                        r.median() / camel.median())));
                     }
                 }
             }
@@ -479,9 +565,15 @@ public final class LedgerBenchmark {
                 double best = Math.max(camel == null ? 0 : camel.median(), si == null ? 0 : si.median());
                 for (Result r : results) {
                     if (r.benchmarkCase.role == Role.SUMI) {
-                        lines.add(check(r.median() > best, String.format(Locale.ROOT,
-                                "ahead of both peers:                      %-14s %,8.0f vs %,8.0f (%.2f x the faster peer)",
-                                r.benchmarkCase.id, r.median(), best, r.median() / best)));
+                        lines.add(check(
+                                r.median() > best,
+                                String.format(
+                                        Locale.ROOT,
+                                        "ahead of both peers:                      %-14s %,8.0f vs %,8.0f (%.2f x the faster peer)",
+                                        r.benchmarkCase.id,
+                                        r.median(),
+                                        best,
+                                        r.median() / best)));
                     }
                 }
             }

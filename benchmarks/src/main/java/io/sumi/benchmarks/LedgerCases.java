@@ -9,11 +9,11 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.TransactionSupport;
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.sql.Array;
 import java.sql.Connection;
@@ -46,8 +46,7 @@ final class LedgerCases {
     /** A payload of ~200 bytes for the executor cases, so they pay for the fingerprint (SHA-256) as a real message does. */
     static final String PAYLOAD = "{\"orderId\":\"" + "x".repeat(160) + "\",\"amount\":\"12.50\",\"currency\":\"EUR\"}";
 
-    private LedgerCases() {
-    }
+    private LedgerCases() {}
 
     static List<BenchmarkCase> all() {
         List<BenchmarkCase> cases = new ArrayList<>();
@@ -97,13 +96,17 @@ final class LedgerCases {
         }
 
         JdbcProcessedMessageStore store(DataSource dataSource) {
-            return JdbcProcessedMessageStore.builder(dataSource).tableName(table()).databaseType(DatabaseType.POSTGRESQL).build();
+            return JdbcProcessedMessageStore.builder(dataSource)
+                    .tableName(table())
+                    .databaseType(DatabaseType.POSTGRESQL)
+                    .build();
         }
     }
 
     /** The row a raw insert writes: the same columns a transactional-mode claim writes. */
     static String rawInsertSql(String table) {
-        return "INSERT INTO " + table + " (consumer, message_id, status, claim_token, attempts, first_seen_at, processed_at)"
+        return "INSERT INTO " + table
+                + " (consumer, message_id, status, claim_token, attempts, first_seen_at, processed_at)"
                 + " VALUES (?, ?, 'COMPLETED', ?, 1, ?, ?) ON CONFLICT DO NOTHING";
     }
 
@@ -167,7 +170,8 @@ final class LedgerCases {
             @Override
             Operation open(DataSource dataSource, Ids ids) {
                 TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-                org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+                org.springframework.jdbc.core.JdbcTemplate jdbc =
+                        new org.springframework.jdbc.core.JdbcTemplate(dataSource);
                 String sql = rawInsertSql(table());
                 return new Operation() {
                     long token;
@@ -187,21 +191,23 @@ final class LedgerCases {
 
     /** Reference: the physical limit of batching, {@code size} ids in one unnest INSERT, autocommit. */
     static BenchmarkCase rawInsertUnnest(int size) {
-        return new LedgerTableCase("raw-unnest-" + size, "raw INSERT ... unnest, " + size + " ids/statement, autocommit",
-                Role.REFERENCE) {
+        return new LedgerTableCase(
+                "raw-unnest-" + size, "raw INSERT ... unnest, " + size + " ids/statement, autocommit", Role.REFERENCE) {
             @Override
             Operation open(DataSource dataSource, Ids ids) throws SQLException {
                 Connection connection = dataSource.getConnection();
-                PreparedStatement statement = connection.prepareStatement("INSERT INTO " + table()
-                        + " (consumer, message_id, status, claim_token, attempts, first_seen_at, processed_at)"
-                        + " SELECT ?, i, 'COMPLETED', ?, 1, ?, ? FROM unnest(?::varchar[]) AS i ON CONFLICT DO NOTHING");
+                PreparedStatement statement = connection.prepareStatement(
+                        "INSERT INTO " + table()
+                                + " (consumer, message_id, status, claim_token, attempts, first_seen_at, processed_at)"
+                                + " SELECT ?, i, 'COMPLETED', ?, 1, ?, ? FROM unnest(?::varchar[]) AS i ON CONFLICT DO NOTHING");
                 return new Operation() {
                     long token;
 
                     @Override
                     public int run() throws SQLException {
                         OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
-                        Array array = connection.createArrayOf("varchar", ids.next(size).toArray());
+                        Array array = connection.createArrayOf(
+                                "varchar", ids.next(size).toArray());
                         statement.setString(1, CONSUMER);
                         statement.setLong(2, ++token);
                         statement.setObject(3, now, Types.TIMESTAMP_WITH_TIMEZONE);
@@ -232,8 +238,11 @@ final class LedgerCases {
                 TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
                 return () -> {
                     String id = ids.next();
-                    ClaimResult result = tx.execute(status -> store.claimCompleted(CONSUMER, new ClaimRequest(id, null)));
-                    expect(result != null && result.outcome() == ClaimOutcome.CLAIMED, () -> "claimCompleted of a new id: " + result);
+                    ClaimResult result =
+                            tx.execute(status -> store.claimCompleted(CONSUMER, new ClaimRequest(id, null)));
+                    expect(
+                            result != null && result.outcome() == ClaimOutcome.CLAIMED,
+                            () -> "claimCompleted of a new id: " + result);
                     return 1;
                 };
             }
@@ -248,9 +257,12 @@ final class LedgerCases {
                 IdempotentExecutor executor = IdempotentExecutor.builder(store(dataSource))
                         .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource)))
                         .build();
-                HandlerDefinition handler = HandlerDefinition.builder(CONSUMER).mode(IdempotencyMode.TRANSACTIONAL).build();
+                HandlerDefinition handler = HandlerDefinition.builder(CONSUMER)
+                        .mode(IdempotencyMode.TRANSACTIONAL)
+                        .build();
                 return () -> {
-                    InboundMessage message = InboundMessage.of(PAYLOAD, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, ids.next()));
+                    InboundMessage message =
+                            InboundMessage.of(PAYLOAD, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, ids.next()));
                     HandlerResult<Object> result = executor.execute(handler, message, () -> null);
                     expect(result.outcome() == MessageOutcome.PROCESSED, () -> "executor on a new id: " + result);
                     return 1;
@@ -280,10 +292,15 @@ final class LedgerCases {
         return new LedgerTableCase("sumi-lease-exec", "Sumi lease, IdempotentExecutor.execute", Role.SUMI) {
             @Override
             Operation open(DataSource dataSource, Ids ids) {
-                IdempotentExecutor executor = IdempotentExecutor.builder(store(dataSource)).build();
-                HandlerDefinition handler = HandlerDefinition.builder(CONSUMER).mode(IdempotencyMode.LEASE).lease(LEASE).build();
+                IdempotentExecutor executor =
+                        IdempotentExecutor.builder(store(dataSource)).build();
+                HandlerDefinition handler = HandlerDefinition.builder(CONSUMER)
+                        .mode(IdempotencyMode.LEASE)
+                        .lease(LEASE)
+                        .build();
                 return () -> {
-                    InboundMessage message = InboundMessage.of(PAYLOAD, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, ids.next()));
+                    InboundMessage message =
+                            InboundMessage.of(PAYLOAD, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, ids.next()));
                     HandlerResult<Object> result = executor.execute(handler, message, () -> null);
                     expect(result.outcome() == MessageOutcome.PROCESSED, () -> "executor on a new id: " + result);
                     return 1;
@@ -294,7 +311,8 @@ final class LedgerCases {
 
     /** d) Batch claim of {@code size} ids in lease mode: claimAll, then completeAll. */
     static BenchmarkCase sumiBatchLease(int size) {
-        return new LedgerTableCase("sumi-batch-" + size, "Sumi batch claimAll + completeAll, " + size + " ids/call", Role.SUMI) {
+        return new LedgerTableCase(
+                "sumi-batch-" + size, "Sumi batch claimAll + completeAll, " + size + " ids/call", Role.SUMI) {
             // close() throws Exception: an operation closes whatever it opened (pools, threads); the
             // harness lets any failure, interruption included, end the run.
             @SuppressWarnings("try")
@@ -316,9 +334,12 @@ final class LedgerCases {
                         List<ClaimResult> results = store.claimAll(CONSUMER, requests, LEASE);
                         long t1 = System.nanoTime();
                         for (ClaimResult result : results) {
-                            expect(result.outcome() == ClaimOutcome.CLAIMED, () -> "batch claim of a new id: " + result);
+                            expect(
+                                    result.outcome() == ClaimOutcome.CLAIMED,
+                                    () -> "batch claim of a new id: " + result);
                         }
-                        int completed = store.completeAll(CONSUMER, results.get(0).message().claimToken(), batch);
+                        int completed = store.completeAll(
+                                CONSUMER, results.get(0).message().claimToken(), batch);
                         long t2 = System.nanoTime();
                         expect(completed == size, () -> "completeAll completed " + completed + " of " + size);
                         claimNanos += t1 - t0;
@@ -329,8 +350,9 @@ final class LedgerCases {
                     @Override
                     public String details(long ops) {
                         // Covers warm-up and measured calls alike.
-                        return String.format("%s: claimAll %.2f ms, completeAll %.2f ms per call of %d ids", id,
-                                claimNanos / 1e6 / ops, completeNanos / 1e6 / ops, size);
+                        return String.format(
+                                "%s: claimAll %.2f ms, completeAll %.2f ms per call of %d ids",
+                                id, claimNanos / 1e6 / ops, completeNanos / 1e6 / ops, size);
                     }
                 };
             }
@@ -339,8 +361,8 @@ final class LedgerCases {
 
     /** Batch claim in transactional mode: claimAllCompleted of {@code size} ids in one transaction (what a batch listener does). */
     static BenchmarkCase sumiBatchTransactional(int size) {
-        return new LedgerTableCase("sumi-batch-tx-" + size, "Sumi batch claimAllCompleted in a tx, " + size + " ids/call",
-                Role.SUMI) {
+        return new LedgerTableCase(
+                "sumi-batch-tx-" + size, "Sumi batch claimAllCompleted in a tx, " + size + " ids/call", Role.SUMI) {
             @Override
             Operation open(DataSource dataSource, Ids ids) {
                 ProcessedMessageStore store = store(dataSource);
@@ -424,7 +446,8 @@ final class LedgerCases {
      */
     static BenchmarkCase springIntegration(boolean inTransaction) {
         String id = inTransaction ? "spring-integration-tx" : "spring-integration";
-        String label = inTransaction ? "Spring Integration putIfAbsent in a tx (its @Transactional applied)"
+        String label = inTransaction
+                ? "Spring Integration putIfAbsent in a tx (its @Transactional applied)"
                 : "Spring Integration JdbcMetadataStore.putIfAbsent";
         return new BenchmarkCase(id, label, inTransaction ? Role.REFERENCE : Role.SPRING_INTEGRATION) {
             String prefix() {
@@ -458,13 +481,16 @@ final class LedgerCases {
                 store.setRegion(CONSUMER);
                 store.afterPropertiesSet();
                 store.start();
-                TransactionTemplate tx = inTransaction ? new TransactionTemplate(new DataSourceTransactionManager(dataSource)) : null;
+                TransactionTemplate tx =
+                        inTransaction ? new TransactionTemplate(new DataSourceTransactionManager(dataSource)) : null;
                 return new Operation() {
                     @Override
                     public int run() {
                         String key = ids.next();
                         String value = Long.toString(System.currentTimeMillis());
-                        String previous = tx == null ? store.putIfAbsent(key, value) : tx.execute(status -> store.putIfAbsent(key, value));
+                        String previous = tx == null
+                                ? store.putIfAbsent(key, value)
+                                : tx.execute(status -> store.putIfAbsent(key, value));
                         expect(previous == null, "putIfAbsent of a new key found a value");
                         return 1;
                     }

@@ -45,8 +45,7 @@ final class ProbeCases {
     private static final String COLUMNS =
             "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
 
-    private ProbeCases() {
-    }
+    private ProbeCases() {}
 
     static List<BenchmarkCase> all() {
         List<BenchmarkCase> cases = new ArrayList<>();
@@ -85,8 +84,7 @@ final class ProbeCases {
             Field f = PostgresLedgerDialect.class.getDeclaredField(field);
             f.setAccessible(true);
             return (String) f.get(new PostgresLedgerDialect(table));
-        }
-        catch (ReflectiveOperationException ex) {
+        } catch (ReflectiveOperationException ex) {
             throw new IllegalStateException("PostgresLedgerDialect." + field + " is gone; update the probes", ex);
         }
     }
@@ -203,12 +201,13 @@ final class ProbeCases {
 
     /** The claim as one INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING, without the CTE and the UNION ALL read. */
     static BenchmarkCase returningTransactional() {
-        return new HeldConnectionProbe("returning-tx", "INSERT..ON CONFLICT..RETURNING (no CTE), JDBC commit per id", false,
-                null) {
+        return new HeldConnectionProbe(
+                "returning-tx", "INSERT..ON CONFLICT..RETURNING (no CTE), JDBC commit per id", false, null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
-                String sql = "INSERT INTO " + table() + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
+                String sql = "INSERT INTO " + table()
+                        + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
                         + " fingerprint, first_seen_at, processed_at) VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, ?, ?)"
                         + " ON CONFLICT (consumer, message_id) DO UPDATE SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token,"
                         + " lease_until = NULL, attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at"
@@ -234,7 +233,8 @@ final class ProbeCases {
      */
     static BenchmarkCase handlerTransaction(boolean withSumi) {
         String id = withSumi ? "handler-tx-sumi" : "handler-tx";
-        String label = withSumi ? "handler INSERT + Sumi claimCompleted, one tx per message"
+        String label = withSumi
+                ? "handler INSERT + Sumi claimCompleted, one tx per message"
                 : "handler INSERT alone, one tx per message (no ledger)";
         return new LedgerTableCase(id, label, Role.REFERENCE) {
             String orders() {
@@ -285,7 +285,8 @@ final class ProbeCases {
     /** Sumi's lease claim (claimOneLease) and complete statements, plain JDBC autocommit; optionally with synchronous_commit off. */
     static BenchmarkCase sumiSqlLease(boolean asyncCommit) {
         String id = asyncCommit ? "lease-sql-async" : "lease-sql";
-        String label = asyncCommit ? "Sumi's lease claim + complete SQL, synchronous_commit=off"
+        String label = asyncCommit
+                ? "Sumi's lease claim + complete SQL, synchronous_commit=off"
                 : "Sumi's lease claim + complete SQL, JDBC autocommit";
         return new HeldConnectionProbe(id, label, true, asyncCommit ? "SET synchronous_commit TO off" : null) {
             @Override
@@ -326,8 +327,10 @@ final class ProbeCases {
      */
     static BenchmarkCase sumiSqlBatch(int size, boolean customPlans) {
         String id = "batch-sql-" + size + (customPlans ? "-custom" : "");
-        String label = "Sumi's claimAll + completeAll SQL, " + size + " ids" + (customPlans ? ", force_custom_plan" : "");
-        return new HeldConnectionProbe(id, label, true, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null) {
+        String label =
+                "Sumi's claimAll + completeAll SQL, " + size + " ids" + (customPlans ? ", force_custom_plan" : "");
+        return new HeldConnectionProbe(
+                id, label, true, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
@@ -368,8 +371,8 @@ final class ProbeCases {
      * the batch size instead of one per size with a bind parameter per id.
      */
     static BenchmarkCase fixedBatch(int size) {
-        return new HeldConnectionProbe("batch-fixed-" + size, "suggested: INSERT..RETURNING + complete ANY(?), "
-                + size + " ids", true, null) {
+        return new HeldConnectionProbe(
+                "batch-fixed-" + size, "suggested: INSERT..RETURNING + complete ANY(?), " + size + " ids", true, null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
@@ -377,7 +380,8 @@ final class ProbeCases {
                 Collections.sort(batch);
                 Array idArray = connection.createArrayOf("varchar", batch.toArray());
                 Array fingerprints = connection.createArrayOf("varchar", new String[size]);
-                String claim = "INSERT INTO " + table() + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
+                String claim = "INSERT INTO " + table()
+                        + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts,"
                         + " fingerprint, first_seen_at, processed_at)"
                         + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, ?, 1, i.fingerprint, ?, NULL"
                         + " FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint) ORDER BY i.message_id"
@@ -394,9 +398,10 @@ final class ProbeCases {
                     setNow(s, 7, now);
                     expect(countRows(s) == size, "batch claim of new ids");
                 }
-                String complete = "UPDATE " + table() + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL,"
-                        + " last_error = NULL WHERE consumer = ? AND message_id = ANY(?::varchar[]) AND claim_token = ?"
-                        + " AND status = 'IN_PROGRESS'";
+                String complete =
+                        "UPDATE " + table() + " SET status = 'COMPLETED', processed_at = ?, lease_until = NULL,"
+                                + " last_error = NULL WHERE consumer = ? AND message_id = ANY(?::varchar[]) AND claim_token = ?"
+                                + " AND status = 'IN_PROGRESS'";
                 try (PreparedStatement s = connection.prepareStatement(complete)) {
                     setNow(s, 1, now);
                     s.setString(2, CONSUMER);

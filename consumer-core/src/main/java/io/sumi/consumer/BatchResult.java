@@ -6,5 +6,4 @@ package io.sumi.consumer;
  * @param processed how many messages the handler processed
  * @param duplicates how many messages were skipped as already completed (or repeated in the batch)
  */
-public record BatchResult(int processed, int duplicates) {
-}
+public record BatchResult(int processed, int duplicates) {}

@@ -13,8 +13,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Fingerprints {
 
-    private Fingerprints() {
-    }
+    private Fingerprints() {}
 
     /**
      * The fingerprint of a payload given as {@code byte[]}, {@link ByteBuffer} or
@@ -40,8 +39,7 @@ public final class Fingerprints {
     private static String sha256(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        }
-        catch (NoSuchAlgorithmException ex) {
+        } catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-256 is required of every JVM", ex);
         }
     }

@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
  * @param fingerprintPolicy the policy of handlers that say {@code DEFAULT}
  * @param keyHeaders the headers tried for the key, in order
  */
-public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy,
-        List<String> keyHeaders) {
+public record HandlerDefaults(
+        IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders) {
 
     public HandlerDefaults {
         if (fingerprintPolicy == FingerprintMismatchPolicy.DEFAULT) {
@@ -27,7 +27,10 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
 
     /** The library defaults: {@code AUTO}, a 5 minute lease, {@code WARN}, headers {@code outbox-id} then {@code idempotency-key}. */
     public static HandlerDefaults standard() {
-        return new HandlerDefaults(IdempotencyMode.AUTO, HandlerDefinition.DEFAULT_LEASE, FingerprintMismatchPolicy.WARN,
+        return new HandlerDefaults(
+                IdempotencyMode.AUTO,
+                HandlerDefinition.DEFAULT_LEASE,
+                FingerprintMismatchPolicy.WARN,
                 HandlerDefinition.DEFAULT_KEY_HEADERS);
     }
 
@@ -41,7 +44,8 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
      * @param where names the handler in error messages
      * @throws IllegalArgumentException if the annotation has an invalid lease, reconcile-after window or consumer
      */
-    public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, boolean transactionalHint, String where) {
+    public HandlerDefinition resolve(
+            IdempotentHandler annotation, String defaultConsumer, boolean transactionalHint, String where) {
         return resolve(annotation, defaultConsumer, transactionalHint ? "" : null, where);
     }
 
@@ -61,31 +65,42 @@ public record HandlerDefaults(IdempotencyMode mode, Duration lease, FingerprintM
      *     window or consumer, or asks for {@code TRANSACTIONAL} with a named transaction manager
      * @since 0.1.0
      */
-    public HandlerDefinition resolve(IdempotentHandler annotation, String defaultConsumer, @Nullable String transactionManager,
-            String where) {
+    public HandlerDefinition resolve(
+            IdempotentHandler annotation, String defaultConsumer, @Nullable String transactionManager, String where) {
         String consumer = annotation.consumer().isBlank() ? defaultConsumer : annotation.consumer();
         IdempotencyMode resolvedMode = annotation.mode() != IdempotencyMode.AUTO ? annotation.mode() : mode;
         boolean namedManager = transactionManager != null && !transactionManager.isBlank();
         if (namedManager && resolvedMode == IdempotencyMode.TRANSACTIONAL) {
-            throw new IllegalArgumentException("@IdempotentHandler on " + where + " asks for transactional mode, but its"
-                    + " @Transactional names the transaction manager '" + transactionManager + "': Sumi cannot tell whether the"
-                    + " ledger's DataSource takes part in that transaction, and a ledger row outside it would commit on its own."
-                    + " Use @IdempotentHandler(mode = LEASE), or let @Transactional use the default transaction manager (the"
-                    + " ledger's DataSource)");
+            throw new IllegalArgumentException(
+                    "@IdempotentHandler on " + where + " asks for transactional mode, but its"
+                            + " @Transactional names the transaction manager '" + transactionManager
+                            + "': Sumi cannot tell whether the"
+                            + " ledger's DataSource takes part in that transaction, and a ledger row outside it would commit on its own."
+                            + " Use @IdempotentHandler(mode = LEASE), or let @Transactional use the default transaction manager (the"
+                            + " ledger's DataSource)");
         }
         if (resolvedMode == IdempotencyMode.AUTO && transactionManager != null) {
             resolvedMode = namedManager ? IdempotencyMode.LEASE : IdempotencyMode.TRANSACTIONAL;
         }
         return HandlerDefinition.builder(consumer)
                 .mode(resolvedMode)
-                .lease(annotation.lease().isBlank() ? lease : Durations.parse(annotation.lease(), "lease of @IdempotentHandler on " + where))
-                .fingerprintPolicy(annotation.onFingerprintMismatch() == FingerprintMismatchPolicy.DEFAULT
-                        ? fingerprintPolicy : annotation.onFingerprintMismatch())
+                .lease(
+                        annotation.lease().isBlank()
+                                ? lease
+                                : Durations.parse(annotation.lease(), "lease of @IdempotentHandler on " + where))
+                .fingerprintPolicy(
+                        annotation.onFingerprintMismatch() == FingerprintMismatchPolicy.DEFAULT
+                                ? fingerprintPolicy
+                                : annotation.onFingerprintMismatch())
                 .keyHeaders(keyHeaders)
                 .keyExpression(annotation.key())
                 .budget(annotation.budget())
-                .reconcileAfter(annotation.reconcileAfter().isBlank() ? null
-                        : Durations.parse(annotation.reconcileAfter(), "reconcileAfter of @IdempotentHandler on " + where))
+                .reconcileAfter(
+                        annotation.reconcileAfter().isBlank()
+                                ? null
+                                : Durations.parse(
+                                        annotation.reconcileAfter(),
+                                        "reconcileAfter of @IdempotentHandler on " + where))
                 .build();
     }
 }

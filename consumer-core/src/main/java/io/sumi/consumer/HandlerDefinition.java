@@ -20,9 +20,15 @@ import org.jspecify.annotations.Nullable;
  *     claim is marked for reconciliation instead of run again; {@code null}: the executor's
  *     default; zero: never (since 0.1.0)
  */
-public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration lease,
-        FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders, @Nullable String keyExpression,
-        @Nullable String budget, @Nullable Duration reconcileAfter) {
+public record HandlerDefinition(
+        String consumer,
+        IdempotencyMode mode,
+        Duration lease,
+        FingerprintMismatchPolicy fingerprintPolicy,
+        List<String> keyHeaders,
+        @Nullable String keyExpression,
+        @Nullable String budget,
+        @Nullable Duration reconcileAfter) {
 
     /** The header the outbox producer writes its row id to. */
     public static final String OUTBOX_ID_HEADER = "outbox-id";
@@ -44,7 +50,8 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(lease, "lease");
         if (lease.isNegative() || lease.isZero()) {
-            throw new IllegalArgumentException("The lease of consumer '" + consumer + "' must be positive, was " + lease);
+            throw new IllegalArgumentException(
+                    "The lease of consumer '" + consumer + "' must be positive, was " + lease);
         }
         if (fingerprintPolicy == FingerprintMismatchPolicy.DEFAULT) {
             fingerprintPolicy = FingerprintMismatchPolicy.WARN;
@@ -57,14 +64,19 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
             budget = null;
         }
         if (reconcileAfter != null && reconcileAfter.isNegative()) {
-            throw new IllegalArgumentException("The reconcile-after window of consumer '" + consumer + "' must not be negative, was "
-                    + reconcileAfter);
+            throw new IllegalArgumentException("The reconcile-after window of consumer '" + consumer
+                    + "' must not be negative, was " + reconcileAfter);
         }
     }
 
     /** A definition bound to no budget, with the executor's reconciliation window. */
-    public HandlerDefinition(String consumer, IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy,
-            List<String> keyHeaders, @Nullable String keyExpression) {
+    public HandlerDefinition(
+            String consumer,
+            IdempotencyMode mode,
+            Duration lease,
+            FingerprintMismatchPolicy fingerprintPolicy,
+            List<String> keyHeaders,
+            @Nullable String keyExpression) {
         this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, null, null);
     }
 
@@ -131,7 +143,8 @@ public record HandlerDefinition(String consumer, IdempotencyMode mode, Duration 
          *     negative reconcile-after window)
          */
         public HandlerDefinition build() {
-            return new HandlerDefinition(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter);
+            return new HandlerDefinition(
+                    consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter);
         }
     }
 }

@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
  * @param outcome whether the handler ran
  * @param value what the handler returned ({@code null} for a duplicate)
  */
-public record HandlerResult<T>(MessageOutcome outcome, @Nullable T value) {
+public record HandlerResult<T>(
+        MessageOutcome outcome, @Nullable T value) {
 
     /** The result for a message that was already completed. */
     public static <T> HandlerResult<T> duplicate() {

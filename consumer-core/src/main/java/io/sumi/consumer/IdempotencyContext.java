@@ -48,8 +48,7 @@ public record IdempotencyContext(String key, String consumer, int attempt, Idemp
         return () -> {
             if (previous == null) {
                 CURRENT.remove();
-            }
-            else {
+            } else {
                 CURRENT.set(previous);
             }
         };

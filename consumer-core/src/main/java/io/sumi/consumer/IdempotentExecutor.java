@@ -36,7 +36,8 @@ public interface IdempotentExecutor {
      * @throws Exception whatever the handler threw (after its claim was released or rolled back),
      *     or an {@link IdempotencyException} about the message
      */
-    <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception;
+    <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body)
+            throws Exception;
 
     /**
      * Runs {@code body} once for the messages of a batch that are not completed yet, claiming the
@@ -62,7 +63,8 @@ public interface IdempotentExecutor {
      * @throws BatchFailedException if the batch stopped at a message
      * @throws Exception whatever the handler threw, for the whole batch
      */
-    BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception;
+    BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
+            throws Exception;
 
     /** The key resolver the executor uses. */
     MessageKeyResolver keyResolver();
@@ -156,8 +158,8 @@ public interface IdempotentExecutor {
         }
 
         public IdempotentExecutor build() {
-            IdempotentExecutor executor = new DefaultIdempotentExecutor(store, transactionSupport, meterRegistry, keyResolver,
-                    reconcileAfter);
+            IdempotentExecutor executor = new DefaultIdempotentExecutor(
+                    store, transactionSupport, meterRegistry, keyResolver, reconcileAfter);
             return budgets != null ? budgets.decorate(executor) : executor;
         }
     }

@@ -17,10 +17,12 @@ public interface InboundMessage {
     Object source();
 
     /** The payload (the SpEL variable {@code #payload}); may be {@code null} (a Kafka tombstone). */
-    @Nullable Object payload();
+    @Nullable
+    Object payload();
 
     /** The last value of a header, or {@code null}. */
-    @Nullable Object header(String name);
+    @Nullable
+    Object header(String name);
 
     /** All headers, last value per name (the SpEL variable {@code #headers}). */
     Map<String, @Nullable Object> headers();
@@ -50,9 +52,10 @@ public interface InboundMessage {
         if (value instanceof byte[] bytes) {
             String text = utf8OrNull(bytes);
             if (text == null) {
-                throw new InvalidIdempotencyKeyException("An idempotency key header holds " + bytes.length + " bytes that are"
-                        + " not valid UTF-8; keys must be text, and decoding them with replacement characters would make"
-                        + " different keys collide. Send the key as UTF-8 text (e.g. hex or Base64 of a binary id)");
+                throw new InvalidIdempotencyKeyException(
+                        "An idempotency key header holds " + bytes.length + " bytes that are"
+                                + " not valid UTF-8; keys must be text, and decoding them with replacement characters would make"
+                                + " different keys collide. Send the key as UTF-8 text (e.g. hex or Base64 of a binary id)");
             }
             return text;
         }
@@ -76,13 +79,13 @@ public interface InboundMessage {
 
     private static @Nullable String utf8OrNull(byte[] bytes) {
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))
                     .toString();
-        }
-        catch (CharacterCodingException ex) {
+        } catch (CharacterCodingException ex) {
             return null;
         }
     }

@@ -43,7 +43,8 @@ public final class LedgerPruner {
         this.retention = builder.retention;
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatches;
-        this.pruned = Counter.builder("sumi.ledger.pruned").description("Completed ledger rows deleted by the pruning job")
+        this.pruned = Counter.builder("sumi.ledger.pruned")
+                .description("Completed ledger rows deleted by the pruning job")
                 .register(builder.meterRegistry);
     }
 

@@ -41,20 +41,21 @@ public final class MessageKeyResolver {
             String value;
             try {
                 value = InboundMessage.text(message.header(header));
-            }
-            catch (InvalidIdempotencyKeyException ex) {
-                throw new InvalidIdempotencyKeyException("Header '" + header + "' of a message of consumer '" + handler.consumer()
-                        + "': " + ex.getMessage());
+            } catch (InvalidIdempotencyKeyException ex) {
+                throw new InvalidIdempotencyKeyException("Header '" + header + "' of a message of consumer '"
+                        + handler.consumer() + "': " + ex.getMessage());
             }
             if (value != null && !value.isBlank()) {
                 return value;
             }
         }
         if (handler.keyExpression() == null) {
-            throw new MissingIdempotencyKeyException("No idempotency key for a message of consumer '" + handler.consumer()
-                    + "': none of the headers " + handler.keyHeaders() + " is set (an empty or blank value counts as not set)"
-                    + " and the handler has no key expression"
-                    + " (send one of those headers, e.g. through the Sumi outbox, or set @IdempotentHandler(key = \"...\"))");
+            throw new MissingIdempotencyKeyException(
+                    "No idempotency key for a message of consumer '" + handler.consumer()
+                            + "': none of the headers " + handler.keyHeaders()
+                            + " is set (an empty or blank value counts as not set)"
+                            + " and the handler has no key expression"
+                            + " (send one of those headers, e.g. through the Sumi outbox, or set @IdempotentHandler(key = \"...\"))");
         }
         Object value;
         try {
@@ -63,15 +64,17 @@ public final class MessageKeyResolver {
             context.setVariable("payload", message.payload());
             context.setVariable("headers", decoded(message.headers()));
             value = expression(handler).getValue(context);
-        }
-        catch (ExpressionException | ClassCastException | NullPointerException ex) {
-            throw new MissingIdempotencyKeyException("The key expression '" + handler.keyExpression() + "' of consumer '"
-                    + handler.consumer() + "' failed on a message: " + ex.getMessage(), ex);
+        } catch (ExpressionException | ClassCastException | NullPointerException ex) {
+            throw new MissingIdempotencyKeyException(
+                    "The key expression '" + handler.keyExpression() + "' of consumer '" + handler.consumer()
+                            + "' failed on a message: " + ex.getMessage(),
+                    ex);
         }
         String key = value == null ? null : InboundMessage.text(value);
         if (key == null || key.isBlank()) {
-            throw new MissingIdempotencyKeyException("The key expression '" + handler.keyExpression() + "' of consumer '"
-                    + handler.consumer() + "' yielded " + (key == null ? "null" : "a blank key") + " for a message");
+            throw new MissingIdempotencyKeyException(
+                    "The key expression '" + handler.keyExpression() + "' of consumer '" + handler.consumer()
+                            + "' yielded " + (key == null ? "null" : "a blank key") + " for a message");
         }
         return key;
     }
@@ -95,12 +98,12 @@ public final class MessageKeyResolver {
         return expressions.computeIfAbsent(text, source -> {
             try {
                 return parser.parseExpression(source);
-            }
-            catch (ExpressionException ex) {
-                throw new IllegalArgumentException("Invalid key expression '" + source + "' of consumer '" + handler.consumer()
-                        + "': " + ex.getMessage(), ex);
+            } catch (ExpressionException ex) {
+                throw new IllegalArgumentException(
+                        "Invalid key expression '" + source + "' of consumer '" + handler.consumer() + "': "
+                                + ex.getMessage(),
+                        ex);
             }
         });
     }
-
 }

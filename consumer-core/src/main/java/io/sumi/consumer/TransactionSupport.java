@@ -47,8 +47,9 @@ public interface TransactionSupport {
 
             @Override
             public <T> T inTransaction(Callable<T> work) {
-                throw new IllegalStateException("Transactional mode needs a transaction manager on the ledger's DataSource;"
-                        + " none is configured (use TransactionSupport.of(transactionManager, ledgerDataSource), or lease mode)");
+                throw new IllegalStateException(
+                        "Transactional mode needs a transaction manager on the ledger's DataSource;"
+                                + " none is configured (use TransactionSupport.of(transactionManager, ledgerDataSource), or lease mode)");
             }
         };
     }
@@ -77,7 +78,8 @@ public interface TransactionSupport {
                 && resource.getResourceFactory() instanceof DataSource dataSource) {
             return of(transactionManager, dataSource);
         }
-        throw new IllegalArgumentException("Cannot tell which DataSource " + transactionManager.getClass().getName()
-                + " manages; use TransactionSupport.of(transactionManager, ledgerDataSource) with the ledger's DataSource");
+        throw new IllegalArgumentException(
+                "Cannot tell which DataSource " + transactionManager.getClass().getName()
+                        + " manages; use TransactionSupport.of(transactionManager, ledgerDataSource) with the ledger's DataSource");
     }
 }

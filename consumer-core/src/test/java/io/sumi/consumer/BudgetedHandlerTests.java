@@ -26,11 +26,22 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
 
     @BeforeEach
     void budgets() {
-        budgets = BudgetRegistry.builder().clock(clock).meterRegistry(meters)
+        budgets = BudgetRegistry.builder()
+                .clock(clock)
+                .meterRegistry(meters)
                 .budget("stripe", BudgetConfig.of(3, Duration.ofHours(1)))
-                .budget("openai", BudgetConfig.custom().limit(10_000).costPerCall(500).window(Duration.ofHours(1)).build())
+                .budget(
+                        "openai",
+                        BudgetConfig.custom()
+                                .limit(10_000)
+                                .costPerCall(500)
+                                .window(Duration.ofHours(1))
+                                .build())
                 .build();
-        budgeted = IdempotentExecutor.builder(counting).meterRegistry(meters).budgets(budgets).build();
+        budgeted = IdempotentExecutor.builder(counting)
+                .meterRegistry(meters)
+                .budgets(budgets)
+                .build();
     }
 
     HandlerDefinition bound(String budget) {
@@ -41,7 +52,8 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     void theCallAfterTheLimitFailsFastBeforeTheLedgerIsTouched() throws Exception {
         AtomicInteger charges = new AtomicInteger();
         for (int i = 1; i <= 3; i++) {
-            assertThat(budgeted.execute(bound("stripe"), message("order-" + i), charges::incrementAndGet).outcome())
+            assertThat(budgeted.execute(bound("stripe"), message("order-" + i), charges::incrementAndGet)
+                            .outcome())
                     .isEqualTo(MessageOutcome.PROCESSED);
         }
         int claimsBefore = counting.claimAll.get();
@@ -59,7 +71,8 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
 
         // After the window the breaker half-opens; the message is claimed as its first attempt.
         clock.advance(Duration.ofHours(1));
-        assertThat(budgeted.execute(bound("stripe"), message("order-4"), charges::incrementAndGet).outcome())
+        assertThat(budgeted.execute(bound("stripe"), message("order-4"), charges::incrementAndGet)
+                        .outcome())
                 .isEqualTo(MessageOutcome.PROCESSED);
         assertThat(row("order-4").orElseThrow().attempts()).isEqualTo(1);
         assertThat(budgets.budget("stripe").circuitBreaker().getState()).isEqualTo(State.CLOSED);
@@ -69,7 +82,8 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     void duplicatesCostNothing() throws Exception {
         budgeted.execute(bound("stripe"), message("order-1"), () -> "charged");
         for (int i = 0; i < 5; i++) {
-            assertThat(budgeted.execute(bound("stripe"), message("order-1"), () -> "again").outcome())
+            assertThat(budgeted.execute(bound("stripe"), message("order-1"), () -> "again")
+                            .outcome())
                     .isEqualTo(MessageOutcome.DUPLICATE);
         }
         assertThat(budgets.budget("stripe").spent()).isEqualTo(1);
@@ -99,17 +113,25 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
 
     @Test
     void handlerFailuresCountForTheBreakerAndReleaseTheClaim() {
-        budgets.update("flaky", BudgetConfig.custom().limit(100).minimumNumberOfCalls(2).slidingWindowSize(2).build());
+        budgets.update(
+                "flaky",
+                BudgetConfig.custom()
+                        .limit(100)
+                        .minimumNumberOfCalls(2)
+                        .slidingWindowSize(2)
+                        .build());
 
         for (int i = 0; i < 2; i++) {
             assertThatThrownBy(() -> budgeted.execute(bound("flaky"), message("order-1"), () -> {
-                throw new IllegalStateException("provider answered 503");
-            })).hasMessage("provider answered 503");
+                        throw new IllegalStateException("provider answered 503");
+                    }))
+                    .hasMessage("provider answered 503");
         }
 
         assertThat(budgets.budget("flaky").circuitBreaker().getState()).isEqualTo(State.OPEN);
         assertThatThrownBy(() -> budgeted.execute(bound("flaky"), message("order-1"), () -> "x"))
-                .isInstanceOfSatisfying(BudgetExhaustedException.class,
+                .isInstanceOfSatisfying(
+                        BudgetExhaustedException.class,
                         ex -> assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN));
         assertThat(row("order-1").orElseThrow().attempts()).isEqualTo(2);
     }
@@ -119,8 +141,10 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
         budgets.update("batch", BudgetConfig.of(10, Duration.ofHours(1)));
         budgeted.execute(definition(IdempotencyMode.LEASE).budget("batch").build(), message("m-0"), () -> "single");
 
-        budgeted.executeBatch(definition(IdempotencyMode.LEASE).budget("batch").build(),
-                List.of(message("m-0"), message("m-1"), message("m-2"), message("m-3")), indexes -> {
+        budgeted.executeBatch(
+                definition(IdempotencyMode.LEASE).budget("batch").build(),
+                List.of(message("m-0"), message("m-1"), message("m-2"), message("m-3")),
+                indexes -> {
                     assertThat(indexes).containsExactly(1, 2, 3);
                 });
 
@@ -130,7 +154,8 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     @Test
     void aBatchThatWouldExceedTheLimitIsRefusedWholeBeforeTheLedgerIsTouched() throws Exception {
         budgets.update("calls", BudgetConfig.of(500, Duration.ofHours(1)));
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("calls").build();
+        HandlerDefinition handler =
+                definition(IdempotencyMode.LEASE).budget("calls").build();
         for (int i = 0; i < 499; i++) {
             budgets.budget("calls").acquire().onSuccess();
         }
@@ -144,7 +169,9 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
         assertThatThrownBy(() -> budgeted.executeBatch(handler, big, indexes -> ran.addAndGet(indexes.size())))
                 .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
                     assertThat(ex.isRetryable()).isTrue();
-                    assertThat(ex.retryAt()).as("when the whole batch fits").contains(clock.instant().plus(Duration.ofHours(1)));
+                    assertThat(ex.retryAt())
+                            .as("when the whole batch fits")
+                            .contains(clock.instant().plus(Duration.ofHours(1)));
                 });
 
         assertThat(ran).hasValue(0);
@@ -152,7 +179,8 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
         assertThat(ledgerRows()).isZero();
         assertThat(budgets.budget("calls").spent()).isEqualTo(499);
 
-        BatchResult one = budgeted.executeBatch(handler, List.of(message("small-0")), indexes -> ran.addAndGet(indexes.size()));
+        BatchResult one =
+                budgeted.executeBatch(handler, List.of(message("small-0")), indexes -> ran.addAndGet(indexes.size()));
         assertThat(one.processed()).isEqualTo(1);
         assertThat(budgets.budget("calls").spent()).isEqualTo(500);
     }
@@ -160,29 +188,39 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     @Test
     void aBatchReservesItsSizeAndKeepsOnlyWhatRan() throws Exception {
         budgets.update("calls", BudgetConfig.of(10, Duration.ofHours(1)));
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("calls").build();
+        HandlerDefinition handler =
+                definition(IdempotencyMode.LEASE).budget("calls").build();
         budgeted.execute(handler, message("m-0"), () -> "single");
 
-        budgeted.executeBatch(handler, List.of(message("m-0"), message("m-1"), message("m-0"), message("m-2")), indexes -> {
-            assertThat(budgets.budget("calls").spent()).as("the reservation for the duplicates is returned before the handler runs")
-                    .isEqualTo(1 + 2);
-        });
+        budgeted.executeBatch(
+                handler, List.of(message("m-0"), message("m-1"), message("m-0"), message("m-2")), indexes -> {
+                    assertThat(budgets.budget("calls").spent())
+                            .as("the reservation for the duplicates is returned before the handler runs")
+                            .isEqualTo(1 + 2);
+                });
 
-        assertThat(budgets.budget("calls").spent()).as("what ran: one single call and two batch messages").isEqualTo(3);
+        assertThat(budgets.budget("calls").spent())
+                .as("what ran: one single call and two batch messages")
+                .isEqualTo(3);
     }
 
     @Test
     void aBatchCostingMoreThanTheWholeLimitRunsThePrefixThatFitsAndRedeliversTheRest() throws Exception {
         budgets.update("small", BudgetConfig.of(3, Duration.ofHours(1)));
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).budget("small").build();
+        HandlerDefinition handler =
+                definition(IdempotencyMode.LEASE).budget("small").build();
         List<List<Integer>> runs = new java.util.ArrayList<>();
 
-        assertThatThrownBy(() -> budgeted.executeBatch(handler,
-                List.of(message("p-0"), message("p-1"), message("p-2"), message("p-3"), message("p-4")), runs::add))
+        assertThatThrownBy(() -> budgeted.executeBatch(
+                        handler,
+                        List.of(message("p-0"), message("p-1"), message("p-2"), message("p-3"), message("p-4")),
+                        runs::add))
                 .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
                     assertThat(ex.index()).isEqualTo(3);
-                    assertThat(ex.getCause()).isInstanceOfSatisfying(BudgetExhaustedException.class,
-                            cause -> assertThat(cause.isRetryable()).isTrue());
+                    assertThat(ex.getCause())
+                            .isInstanceOfSatisfying(
+                                    BudgetExhaustedException.class,
+                                    cause -> assertThat(cause.isRetryable()).isTrue());
                 });
 
         assertThat(runs).containsExactly(List.of(0, 1, 2));
@@ -195,12 +233,14 @@ class BudgetedHandlerTests extends H2ExecutorTestSupport {
     void handlersWithoutABudgetAreNotAffected() throws Exception {
         budgets.update("stripe", BudgetConfig.of(1, Duration.ofHours(1)));
         budgets.budget("stripe").call(() -> "spend it");
-        assertThat(budgeted.execute(lease(), message("free"), () -> "ran").outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(budgeted.execute(lease(), message("free"), () -> "ran").outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
     }
 
     @Test
     void anUnknownBudgetIsAClearError() {
         assertThatThrownBy(() -> budgeted.execute(bound("nope"), message("m"), () -> "x"))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("sumi.budgets.nope.limit");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("sumi.budgets.nope.limit");
     }
 }

@@ -36,18 +36,20 @@ class CachedLedgerRollbackTests extends H2ExecutorTestSupport {
         outerTransaction.executeWithoutResult(status -> {
             for (String key : List.of("order-1", "order-1", "order-2")) {
                 try {
-                    outcomes.add(cachedExecutor.execute(auto(), message(key), () -> {
-                        recordEffect(key);
-                        return null;
-                    }).outcome());
-                }
-                catch (Exception ex) {
+                    outcomes.add(cachedExecutor
+                            .execute(auto(), message(key), () -> {
+                                recordEffect(key);
+                                return null;
+                            })
+                            .outcome());
+                } catch (Exception ex) {
                     throw new IllegalStateException(ex);
                 }
             }
             status.setRollbackOnly();
         });
-        assertThat(outcomes).containsExactly(MessageOutcome.PROCESSED, MessageOutcome.DUPLICATE, MessageOutcome.PROCESSED);
+        assertThat(outcomes)
+                .containsExactly(MessageOutcome.PROCESSED, MessageOutcome.DUPLICATE, MessageOutcome.PROCESSED);
         assertThat(ledgerRows()).isZero();
         assertThat(effectRows()).isZero();
 
@@ -58,8 +60,7 @@ class CachedLedgerRollbackTests extends H2ExecutorTestSupport {
                     recordEffect("order-1");
                     return "again";
                 });
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
         });
@@ -84,8 +85,7 @@ class CachedLedgerRollbackTests extends H2ExecutorTestSupport {
                         recordEffect("order-1");
                         return null;
                     });
-                }
-                catch (Exception ex) {
+                } catch (Exception ex) {
                     throw new IllegalStateException(ex);
                 }
             }
@@ -94,7 +94,10 @@ class CachedLedgerRollbackTests extends H2ExecutorTestSupport {
 
         assertThat(cache.size()).isOne();
         int claimsBefore = counting.roundTrips();
-        assertThat(cachedExecutor.execute(lease(), message("order-1"), () -> "never").outcome()).isEqualTo(MessageOutcome.DUPLICATE);
+        assertThat(cachedExecutor
+                        .execute(lease(), message("order-1"), () -> "never")
+                        .outcome())
+                .isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(counting.roundTrips()).as("answered by the cache").isEqualTo(claimsBefore);
         assertThat(effectRows()).isOne();
     }

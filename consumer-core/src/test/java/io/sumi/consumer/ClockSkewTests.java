@@ -50,29 +50,30 @@ class ClockSkewTests extends H2ExecutorTestSupport {
                     assertThat(finish.await(10, TimeUnit.SECONDS)).isTrue();
                     return "charged";
                 });
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
         });
         assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
 
         assertThatThrownBy(() -> ahead.execute(lease(), message("order-1"), () -> {
-            charges.incrementAndGet();
-            return "charged twice";
-        })).isInstanceOf(MessageBusyException.class);
+                    charges.incrementAndGet();
+                    return "charged twice";
+                }))
+                .isInstanceOf(MessageBusyException.class);
         assertThatThrownBy(() -> outerTransaction.execute(status -> {
-            try {
-                return ahead.execute(transactional(), message("order-1"), charges::incrementAndGet);
-            }
-            catch (Exception ex) {
-                throw new IllegalStateException(ex);
-            }
-        })).hasCauseInstanceOf(MessageBusyException.class);
+                    try {
+                        return ahead.execute(transactional(), message("order-1"), charges::incrementAndGet);
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
+                    }
+                }))
+                .hasCauseInstanceOf(MessageBusyException.class);
 
         finish.countDown();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
-        assertThat(ahead.execute(lease(), message("order-1"), charges::incrementAndGet).outcome())
+        assertThat(ahead.execute(lease(), message("order-1"), charges::incrementAndGet)
+                        .outcome())
                 .isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(charges).hasValue(1);
     }
@@ -80,16 +81,21 @@ class ClockSkewTests extends H2ExecutorTestSupport {
     @Test
     void anExpiredLeaseIsTakenOverByAnExecutorWhoseClockRunsBehind() throws Exception {
         // An instance claims with a one-second lease and dies before completing.
-        ProcessedMessage dead = store.claim(consumer, new ClaimRequest("order-1", null), Duration.ofSeconds(1)).message();
+        ProcessedMessage dead = store.claim(consumer, new ClaimRequest("order-1", null), Duration.ofSeconds(1))
+                .message();
         IdempotentExecutor behind = executorWithClock(SKEW.negated());
         AtomicInteger charges = new AtomicInteger();
 
-        await().atMost(Duration.ofSeconds(10)).ignoreException(MessageBusyException.class).untilAsserted(() ->
-                assertThat(behind.execute(lease(), message("order-1"), charges::incrementAndGet).outcome())
+        await().atMost(Duration.ofSeconds(10))
+                .ignoreException(MessageBusyException.class)
+                .untilAsserted(() -> assertThat(behind.execute(lease(), message("order-1"), charges::incrementAndGet)
+                                .outcome())
                         .isEqualTo(MessageOutcome.PROCESSED));
 
         assertThat(charges).hasValue(1);
         assertThat(row("order-1").orElseThrow().attempts()).isEqualTo(2);
-        assertThat(store.complete(dead)).as("the dead instance's claim is fenced off").isFalse();
+        assertThat(store.complete(dead))
+                .as("the dead instance's claim is fenced off")
+                .isFalse();
     }
 }

@@ -77,7 +77,8 @@ abstract class ConcurrentDeliveryIntegrationTests {
         // No key and no unique constraint: a message whose effect commits twice shows as two rows.
         effects = "sumi_test_effects_" + UUID.randomUUID().toString().substring(0, 8);
         jdbc.execute("CREATE TABLE " + effects + " (message_id VARCHAR(200) NOT NULL, worker INT NOT NULL)");
-        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(dataSource).build();
+        JdbcProcessedMessageStore store =
+                JdbcProcessedMessageStore.builder(dataSource).build();
         executor = IdempotentExecutor.builder(store)
                 .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource)))
                 .meterRegistry(meters)
@@ -94,7 +95,10 @@ abstract class ConcurrentDeliveryIntegrationTests {
     void leaseModeRunsEachMessageOnceWhenEightConsumersReceiveItAtOnce() throws Exception {
         AtomicInteger invocations = new AtomicInteger();
         Map<String, AtomicInteger> perKey = new ConcurrentHashMap<>();
-        HandlerDefinition handler = HandlerDefinition.builder(consumer).mode(IdempotencyMode.LEASE).lease(Duration.ofMinutes(2)).build();
+        HandlerDefinition handler = HandlerDefinition.builder(consumer)
+                .mode(IdempotencyMode.LEASE)
+                .lease(Duration.ofMinutes(2))
+                .build();
 
         deliverConcurrently(handler, (key, worker) -> {
             invocations.incrementAndGet();
@@ -103,20 +107,29 @@ abstract class ConcurrentDeliveryIntegrationTests {
 
         assertThat(invocations).hasValue(KEYS);
         assertThat(perKey).hasSize(KEYS);
-        assertThat(perKey.entrySet()).filteredOn(entry -> entry.getValue().get() != 1).isEmpty();
+        assertThat(perKey.entrySet())
+                .filteredOn(entry -> entry.getValue().get() != 1)
+                .isEmpty();
         assertOutcomes();
     }
 
     @Test
     void transactionalModeCommitsEachMessagesEffectOnceWhenEightConsumersReceiveItAtOnce() throws Exception {
-        HandlerDefinition handler = HandlerDefinition.builder(consumer).mode(IdempotencyMode.TRANSACTIONAL).build();
+        HandlerDefinition handler = HandlerDefinition.builder(consumer)
+                .mode(IdempotencyMode.TRANSACTIONAL)
+                .build();
 
-        deliverConcurrently(handler, (key, worker) ->
-                jdbc.update("INSERT INTO " + effects + " (message_id, worker) VALUES (?, ?)", key, worker));
+        deliverConcurrently(
+                handler,
+                (key, worker) ->
+                        jdbc.update("INSERT INTO " + effects + " (message_id, worker) VALUES (?, ?)", key, worker));
 
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + effects, Integer.class)).isEqualTo(KEYS);
-        assertThat(jdbc.queryForObject("SELECT COUNT(DISTINCT message_id) FROM " + effects, Integer.class)).isEqualTo(KEYS);
-        assertThat(jdbc.queryForList("SELECT message_id FROM " + effects + " GROUP BY message_id HAVING COUNT(*) > 1", String.class))
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + effects, Integer.class))
+                .isEqualTo(KEYS);
+        assertThat(jdbc.queryForObject("SELECT COUNT(DISTINCT message_id) FROM " + effects, Integer.class))
+                .isEqualTo(KEYS);
+        assertThat(jdbc.queryForList(
+                        "SELECT message_id FROM " + effects + " GROUP BY message_id HAVING COUNT(*) > 1", String.class))
                 .isEmpty();
         assertOutcomes();
     }
@@ -127,7 +140,8 @@ abstract class ConcurrentDeliveryIntegrationTests {
     }
 
     private void deliverConcurrently(HandlerDefinition handler, Effect effect) throws Exception {
-        List<String> keys = IntStream.range(0, KEYS).mapToObj(i -> "message-" + i).toList();
+        List<String> keys =
+                IntStream.range(0, KEYS).mapToObj(i -> "message-" + i).toList();
         long seed = new Random().nextLong();
         CountDownLatch start = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(CONSUMERS);
@@ -147,14 +161,24 @@ abstract class ConcurrentDeliveryIntegrationTests {
             for (Future<?> future : consumers) {
                 future.get(120, TimeUnit.SECONDS);
             }
-        }
-        finally {
+        } finally {
             pool.shutdownNow();
-            log.info("{} {}: {} consumers x {} keys in {} ms (seed {}): {} deliveries overlapped another of the same key,"
-                    + " {} busy, {} deadlocks/serialization failures redelivered", database(), handler.mode(), CONSUMERS, KEYS,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began), seed, overlapping.get(), busy.get(), lockFailures.get());
+            log.info(
+                    "{} {}: {} consumers x {} keys in {} ms (seed {}): {} deliveries overlapped another of the same key,"
+                            + " {} busy, {} deadlocks/serialization failures redelivered",
+                    database(),
+                    handler.mode(),
+                    CONSUMERS,
+                    KEYS,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began),
+                    seed,
+                    overlapping.get(),
+                    busy.get(),
+                    lockFailures.get());
         }
-        assertThat(overlapping).as("deliveries of one key that raced each other (else this test proves nothing)").hasPositiveValue();
+        assertThat(overlapping)
+                .as("deliveries of one key that raced each other (else this test proves nothing)")
+                .hasPositiveValue();
     }
 
     /**
@@ -177,8 +201,8 @@ abstract class ConcurrentDeliveryIntegrationTests {
         int deliveries = 0;
         while (!queue.isEmpty()) {
             if (++deliveries > MAX_DELIVERIES_PER_CONSUMER) {
-                throw new AssertionError("consumer " + worker + " made " + deliveries + " deliveries and still has " + queue.size()
-                        + " messages, e.g. " + queue.peekFirst());
+                throw new AssertionError("consumer " + worker + " made " + deliveries + " deliveries and still has "
+                        + queue.size() + " messages, e.g. " + queue.peekFirst());
             }
             String key = queue.pollFirst();
             AtomicInteger deliveriesOfKey = inFlight.computeIfAbsent(key, k -> new AtomicInteger());
@@ -191,20 +215,17 @@ abstract class ConcurrentDeliveryIntegrationTests {
                     return null;
                 });
                 (result.outcome() == MessageOutcome.PROCESSED ? processed : duplicates).incrementAndGet();
-            }
-            catch (MessageBusyException ex) {
+            } catch (MessageBusyException ex) {
                 busy.incrementAndGet();
                 queue.addLast(key);
                 Thread.yield();
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 if (handler.mode() != IdempotencyMode.TRANSACTIONAL || !isLockFailure(ex)) {
                     throw ex;
                 }
                 lockFailures.incrementAndGet();
                 queue.addLast(key);
-            }
-            finally {
+            } finally {
                 deliveriesOfKey.decrementAndGet();
             }
         }
@@ -217,7 +238,9 @@ abstract class ConcurrentDeliveryIntegrationTests {
                 return true;
             }
             if (t instanceof SQLException sql
-                    && ("40001".equals(sql.getSQLState()) || "40P01".equals(sql.getSQLState()) || sql.getErrorCode() == 1213)) {
+                    && ("40001".equals(sql.getSQLState())
+                            || "40P01".equals(sql.getSQLState())
+                            || sql.getErrorCode() == 1213)) {
                 return true;
             }
         }
@@ -230,15 +253,22 @@ abstract class ConcurrentDeliveryIntegrationTests {
         assertThat(count("processed")).isEqualTo(KEYS);
         assertThat(count("duplicate")).isEqualTo(CONSUMERS * KEYS - KEYS);
         assertThat(count("busy")).isEqualTo(busy.get());
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE consumer = ? AND status = 'COMPLETED'",
-                Integer.class, consumer)).isEqualTo(KEYS);
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE consumer = ?", Integer.class, consumer))
+        assertThat(jdbc.queryForObject(
+                        "SELECT COUNT(*) FROM processed_messages WHERE consumer = ? AND status = 'COMPLETED'",
+                        Integer.class,
+                        consumer))
+                .isEqualTo(KEYS);
+        assertThat(jdbc.queryForObject(
+                        "SELECT COUNT(*) FROM processed_messages WHERE consumer = ?", Integer.class, consumer))
                 .isEqualTo(KEYS);
         assertThat(meters.find("sumi.leases.lost").counter()).isNull();
     }
 
     private double count(String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 }

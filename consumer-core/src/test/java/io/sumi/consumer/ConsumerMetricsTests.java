@@ -20,15 +20,18 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
         executor.execute(lease(), message("processed"), () -> null);
         executor.execute(lease(), message("processed"), () -> null);
         store.claim(consumer, new ClaimRequest("busy", null), LEASE);
-        assertThatThrownBy(() -> executor.execute(lease(), message("busy"), () -> null)).isInstanceOf(MessageBusyException.class);
+        assertThatThrownBy(() -> executor.execute(lease(), message("busy"), () -> null))
+                .isInstanceOf(MessageBusyException.class);
         assertThatThrownBy(() -> executor.execute(lease(), message("failed"), () -> {
-            throw new IllegalStateException("boom");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("boom");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> executor.execute(lease(), withHeaders("no key"), () -> null))
                 .isInstanceOf(MissingIdempotencyKeyException.class);
 
-        assertThat(outcomes()).containsExactlyInAnyOrderEntriesOf(
-                Map.of("processed", 1.0, "duplicate", 1.0, "busy", 1.0, "failed", 1.0, "rejected", 1.0));
+        assertThat(outcomes())
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of("processed", 1.0, "duplicate", 1.0, "busy", 1.0, "failed", 1.0, "rejected", 1.0));
     }
 
     @Test
@@ -39,28 +42,35 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
         assertThatThrownBy(() -> executor.execute(transactional(), message("busy"), () -> null))
                 .isInstanceOf(MessageBusyException.class);
         assertThatThrownBy(() -> executor.execute(transactional(), message("failed"), () -> {
-            throw new IllegalStateException("boom");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("boom");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> executor.execute(transactional(), message("k".repeat(201)), () -> null))
                 .isInstanceOf(InvalidIdempotencyKeyException.class);
 
-        assertThat(outcomes()).containsExactlyInAnyOrderEntriesOf(
-                Map.of("processed", 1.0, "duplicate", 1.0, "busy", 1.0, "failed", 1.0, "rejected", 1.0));
+        assertThat(outcomes())
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of("processed", 1.0, "duplicate", 1.0, "busy", 1.0, "failed", 1.0, "rejected", 1.0));
     }
 
     @Test
     void namespacesAreCountedApart() throws Exception {
-        HandlerDefinition other = HandlerDefinition.builder(consumer + "-other").mode(IdempotencyMode.LEASE).build();
+        HandlerDefinition other = HandlerDefinition.builder(consumer + "-other")
+                .mode(IdempotencyMode.LEASE)
+                .build();
         try {
             executor.execute(lease(), message("a"), () -> null);
             executor.execute(other, message("a"), () -> null);
             executor.execute(other, message("b"), () -> null);
 
             assertThat(messages("processed")).isEqualTo(1.0);
-            assertThat(meters.get("sumi.messages").tag("consumer", consumer + "-other").tag("outcome", "processed").counter().count())
+            assertThat(meters.get("sumi.messages")
+                            .tag("consumer", consumer + "-other")
+                            .tag("outcome", "processed")
+                            .counter()
+                            .count())
                     .isEqualTo(2.0);
-        }
-        finally {
+        } finally {
             jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer + "-other");
         }
     }
@@ -70,12 +80,19 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
         executor.execute(lease(), message("a"), () -> null);
         executor.execute(transactional(), message("b"), () -> null);
         assertThatThrownBy(() -> executor.execute(lease(), message("c"), () -> {
-            throw new IllegalStateException("boom");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("boom");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         executor.execute(lease(), message("a"), () -> null);
 
-        Timer success = meters.get("sumi.handler.duration").tag("consumer", consumer).tag("result", "success").timer();
-        Timer failure = meters.get("sumi.handler.duration").tag("consumer", consumer).tag("result", "failure").timer();
+        Timer success = meters.get("sumi.handler.duration")
+                .tag("consumer", consumer)
+                .tag("result", "success")
+                .timer();
+        Timer failure = meters.get("sumi.handler.duration")
+                .tag("consumer", consumer)
+                .tag("result", "failure")
+                .timer();
         assertThat(success.count()).as("duplicates cost no handler time").isEqualTo(2);
         assertThat(failure.count()).isEqualTo(1);
     }
@@ -84,8 +101,8 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
     void batchesCountEachMessage() throws Exception {
         executor.execute(lease(), message("done"), () -> null);
 
-        executor.executeBatch(lease(), List.of(message("a"), message("done"), message("b"), message("a")), indexes -> {
-        });
+        executor.executeBatch(
+                lease(), List.of(message("a"), message("done"), message("b"), message("a")), indexes -> {});
 
         assertThat(messages("processed")).isEqualTo(3.0);
         assertThat(messages("duplicate")).isEqualTo(2.0);

@@ -21,8 +21,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class CountingStore extends ForwardingProcessedMessageStore {
 
-    record Prune(Instant cutoff, int limit, int deleted) {
-    }
+    record Prune(Instant cutoff, int limit, int deleted) {}
 
     final AtomicInteger claimAll = new AtomicInteger();
     final AtomicInteger claimAllCompleted = new AtomicInteger();

@@ -12,9 +12,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,8 +31,7 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
 
     /** A payment provider with Stripe's idempotency: same key, same request → the first response again. */
     static final class IdempotentProvider {
-        record Response(String chargeId, String request) {
-        }
+        record Response(String chargeId, String request) {}
 
         final Map<String, Response> byKey = new ConcurrentHashMap<>();
         final List<String> keysSeen = new CopyOnWriteArrayList<>();
@@ -78,7 +77,8 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
         @Override
         public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
             if (crash.get()) {
-                throw new IllegalStateException("simulated crash between the provider call and the ledger's completion");
+                throw new IllegalStateException(
+                        "simulated crash between the provider call and the ledger's completion");
             }
             return delegate.completeAll(consumer, claimToken, messageIds);
         }
@@ -105,10 +105,14 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
         AtomicBoolean crashOnComplete = new AtomicBoolean(true);
         // The "crash": the JVM dies right after the handler returned, before the ledger's
         // completion; no release happens, so the claim stays until its lease runs out.
-        IdempotentExecutor crashing = IdempotentExecutor.builder(new CrashingStore(store, crashOnComplete)).meterRegistry(meters).build();
+        IdempotentExecutor crashing = IdempotentExecutor.builder(new CrashingStore(store, crashOnComplete))
+                .meterRegistry(meters)
+                .build();
 
-        assertThatThrownBy(() -> crashing.execute(lease(), message("order-1", "charge 10 EUR"),
-                () -> provider.charge(IdempotencyContext.current().key(), "charge 10 EUR")))
+        assertThatThrownBy(() -> crashing.execute(
+                        lease(),
+                        message("order-1", "charge 10 EUR"),
+                        () -> provider.charge(IdempotencyContext.current().key(), "charge 10 EUR")))
                 .hasMessageContaining("simulated crash");
         assertThat(provider.charges).hasValue(1);
         ProcessedMessage stuck = row("order-1").orElseThrow();
@@ -119,7 +123,9 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1", "charge 10 EUR"), () -> "never"))
                 .isInstanceOf(MessageBusyException.class);
         advance(LEASE);
-        HandlerResult<String> redelivered = executor.execute(lease(), message("order-1", "charge 10 EUR"),
+        HandlerResult<String> redelivered = executor.execute(
+                lease(),
+                message("order-1", "charge 10 EUR"),
                 () -> provider.charge(IdempotencyContext.current().key(), "charge 10 EUR"));
 
         assertThat(redelivered.outcome()).isEqualTo(MessageOutcome.PROCESSED);
@@ -132,7 +138,8 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
             assertThat(row.attempts()).isEqualTo(2);
         });
         // Later duplicates do not even reach the provider.
-        assertThat(executor.execute(lease(), message("order-1", "charge 10 EUR"), () -> provider.charge("order-1", "x")).outcome())
+        assertThat(executor.execute(lease(), message("order-1", "charge 10 EUR"), () -> provider.charge("order-1", "x"))
+                        .outcome())
                 .isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(provider.keysSeen).hasSize(2);
         Objects.requireNonNull(provider.byKey.get("order-1"));

@@ -21,32 +21,40 @@ class FingerprintMismatchTests extends H2ExecutorTestSupport {
     }
 
     @ParameterizedTest
-    @EnumSource(value = IdempotencyMode.class, names = {"LEASE", "TRANSACTIONAL"})
+    @EnumSource(
+            value = IdempotencyMode.class,
+            names = {"LEASE", "TRANSACTIONAL"})
     void warnCountsTheMismatchAndTreatsTheMessageAsADuplicate(IdempotencyMode mode) throws Exception {
         HandlerDefinition handler = definition(mode, FingerprintMismatchPolicy.WARN);
         executor.execute(handler, message("order-1", "amount=10"), () -> "first");
         AtomicInteger calls = new AtomicInteger();
 
-        HandlerResult<Integer> result = executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet);
+        HandlerResult<Integer> result =
+                executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet);
 
         assertThat(result.outcome()).isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(calls).hasValue(0);
         assertThat(counter("sumi.fingerprint.mismatches")).isEqualTo(1.0);
         assertThat(messages("duplicate")).isEqualTo(1.0);
         assertThat(messages("rejected")).isZero();
-        assertThat(row("order-1").orElseThrow().fingerprint()).as("the ledger keeps the first payload's fingerprint")
+        assertThat(row("order-1").orElseThrow().fingerprint())
+                .as("the ledger keeps the first payload's fingerprint")
                 .isEqualTo(Fingerprints.of("amount=10"));
     }
 
     @ParameterizedTest
-    @EnumSource(value = IdempotencyMode.class, names = {"LEASE", "TRANSACTIONAL"})
+    @EnumSource(
+            value = IdempotencyMode.class,
+            names = {"LEASE", "TRANSACTIONAL"})
     void rejectThrowsANonRetryableExceptionAndNeverRunsTheHandler(IdempotencyMode mode) throws Exception {
         HandlerDefinition handler = definition(mode, FingerprintMismatchPolicy.REJECT);
         executor.execute(handler, message("order-1", "amount=10"), () -> "first");
         AtomicInteger calls = new AtomicInteger();
 
         assertThatThrownBy(() -> executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet))
-                .isInstanceOfSatisfying(FingerprintMismatchException.class, ex -> assertThat(ex.isRetryable()).isFalse())
+                .isInstanceOfSatisfying(
+                        FingerprintMismatchException.class,
+                        ex -> assertThat(ex.isRetryable()).isFalse())
                 .hasMessageContaining("order-1")
                 .hasMessageContaining(consumer)
                 .hasMessageContaining("reused the key");
@@ -71,12 +79,12 @@ class FingerprintMismatchTests extends H2ExecutorTestSupport {
 
     @Test
     void payloadsWithoutAFingerprintAreNeverCompared() throws Exception {
-        record Order(String id, int amount) {
-        }
+        record Order(String id, int amount) {}
         HandlerDefinition handler = definition(IdempotencyMode.LEASE, FingerprintMismatchPolicy.REJECT);
         executor.execute(handler, message("order-1", new Order("o1", 10)), () -> "first");
 
-        HandlerResult<String> result = executor.execute(handler, message("order-1", new Order("o1", 99)), () -> "second");
+        HandlerResult<String> result =
+                executor.execute(handler, message("order-1", new Order("o1", 99)), () -> "second");
 
         assertThat(result.outcome()).isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(row("order-1").orElseThrow().fingerprint()).isNull();
@@ -87,11 +95,13 @@ class FingerprintMismatchTests extends H2ExecutorTestSupport {
     void warnRunsTheRetryOfAFailedMessageThatCameBackWithAnotherPayload() throws Exception {
         HandlerDefinition handler = definition(IdempotencyMode.LEASE, FingerprintMismatchPolicy.WARN);
         assertThatThrownBy(() -> executor.execute(handler, message("order-1", "amount=10"), () -> {
-            throw new IllegalStateException("first try fails");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("first try fails");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         AtomicInteger calls = new AtomicInteger();
 
-        HandlerResult<Integer> retry = executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet);
+        HandlerResult<Integer> retry =
+                executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet);
 
         assertThat(retry.outcome()).isEqualTo(MessageOutcome.PROCESSED);
         assertThat(calls).hasValue(1);
@@ -102,14 +112,16 @@ class FingerprintMismatchTests extends H2ExecutorTestSupport {
     void rejectReleasesATakenOverClaimSoTheGenuineMessageCanStillRun() throws Exception {
         HandlerDefinition handler = definition(IdempotencyMode.LEASE, FingerprintMismatchPolicy.REJECT);
         assertThatThrownBy(() -> executor.execute(handler, message("order-1", "amount=10"), () -> {
-            throw new IllegalStateException("first try fails");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("first try fails");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         AtomicInteger calls = new AtomicInteger();
 
         assertThatThrownBy(() -> executor.execute(handler, message("order-1", "amount=99"), calls::incrementAndGet))
                 .isInstanceOf(FingerprintMismatchException.class);
         ProcessedMessage afterReject = row("order-1").orElseThrow();
-        HandlerResult<Integer> genuine = executor.execute(handler, message("order-1", "amount=10"), calls::incrementAndGet);
+        HandlerResult<Integer> genuine =
+                executor.execute(handler, message("order-1", "amount=10"), calls::incrementAndGet);
 
         assertThat(afterReject.status()).isEqualTo(MessageStatus.IN_PROGRESS);
         assertReleasedAtOnce(afterReject);
@@ -120,7 +132,9 @@ class FingerprintMismatchTests extends H2ExecutorTestSupport {
 
     @Test
     void defaultPolicyIsWarn() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).fingerprintPolicy(FingerprintMismatchPolicy.DEFAULT).build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .fingerprintPolicy(FingerprintMismatchPolicy.DEFAULT)
+                .build();
 
         assertThat(handler.fingerprintPolicy()).isEqualTo(FingerprintMismatchPolicy.WARN);
     }

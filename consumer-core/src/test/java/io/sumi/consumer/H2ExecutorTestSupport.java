@@ -47,6 +47,7 @@ abstract class H2ExecutorTestSupport {
 
     /** A clock for what is not the ledger's (budgets); the ledger's times are the database's, see {@link #advance}. */
     final MutableClock clock = MutableClock.at("2026-03-01T10:00:00Z");
+
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
     DataSource dataSource;
@@ -128,17 +129,18 @@ abstract class H2ExecutorTestSupport {
      * Another consumer receives {@code key} while the caller's handler runs: the delivery runs on a
      * thread of its own; returns what it threw, {@code null} if it returned.
      */
-    @Nullable Exception deliverElsewhere(HandlerDefinition definition, String key, IdempotentExecutor.HandlerBody<?> body)
+    @Nullable
+    Exception deliverElsewhere(HandlerDefinition definition, String key, IdempotentExecutor.HandlerBody<?> body)
             throws Exception {
         return CompletableFuture.supplyAsync(() -> {
-            try {
-                executor.execute(definition, message(key), body);
-                return null;
-            }
-            catch (Exception ex) {
-                return ex;
-            }
-        }).get(10, TimeUnit.SECONDS);
+                    try {
+                        executor.execute(definition, message(key), body);
+                        return null;
+                    } catch (Exception ex) {
+                        return ex;
+                    }
+                })
+                .get(10, TimeUnit.SECONDS);
     }
 
     /** The ledger database's clock. */
@@ -150,7 +152,10 @@ abstract class H2ExecutorTestSupport {
     /** Asserts that a claim was released: its lease ended at the database's "now" of the release, not later. */
     void assertReleasedAtOnce(ProcessedMessage row) {
         Instant now = ledgerNow();
-        assertThat(row.leaseUntil()).as("the lease ends at once").isNotNull().isBeforeOrEqualTo(now)
+        assertThat(row.leaseUntil())
+                .as("the lease ends at once")
+                .isNotNull()
+                .isBeforeOrEqualTo(now)
                 .isAfter(now.minus(Duration.ofMinutes(1)));
     }
 
@@ -159,7 +164,8 @@ abstract class H2ExecutorTestSupport {
     }
 
     MessageStatus status(String key) {
-        return row(key).orElseThrow(() -> new AssertionError("no ledger row for " + key)).status();
+        return row(key).orElseThrow(() -> new AssertionError("no ledger row for " + key))
+                .status();
     }
 
     int ledgerRows() {
@@ -180,7 +186,9 @@ abstract class H2ExecutorTestSupport {
     }
 
     List<String> effectKeys() {
-        return jdbc.queryForList("SELECT message_id FROM " + EFFECTS + " WHERE consumer = ? ORDER BY message_id", String.class,
+        return jdbc.queryForList(
+                "SELECT message_id FROM " + EFFECTS + " WHERE consumer = ? ORDER BY message_id",
+                String.class,
                 consumer);
     }
 
@@ -195,7 +203,8 @@ abstract class H2ExecutorTestSupport {
      */
     int ledgerRowsSeenByAnotherConnection() throws SQLException {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = connection.prepareStatement("SELECT COUNT(*) FROM processed_messages WHERE consumer = ?")) {
+                PreparedStatement statement =
+                        connection.prepareStatement("SELECT COUNT(*) FROM processed_messages WHERE consumer = ?")) {
             statement.setString(1, consumer);
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
@@ -206,14 +215,19 @@ abstract class H2ExecutorTestSupport {
 
     /** {@code sumi.messages} of this namespace with the given outcome tag (0 when never counted). */
     double messages(String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
     /** Every {@code sumi.messages} count of this namespace, by outcome tag. */
     Map<String, Double> outcomes() {
         Map<String, Double> counts = new TreeMap<>();
-        meters.find("sumi.messages").tag("consumer", consumer).counters()
+        meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .counters()
                 .forEach(counter -> counts.put(counter.getId().getTag("outcome"), counter.count()));
         return counts;
     }

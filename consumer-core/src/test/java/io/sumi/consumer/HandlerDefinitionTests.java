@@ -24,13 +24,15 @@ class HandlerDefinitionTests {
 
     @Test
     void blankKeyExpressionMeansNone() {
-        assertThat(HandlerDefinition.builder("mail").keyExpression("  ").build().keyExpression()).isNull();
+        assertThat(HandlerDefinition.builder("mail").keyExpression("  ").build().keyExpression())
+                .isNull();
     }
 
     @Test
     void keyHeadersAreCopied() {
         List<String> headers = new ArrayList<>(List.of("a"));
-        HandlerDefinition definition = HandlerDefinition.builder("mail").keyHeaders(headers).build();
+        HandlerDefinition definition =
+                HandlerDefinition.builder("mail").keyHeaders(headers).build();
         headers.add("b");
 
         assertThat(definition.keyHeaders()).containsExactly("a");
@@ -38,10 +40,17 @@ class HandlerDefinitionTests {
 
     @Test
     void blankConsumerAndNonPositiveLeaseAreRejected() {
-        assertThatIllegalArgumentException().isThrownBy(() -> HandlerDefinition.builder(" ").build())
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> HandlerDefinition.builder(" ").build())
                 .withMessageContaining("consumer");
-        assertThatIllegalArgumentException().isThrownBy(() -> HandlerDefinition.builder("mail").lease(Duration.ZERO).build())
-                .withMessageContaining("mail").withMessageContaining("lease");
-        assertThatIllegalArgumentException().isThrownBy(() -> HandlerDefinition.builder("mail").lease(Duration.ofSeconds(-1)).build());
+        assertThatIllegalArgumentException()
+                .isThrownBy(() ->
+                        HandlerDefinition.builder("mail").lease(Duration.ZERO).build())
+                .withMessageContaining("mail")
+                .withMessageContaining("lease");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> HandlerDefinition.builder("mail")
+                        .lease(Duration.ofSeconds(-1))
+                        .build());
     }
 }

@@ -16,14 +16,16 @@ class IdempotencyContextTests extends H2ExecutorTestSupport {
 
     @Test
     void currentOutsideAHandlerThrows() {
-        assertThatIllegalStateException().isThrownBy(IdempotencyContext::current)
+        assertThatIllegalStateException()
+                .isThrownBy(IdempotencyContext::current)
                 .withMessageContaining("No idempotent handler is running on this thread");
         assertThat(IdempotencyContext.find()).isEmpty();
     }
 
     @Test
     void currentInsideALeaseHandlerHasItsKeyNamespaceAttemptAndMode() throws Exception {
-        HandlerResult<IdempotencyContext> result = executor.execute(lease(), message("order-1"), IdempotencyContext::current);
+        HandlerResult<IdempotencyContext> result =
+                executor.execute(lease(), message("order-1"), IdempotencyContext::current);
 
         assertThat(result.value()).isEqualTo(new IdempotencyContext("order-1", consumer, 1, IdempotencyMode.LEASE));
         assertThat(IdempotencyContext.find()).isEmpty();
@@ -31,20 +33,24 @@ class IdempotencyContextTests extends H2ExecutorTestSupport {
 
     @Test
     void currentInsideATransactionalHandlerHasItsKeyNamespaceAttemptAndMode() throws Exception {
-        HandlerResult<IdempotencyContext> result = executor.execute(transactional(), message("order-1"), IdempotencyContext::current);
+        HandlerResult<IdempotencyContext> result =
+                executor.execute(transactional(), message("order-1"), IdempotencyContext::current);
 
-        assertThat(result.value()).isEqualTo(new IdempotencyContext("order-1", consumer, 1, IdempotencyMode.TRANSACTIONAL));
+        assertThat(result.value())
+                .isEqualTo(new IdempotencyContext("order-1", consumer, 1, IdempotencyMode.TRANSACTIONAL));
         assertThat(IdempotencyContext.find()).isEmpty();
     }
 
     @Test
     void contextIsClearedAfterTheHandlerThrows() {
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1"), () -> {
-            throw new IllegalStateException("boom");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("boom");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> executor.execute(transactional(), message("order-2"), () -> {
-            throw new IllegalStateException("boom");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("boom");
+                }))
+                .isInstanceOf(IllegalStateException.class);
 
         assertThat(IdempotencyContext.find()).isEmpty();
     }
@@ -86,7 +92,8 @@ class IdempotencyContextTests extends H2ExecutorTestSupport {
     void batchHandlersRunWithoutAContext() throws Exception {
         AtomicReference<Optional<IdempotencyContext>> seen = new AtomicReference<>();
 
-        executor.executeBatch(lease(), List.of(message("a"), message("b")), indexes -> seen.set(IdempotencyContext.find()));
+        executor.executeBatch(
+                lease(), List.of(message("a"), message("b")), indexes -> seen.set(IdempotencyContext.find()));
 
         assertThat(seen.get()).isEmpty();
     }

@@ -24,7 +24,8 @@ class KeyLosslessnessTests extends H2ExecutorTestSupport {
     @Test
     void twoDifferentBinaryKeysAreRejectedInsteadOfCollidingAsOneString() {
         for (byte[] key : new byte[][] {BINARY_KEY_1, BINARY_KEY_2}) {
-            assertThatThrownBy(() -> executor.execute(lease(), withHeaders("payload", "idempotency-key", key), runs::incrementAndGet))
+            assertThatThrownBy(() -> executor.execute(
+                            lease(), withHeaders("payload", "idempotency-key", key), runs::incrementAndGet))
                     .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class, ex -> {
                         assertThat(ex.isRetryable()).isFalse();
                         assertThat(ex).hasMessageContaining("not valid UTF-8").hasMessageContaining("idempotency-key");
@@ -45,7 +46,8 @@ class KeyLosslessnessTests extends H2ExecutorTestSupport {
     @Test
     void aSpringMessageWithBinaryKeyHeaderIsRejected() {
         InboundMessage message = new SpringMessageInboundMessage(MessageBuilder.withPayload("payload")
-                .setHeader("outbox-id", BINARY_KEY_1).build());
+                .setHeader("outbox-id", BINARY_KEY_1)
+                .build());
 
         assertThatThrownBy(() -> executor.execute(lease(), message, runs::incrementAndGet))
                 .isInstanceOf(InvalidIdempotencyKeyException.class);
@@ -54,27 +56,39 @@ class KeyLosslessnessTests extends H2ExecutorTestSupport {
 
     @Test
     void aKeyExpressionOverBinaryHeadersIsRejected() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyHeaders(java.util.List.of())
-                .keyExpression("#headers['tenant-key']").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyHeaders(java.util.List.of())
+                .keyExpression("#headers['tenant-key']")
+                .build();
 
-        assertThatThrownBy(() -> executor.execute(handler, withHeaders("payload", "tenant-key", BINARY_KEY_2, "trace", BINARY_KEY_1),
-                runs::incrementAndGet)).isInstanceOf(InvalidIdempotencyKeyException.class);
+        assertThatThrownBy(() -> executor.execute(
+                        handler,
+                        withHeaders("payload", "tenant-key", BINARY_KEY_2, "trace", BINARY_KEY_1),
+                        runs::incrementAndGet))
+                .isInstanceOf(InvalidIdempotencyKeyException.class);
         assertThat(runs).hasValue(0);
     }
 
     @Test
     void keysNoLedgerCanStoreAreRejectedBeforeTheLedgerIsTouched() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyHeaders(java.util.List.of())
-                .keyExpression("#headers['raw']").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyHeaders(java.util.List.of())
+                .keyExpression("#headers['raw']")
+                .build();
         IdempotentExecutor raw = executor;
 
         for (String key : new String[] {"", "a\u0000b", "lone-\uD800-surrogate"}) {
             assertThatThrownBy(() -> raw.execute(handler, withHeaders("payload", "raw", key), runs::incrementAndGet))
                     .as("key %s", key.replace("\u0000", "\\0"))
-                    .isInstanceOfSatisfying(IdempotencyException.class, ex -> assertThat(ex.isRetryable()).isFalse());
-            assertThatThrownBy(() -> raw.executeBatch(handler, java.util.List.of(withHeaders("payload", "raw", key)),
-                    indexes -> runs.incrementAndGet()))
-                    .isInstanceOfSatisfying(BatchFailedException.class,
+                    .isInstanceOfSatisfying(
+                            IdempotencyException.class,
+                            ex -> assertThat(ex.isRetryable()).isFalse());
+            assertThatThrownBy(() -> raw.executeBatch(
+                            handler,
+                            java.util.List.of(withHeaders("payload", "raw", key)),
+                            indexes -> runs.incrementAndGet()))
+                    .isInstanceOfSatisfying(
+                            BatchFailedException.class,
                             ex -> assertThat(ex.getCause()).isInstanceOf(IdempotencyException.class));
         }
         assertThat(runs).hasValue(0);

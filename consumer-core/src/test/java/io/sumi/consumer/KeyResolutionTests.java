@@ -19,14 +19,13 @@ import org.junit.jupiter.api.Test;
 class KeyResolutionTests extends H2ExecutorTestSupport {
 
     /** A broker record as a binder would hand it over, for {@code #message}. */
-    record FakeRecord(String topic, int partition, long offset, String value) {
-    }
+    record FakeRecord(String topic, int partition, long offset, String value) {}
 
     /** A payload as a binder would have converted it, for {@code #payload}. */
-    record OrderPlaced(String orderId, String tenant) {
-    }
+    record OrderPlaced(String orderId, String tenant) {}
 
-    private static InboundMessage record(FakeRecord source, @Nullable Object payload, Map<String, @Nullable Object> headers) {
+    private static InboundMessage record(
+            FakeRecord source, @Nullable Object payload, Map<String, @Nullable Object> headers) {
         return InboundMessage.of(source, payload, headers);
     }
 
@@ -36,7 +35,9 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
             key.set(IdempotencyContext.current().key());
             return null;
         });
-        assertThat(row(key.get())).as("the ledger row is under the resolved key").isPresent();
+        assertThat(row(key.get()))
+                .as("the ledger row is under the resolved key")
+                .isPresent();
         return key.get();
     }
 
@@ -44,8 +45,11 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
     void missingKeyFailsClearlyWithoutClaimingOrRunningTheHandler() {
         AtomicInteger calls = new AtomicInteger();
 
-        assertThatThrownBy(() -> executor.execute(lease(), withHeaders("payload", "trace-id", "t-1"), calls::incrementAndGet))
-                .isInstanceOfSatisfying(MissingIdempotencyKeyException.class, ex -> assertThat(ex.isRetryable()).isFalse())
+        assertThatThrownBy(() ->
+                        executor.execute(lease(), withHeaders("payload", "trace-id", "t-1"), calls::incrementAndGet))
+                .isInstanceOfSatisfying(
+                        MissingIdempotencyKeyException.class,
+                        ex -> assertThat(ex.isRetryable()).isFalse())
                 .hasMessageContaining("No idempotency key")
                 .hasMessageContaining(consumer)
                 .hasMessageContaining("outbox-id")
@@ -72,14 +76,18 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void blankHeadersCountAsMissing() {
-        assertThatThrownBy(() -> executor.execute(lease(), withHeaders("payload", "outbox-id", "  ", "idempotency-key", ""),
-                () -> null)).isInstanceOf(MissingIdempotencyKeyException.class);
+        assertThatThrownBy(() -> executor.execute(
+                        lease(), withHeaders("payload", "outbox-id", "  ", "idempotency-key", ""), () -> null))
+                .isInstanceOf(MissingIdempotencyKeyException.class);
     }
 
     @Test
     void keyExpressionYieldingNullOrBlankIsAMissingKey() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#headers['order-id']").build();
-        HandlerDefinition blank = definition(IdempotencyMode.LEASE).keyExpression("'  '").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("#headers['order-id']")
+                .build();
+        HandlerDefinition blank =
+                definition(IdempotencyMode.LEASE).keyExpression("'  '").build();
 
         assertThatThrownBy(() -> executor.execute(handler, withHeaders("payload"), () -> null))
                 .isInstanceOf(MissingIdempotencyKeyException.class)
@@ -93,7 +101,9 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void keyExpressionThatFailsIsAMissingKeyWithTheCause() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#payload.orderId").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("#payload.orderId")
+                .build();
 
         assertThatThrownBy(() -> executor.execute(handler, withHeaders(null), () -> null))
                 .isInstanceOf(MissingIdempotencyKeyException.class)
@@ -104,9 +114,11 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void invalidKeyExpressionFailsValidationUpFront() {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#payload.(").build();
+        HandlerDefinition handler =
+                definition(IdempotencyMode.LEASE).keyExpression("#payload.(").build();
 
-        assertThatIllegalArgumentException().isThrownBy(() -> executor.keyResolver().validate(handler))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> executor.keyResolver().validate(handler))
                 .withMessageContaining("Invalid key expression")
                 .withMessageContaining(consumer);
     }
@@ -117,7 +129,9 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
         AtomicInteger calls = new AtomicInteger();
 
         assertThatThrownBy(() -> executor.execute(lease(), message(tooLong), calls::incrementAndGet))
-                .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class, ex -> assertThat(ex.isRetryable()).isFalse())
+                .isInstanceOfSatisfying(
+                        InvalidIdempotencyKeyException.class,
+                        ex -> assertThat(ex.isRetryable()).isFalse())
                 .hasMessageContaining((store.maxKeyLength() + 1) + " characters")
                 .hasMessageContaining("at most " + store.maxKeyLength())
                 .hasMessageContaining("not truncated");
@@ -136,7 +150,8 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void tooLongKeyIsRejectedClearlyEvenByAStoreWithShortKeys() {
-        IdempotentExecutor shortKeys = IdempotentExecutor.builder(new CountingStore(store, 10)).build();
+        IdempotentExecutor shortKeys =
+                IdempotentExecutor.builder(new CountingStore(store, 10)).build();
 
         assertThatThrownBy(() -> shortKeys.execute(lease(), message("order-12345"), () -> null))
                 .isInstanceOf(InvalidIdempotencyKeyException.class)
@@ -146,22 +161,30 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void outboxIdWinsOverIdempotencyKeyWhichWinsOverTheExpression() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("'from-expression'").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("'from-expression'")
+                .build();
 
         assertThat(keyOf(handler, withHeaders("p", "outbox-id", "from-outbox", "idempotency-key", "from-header")))
                 .isEqualTo("from-outbox");
-        assertThat(keyOf(handler, withHeaders("p", "idempotency-key", "from-header"))).isEqualTo("from-header");
+        assertThat(keyOf(handler, withHeaders("p", "idempotency-key", "from-header")))
+                .isEqualTo("from-header");
         assertThat(keyOf(handler, withHeaders("p", "outbox-id", " ", "idempotency-key", "from-header-2")))
-                .as("a blank header is skipped").isEqualTo("from-header-2");
+                .as("a blank header is skipped")
+                .isEqualTo("from-header-2");
         assertThat(keyOf(handler, withHeaders("p"))).isEqualTo("from-expression");
     }
 
     @Test
     void configuredHeadersAreTriedInTheirOrder() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyHeaders(List.of("x-request-id", "outbox-id")).build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyHeaders(List.of("x-request-id", "outbox-id"))
+                .build();
 
-        assertThat(keyOf(handler, withHeaders("p", "outbox-id", "o-1", "x-request-id", "r-1"))).isEqualTo("r-1");
-        assertThat(keyOf(handler, withHeaders("p", "outbox-id", "o-2", "idempotency-key", "ignored"))).isEqualTo("o-2");
+        assertThat(keyOf(handler, withHeaders("p", "outbox-id", "o-1", "x-request-id", "r-1")))
+                .isEqualTo("r-1");
+        assertThat(keyOf(handler, withHeaders("p", "outbox-id", "o-2", "idempotency-key", "ignored")))
+                .isEqualTo("o-2");
     }
 
     @Test
@@ -173,14 +196,18 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void expressionReadsThePayload() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#payload.orderId()").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("#payload.orderId()")
+                .build();
 
         assertThat(keyOf(handler, withHeaders(new OrderPlaced("o-77", "acme")))).isEqualTo("o-77");
     }
 
     @Test
     void expressionReadsTheHeaders() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#headers['order-id']").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("#headers['order-id']")
+                .build();
 
         assertThat(keyOf(handler, withHeaders("p", "order-id", "o-88"))).isEqualTo("o-88");
     }
@@ -189,8 +216,10 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
     void expressionSeesByteArrayHeadersDecodedAsUtf8() throws Exception {
         // As documented on @IdempotentHandler#key: "#headers (a map of header values, byte arrays decoded as UTF-8)".
         HandlerDefinition handler = definition(IdempotencyMode.LEASE)
-                .keyExpression("#headers['tenant'] + ':' + #payload.orderId()").build();
-        InboundMessage message = withHeaders(new OrderPlaced("o-99", "ignored"), "tenant", "acme".getBytes(StandardCharsets.UTF_8));
+                .keyExpression("#headers['tenant'] + ':' + #payload.orderId()")
+                .build();
+        InboundMessage message =
+                withHeaders(new OrderPlaced("o-99", "ignored"), "tenant", "acme".getBytes(StandardCharsets.UTF_8));
 
         assertThat(keyOf(handler, message)).isEqualTo("acme:o-99");
     }
@@ -198,7 +227,8 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
     @Test
     void expressionReadsTheBrokerRecordAsMessage() throws Exception {
         HandlerDefinition handler = definition(IdempotencyMode.LEASE)
-                .keyExpression("#message.topic() + '-' + #message.partition() + '-' + #message.offset()").build();
+                .keyExpression("#message.topic() + '-' + #message.partition() + '-' + #message.offset()")
+                .build();
         FakeRecord source = new FakeRecord("orders", 3, 4711L, "{}");
 
         assertThat(keyOf(handler, record(source, "{}", Map.of()))).isEqualTo("orders-3-4711");
@@ -206,17 +236,23 @@ class KeyResolutionTests extends H2ExecutorTestSupport {
 
     @Test
     void expressionResultThatIsNotAStringIsTurnedIntoText() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).keyExpression("#message.offset()").build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .keyExpression("#message.offset()")
+                .build();
 
-        assertThat(keyOf(handler, record(new FakeRecord("orders", 0, 12L, "{}"), "{}", Map.of()))).isEqualTo("12");
+        assertThat(keyOf(handler, record(new FakeRecord("orders", 0, 12L, "{}"), "{}", Map.of())))
+                .isEqualTo("12");
     }
 
     @Test
     void resolverNeedsNoExecutor() {
         MessageKeyResolver resolver = new MessageKeyResolver();
-        HandlerDefinition handler = HandlerDefinition.builder("mail").keyExpression("#payload.toUpperCase()").build();
+        HandlerDefinition handler = HandlerDefinition.builder("mail")
+                .keyExpression("#payload.toUpperCase()")
+                .build();
 
         assertThat(resolver.resolve(handler, withHeaders("abc"))).isEqualTo("ABC");
-        assertThat(resolver.resolve(handler, withHeaders("abc", "idempotency-key", "k-1"))).isEqualTo("k-1");
+        assertThat(resolver.resolve(handler, withHeaders("abc", "idempotency-key", "k-1")))
+                .isEqualTo("k-1");
     }
 }

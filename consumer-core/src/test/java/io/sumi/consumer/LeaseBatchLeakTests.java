@@ -67,8 +67,9 @@ class LeaseBatchLeakTests extends H2ExecutorTestSupport {
         IllegalStateException cause = new IllegalStateException("b failed");
 
         assertThatThrownBy(() -> leaky.executeBatch(lease(), batch("a", "b", "c"), indexes -> {
-            throw new BatchFailedException(1, cause);
-        })).isInstanceOf(BatchFailedException.class);
+                    throw new BatchFailedException(1, cause);
+                }))
+                .isInstanceOf(BatchFailedException.class);
 
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
         redeliveryRunsEveryKey("b", "c");
@@ -94,8 +95,7 @@ class LeaseBatchLeakTests extends H2ExecutorTestSupport {
         // again, with the same idempotency key): never left leased.
         try {
             leaky.executeBatch(lease(), batch("a", "b"), calls::add);
-        }
-        catch (RuntimeException expected) {
+        } catch (RuntimeException expected) {
             assertThat(expected).hasMessageContaining("completeAll");
         }
 

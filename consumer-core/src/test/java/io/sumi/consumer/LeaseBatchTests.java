@@ -80,9 +80,10 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         BatchFailedException failure = new BatchFailedException(2, cause);
 
         assertThatThrownBy(() -> executor.executeBatch(lease(), batch("a", "b", "c", "d"), indexes -> {
-            calls.add(indexes);
-            throw failure;
-        })).isSameAs(failure);
+                    calls.add(indexes);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
         assertThat(status("b")).isEqualTo(MessageStatus.COMPLETED);
@@ -103,21 +104,26 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
 
     @Test
     void aBatchThatLostALeaseToATakerThatFailedStopsAtThatMessage() throws Exception {
-        HandlerDefinition definition = definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
+        HandlerDefinition definition =
+                definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
 
         assertThatThrownBy(() -> executor.executeBatch(definition, batch("a", "b", "c"), indexes -> {
-            calls.add(indexes);
-            // The batch is slow: its leases run out, a redelivery of b on another consumer takes b over and fails.
-            advance(Duration.ofSeconds(31));
-            Exception taker = deliverElsewhere(definition, "b", () -> {
-                throw new IllegalStateException("provider down");
-            });
-            assertThat(taker).hasMessage("provider down");
-        })).isInstanceOfSatisfying(BatchFailedException.class, stopped -> {
-            // a is done and acked; b is not COMPLETED, so it and what follows come again.
-            assertThat(stopped.index()).isEqualTo(1);
-            assertThat(stopped.getCause()).isInstanceOf(MessageBusyException.class).hasMessageContaining("was lost to another consumer before completion");
-        });
+                    calls.add(indexes);
+                    // The batch is slow: its leases run out, a redelivery of b on another consumer takes b over and
+                    // fails.
+                    advance(Duration.ofSeconds(31));
+                    Exception taker = deliverElsewhere(definition, "b", () -> {
+                        throw new IllegalStateException("provider down");
+                    });
+                    assertThat(taker).hasMessage("provider down");
+                }))
+                .isInstanceOfSatisfying(BatchFailedException.class, stopped -> {
+                    // a is done and acked; b is not COMPLETED, so it and what follows come again.
+                    assertThat(stopped.index()).isEqualTo(1);
+                    assertThat(stopped.getCause())
+                            .isInstanceOf(MessageBusyException.class)
+                            .hasMessageContaining("was lost to another consumer before completion");
+                });
 
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
         assertThat(status("b")).isEqualTo(MessageStatus.IN_PROGRESS);
@@ -134,9 +140,10 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         BatchFailedException failure = new BatchFailedException(3, new IllegalStateException("d failed"));
 
         assertThatThrownBy(() -> executor.executeBatch(lease(), batch("a", "b", "c", "d", "e"), indexes -> {
-            calls.add(indexes);
-            throw failure;
-        })).isSameAs(failure);
+                    calls.add(indexes);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(calls).containsExactly(List.of(0, 2, 3, 4));
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
@@ -150,8 +157,9 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         IllegalStateException failure = new IllegalStateException("provider down");
 
         assertThatThrownBy(() -> executor.executeBatch(lease(), batch("a", "b", "c"), indexes -> {
-            throw failure;
-        })).isSameAs(failure);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(completedRows()).isZero();
         for (String key : List.of("a", "b", "c")) {
@@ -184,7 +192,8 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         List<InboundMessage> batch = List.of(withHeaders("no key"), message("b"));
 
         assertThatThrownBy(() -> executor.executeBatch(lease(), batch, recording()))
-                .isInstanceOfSatisfying(BatchFailedException.class, ex -> assertThat(ex.index()).isZero())
+                .isInstanceOfSatisfying(
+                        BatchFailedException.class, ex -> assertThat(ex.index()).isZero())
                 .hasCauseInstanceOf(MissingIdempotencyKeyException.class);
 
         assertThat(calls).isEmpty();
@@ -196,7 +205,8 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         List<InboundMessage> batch = batch("a", "k".repeat(201), "c");
 
         assertThatThrownBy(() -> executor.executeBatch(lease(), batch, recording()))
-                .isInstanceOfSatisfying(BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(1))
+                .isInstanceOfSatisfying(
+                        BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(1))
                 .hasCauseInstanceOf(InvalidIdempotencyKeyException.class);
 
         assertThat(calls).containsExactly(List.of(0));
@@ -211,13 +221,16 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
                 .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
                     assertThat(ex.index()).isEqualTo(2);
                     assertThat(ex.getCause()).isInstanceOf(MessageBusyException.class);
-                    assertThat(((IdempotencyException) ex.getCause()).isRetryable()).isTrue();
+                    assertThat(((IdempotencyException) ex.getCause()).isRetryable())
+                            .isTrue();
                 });
 
         assertThat(calls).containsExactly(List.of(0, 1));
         assertThat(completedRows()).isEqualTo(2);
         ProcessedMessage other = row("c").orElseThrow();
-        assertThat(other.leaseUntil()).as("the other consumer's claim is untouched").isEqualTo(other.firstSeenAt().plus(LEASE));
+        assertThat(other.leaseUntil())
+                .as("the other consumer's claim is untouched")
+                .isEqualTo(other.firstSeenAt().plus(LEASE));
         assertReleasedAtOnce(row("d").orElseThrow());
         assertThat(messages("busy")).isEqualTo(1.0);
         assertThat(messages("processed")).isEqualTo(2.0);
@@ -225,12 +238,15 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
 
     @Test
     void rejectedFingerprintStopsTheBatchThere() throws Exception {
-        HandlerDefinition handler = definition(IdempotencyMode.LEASE).fingerprintPolicy(FingerprintMismatchPolicy.REJECT).build();
+        HandlerDefinition handler = definition(IdempotencyMode.LEASE)
+                .fingerprintPolicy(FingerprintMismatchPolicy.REJECT)
+                .build();
         executor.execute(handler, message("b", "first payload"), () -> null);
 
-        assertThatThrownBy(() -> executor.executeBatch(handler, List.of(message("a"), message("b", "other payload"), message("c")),
-                recording()))
-                .isInstanceOfSatisfying(BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(1))
+        assertThatThrownBy(() -> executor.executeBatch(
+                        handler, List.of(message("a"), message("b", "other payload"), message("c")), recording()))
+                .isInstanceOfSatisfying(
+                        BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(1))
                 .hasCauseInstanceOf(FingerprintMismatchException.class);
 
         assertThat(calls).containsExactly(List.of(0));
@@ -243,7 +259,8 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
     void warnedFingerprintCountsAndSkipsAsADuplicate() throws Exception {
         executor.execute(lease(), message("b", "first payload"), () -> null);
 
-        BatchResult result = executor.executeBatch(lease(), List.of(message("a"), message("b", "other payload")), recording());
+        BatchResult result =
+                executor.executeBatch(lease(), List.of(message("a"), message("b", "other payload")), recording());
 
         assertThat(result).isEqualTo(new BatchResult(1, 1));
         assertThat(calls).containsExactly(List.of(0));

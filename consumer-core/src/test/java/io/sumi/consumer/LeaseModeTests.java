@@ -73,8 +73,9 @@ class LeaseModeTests extends H2ExecutorTestSupport {
         IllegalStateException failure = new IllegalStateException("provider answered 503");
 
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1"), () -> {
-            throw failure;
-        })).isSameAs(failure);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         ProcessedMessage released = row("order-1").orElseThrow();
         assertThat(released.status()).isEqualTo(MessageStatus.IN_PROGRESS);
@@ -86,8 +87,9 @@ class LeaseModeTests extends H2ExecutorTestSupport {
     @Test
     void redeliveryAfterAFailureRunsAtOnceAsTheSecondAttempt() throws Exception {
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1"), () -> {
-            throw new IllegalStateException("first try fails");
-        })).isInstanceOf(IllegalStateException.class);
+                    throw new IllegalStateException("first try fails");
+                }))
+                .isInstanceOf(IllegalStateException.class);
         AtomicReference<IdempotencyContext> context = new AtomicReference<>();
 
         // No time has passed for the row: a released claim needs no lease expiry.
@@ -109,8 +111,9 @@ class LeaseModeTests extends H2ExecutorTestSupport {
         IOException failure = new IOException("SMTP connection reset");
 
         assertThatThrownBy(() -> executor.execute(lease(), message("mail-1"), () -> {
-            throw failure;
-        })).isSameAs(failure);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertReleasedAtOnce(row("mail-1").orElseThrow());
     }
@@ -120,8 +123,9 @@ class LeaseModeTests extends H2ExecutorTestSupport {
         AssertionError failure = new AssertionError("handler bug");
 
         assertThatThrownBy(() -> executor.execute(lease(), message("order-1"), () -> {
-            throw failure;
-        })).isSameAs(failure);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertReleasedAtOnce(row("order-1").orElseThrow());
     }
@@ -129,7 +133,8 @@ class LeaseModeTests extends H2ExecutorTestSupport {
     @Test
     void liveClaimElsewhereIsBusyUntilItsLeaseExpiresThenTheMessageIsTakenOver() throws Exception {
         // Another instance claims the key and then goes silent (a crash, a GC pause).
-        ClaimResult other = store.claim(consumer, new ClaimRequest("order-1", Fingerprints.of("payload of order-1")), LEASE);
+        ClaimResult other =
+                store.claim(consumer, new ClaimRequest("order-1", Fingerprints.of("payload of order-1")), LEASE);
         assertThat(other.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         AtomicInteger calls = new AtomicInteger();
         AtomicReference<IdempotencyContext> context = new AtomicReference<>();
@@ -144,7 +149,8 @@ class LeaseModeTests extends H2ExecutorTestSupport {
                 .isInstanceOf(MessageBusyException.class)
                 .hasMessageContaining("order-1")
                 .hasMessageContaining(consumer)
-                .satisfies(ex -> assertThat(((IdempotencyException) ex).isRetryable()).isTrue());
+                .satisfies(ex ->
+                        assertThat(((IdempotencyException) ex).isRetryable()).isTrue());
         assertThat(calls).hasValue(0);
 
         advance(Duration.ofSeconds(30));
@@ -160,7 +166,8 @@ class LeaseModeTests extends H2ExecutorTestSupport {
 
     @Test
     void handlerThatOutlivesItsLeaseCountsALostLease() throws Exception {
-        HandlerDefinition definition = definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
+        HandlerDefinition definition =
+                definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
         AtomicInteger runs = new AtomicInteger();
 
         HandlerResult<String> first = executor.execute(definition, message("order-1"), () -> {
@@ -168,16 +175,16 @@ class LeaseModeTests extends H2ExecutorTestSupport {
             // The handler is slow: its lease runs out, and a redelivery on another consumer takes over.
             advance(Duration.ofSeconds(31));
             HandlerResult<String> second = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return executor.execute(definition, message("order-1"), () -> {
-                        runs.incrementAndGet();
-                        return "second";
-                    });
-                }
-                catch (Exception ex) {
-                    throw new IllegalStateException(ex);
-                }
-            }).get(10, TimeUnit.SECONDS);
+                        try {
+                            return executor.execute(definition, message("order-1"), () -> {
+                                runs.incrementAndGet();
+                                return "second";
+                            });
+                        } catch (Exception ex) {
+                            throw new IllegalStateException(ex);
+                        }
+                    })
+                    .get(10, TimeUnit.SECONDS);
             assertThat(second.outcome()).isEqualTo(MessageOutcome.PROCESSED);
             return "first";
         });
@@ -193,20 +200,23 @@ class LeaseModeTests extends H2ExecutorTestSupport {
 
     @Test
     void handlerThatOutlivesItsLeaseWhileTheTakerFailsIsDeliveredAgain() throws Exception {
-        HandlerDefinition definition = definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
+        HandlerDefinition definition =
+                definition(IdempotencyMode.LEASE).lease(Duration.ofSeconds(30)).build();
         AtomicInteger runs = new AtomicInteger();
 
         assertThatThrownBy(() -> executor.execute(definition, message("order-1"), () -> {
-            runs.incrementAndGet();
-            // The handler is slow: its lease runs out, a redelivery on another consumer takes over and fails.
-            advance(Duration.ofSeconds(31));
-            Exception taker = deliverElsewhere(definition, "order-1", () -> {
-                runs.incrementAndGet();
-                throw new IllegalStateException("provider down");
-            });
-            assertThat(taker).hasMessage("provider down");
-            return "first";
-        })).isInstanceOf(MessageBusyException.class).hasMessageContaining("was lost to another consumer before completion");
+                    runs.incrementAndGet();
+                    // The handler is slow: its lease runs out, a redelivery on another consumer takes over and fails.
+                    advance(Duration.ofSeconds(31));
+                    Exception taker = deliverElsewhere(definition, "order-1", () -> {
+                        runs.incrementAndGet();
+                        throw new IllegalStateException("provider down");
+                    });
+                    assertThat(taker).hasMessage("provider down");
+                    return "first";
+                }))
+                .isInstanceOf(MessageBusyException.class)
+                .hasMessageContaining("was lost to another consumer before completion");
 
         // Not acked: the row is not COMPLETED, so the message must come again, and it runs again.
         assertThat(status("order-1")).isEqualTo(MessageStatus.IN_PROGRESS);
@@ -234,7 +244,9 @@ class LeaseModeTests extends H2ExecutorTestSupport {
     @Test
     void eachNamespaceProcessesTheSameKeyOnce() throws Exception {
         HandlerDefinition mail = lease();
-        HandlerDefinition audit = HandlerDefinition.builder(consumer + "-audit").mode(IdempotencyMode.LEASE).build();
+        HandlerDefinition audit = HandlerDefinition.builder(consumer + "-audit")
+                .mode(IdempotencyMode.LEASE)
+                .build();
         AtomicInteger calls = new AtomicInteger();
         try {
             executor.execute(mail, message("order-1"), calls::incrementAndGet);
@@ -242,8 +254,7 @@ class LeaseModeTests extends H2ExecutorTestSupport {
 
             assertThat(other.outcome()).isEqualTo(MessageOutcome.PROCESSED);
             assertThat(calls).hasValue(2);
-        }
-        finally {
+        } finally {
             jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer + "-audit");
         }
     }
@@ -256,7 +267,8 @@ class LeaseModeTests extends H2ExecutorTestSupport {
         assertThatThrownBy(() -> plain.execute(transactional(), message("order-1"), calls::incrementAndGet))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("transaction manager");
-        HandlerResult<IdempotencyMode> auto = plain.execute(auto(), message("order-2"), () -> IdempotencyContext.current().mode());
+        HandlerResult<IdempotencyMode> auto = plain.execute(
+                auto(), message("order-2"), () -> IdempotencyContext.current().mode());
 
         assertThat(calls).hasValue(0);
         assertThat(row("order-1")).isEmpty();

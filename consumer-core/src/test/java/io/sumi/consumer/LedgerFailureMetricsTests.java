@@ -22,7 +22,8 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
     @BeforeEach
     void failingStore() {
         failing = new FailingOnceStore(store);
-        failingExecutor = IdempotentExecutor.builder(failing).meterRegistry(meters).build();
+        failingExecutor =
+                IdempotentExecutor.builder(failing).meterRegistry(meters).build();
     }
 
     @Test
@@ -49,8 +50,9 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
     void aLeaseBatchWhoseClaimFailsCountsOneFailure() {
         failing.failNextClaim.set(true);
 
-        assertThatThrownBy(() -> failingExecutor.executeBatch(lease(), List.of(message("a"), message("b")), indexes -> {
-        })).isInstanceOf(TransientDataAccessResourceException.class);
+        assertThatThrownBy(
+                        () -> failingExecutor.executeBatch(lease(), List.of(message("a"), message("b")), indexes -> {}))
+                .isInstanceOf(TransientDataAccessResourceException.class);
 
         assertThat(outcomes()).containsExactlyEntriesOf(Map.of("failed", 1.0));
     }

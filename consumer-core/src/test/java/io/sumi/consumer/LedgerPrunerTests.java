@@ -47,7 +47,11 @@ class LedgerPrunerTests {
         dataSource = new JdbcDataSource();
         dataSource.setURL("jdbc:h2:mem:pruner-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL");
         dataSource.setUser("sa");
-        Flyway.configure().dataSource(dataSource).locations(TestDatabase.H2.migrationLocation()).load().migrate();
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(TestDatabase.H2.migrationLocation())
+                .load()
+                .migrate();
         jdbc = new JdbcTemplate(dataSource);
         store = JdbcProcessedMessageStore.builder(dataSource).clock(clock).build();
         counting = new CountingStore(store);
@@ -60,9 +64,14 @@ class LedgerPrunerTests {
 
     /** Completes {@code count} messages now, in one namespace. */
     private void complete(String consumer, int count) {
-        List<ClaimRequest> requests = IntStream.range(0, count).mapToObj(i -> new ClaimRequest(consumer + "-" + i, null)).toList();
+        List<ClaimRequest> requests = IntStream.range(0, count)
+                .mapToObj(i -> new ClaimRequest(consumer + "-" + i, null))
+                .toList();
         List<ClaimResult> claims = store.claimAll(consumer, requests, LEASE);
-        store.completeAll(consumer, claims.get(0).message().claimToken(), requests.stream().map(ClaimRequest::messageId).toList());
+        store.completeAll(
+                consumer,
+                claims.get(0).message().claimToken(),
+                requests.stream().map(ClaimRequest::messageId).toList());
     }
 
     /** As if {@code duration} had passed for every row of the ledger. */
@@ -71,7 +80,8 @@ class LedgerPrunerTests {
     }
 
     private int rows(String status) {
-        Integer count = jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE status = ?", Integer.class, status);
+        Integer count =
+                jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE status = ?", Integer.class, status);
         return count == null ? 0 : count;
     }
 
@@ -93,8 +103,11 @@ class LedgerPrunerTests {
         int deleted = pruner().batchSize(2).build().prune();
 
         assertThat(deleted).isEqualTo(5);
-        assertThat(counting.prunes).containsExactly(
-                new CountingStore.Prune(cutoff, 2, 2), new CountingStore.Prune(cutoff, 2, 2), new CountingStore.Prune(cutoff, 2, 1));
+        assertThat(counting.prunes)
+                .containsExactly(
+                        new CountingStore.Prune(cutoff, 2, 2),
+                        new CountingStore.Prune(cutoff, 2, 2),
+                        new CountingStore.Prune(cutoff, 2, 1));
         assertThat(rows("COMPLETED")).isEqualTo(3);
         assertThat(rows("IN_PROGRESS")).isEqualTo(1);
         assertThat(meters.get("sumi.ledger.pruned").counter().count()).isEqualTo(5.0);
@@ -102,7 +115,10 @@ class LedgerPrunerTests {
 
     @Test
     void claimsReleasedLongAgoAndNeverTakenAgainArePrunedToo() {
-        store.release(store.claim("mail", new ClaimRequest("dead-lettered", null), LEASE).message(), "poison");
+        store.release(
+                store.claim("mail", new ClaimRequest("dead-lettered", null), LEASE)
+                        .message(),
+                "poison");
         age(Duration.ofDays(15));
 
         assertThat(pruner().build().prune()).isEqualTo(1);
@@ -115,9 +131,12 @@ class LedgerPrunerTests {
         Instant cutoff = clock.instant().minus(Duration.ofDays(14));
         jdbc.update("UPDATE processed_messages SET processed_at = ?", OffsetDateTime.ofInstant(cutoff, ZoneOffset.UTC));
 
-        assertThat(pruner().build().prune()).as("processed exactly at the cutoff: kept").isZero();
+        assertThat(pruner().build().prune())
+                .as("processed exactly at the cutoff: kept")
+                .isZero();
 
-        jdbc.update("UPDATE processed_messages SET processed_at = ?",
+        jdbc.update(
+                "UPDATE processed_messages SET processed_at = ?",
                 OffsetDateTime.ofInstant(cutoff.minus(Duration.ofNanos(1000)), ZoneOffset.UTC));
         assertThat(pruner().build().prune()).isEqualTo(2);
         assertThat(rows("COMPLETED")).isZero();
@@ -169,16 +188,25 @@ class LedgerPrunerTests {
 
         assertThat(pruner.retention()).isEqualTo(Duration.ofDays(14)).isEqualTo(LedgerPruner.DEFAULT_RETENTION);
         assertThat(pruner.prune()).isEqualTo(1);
-        assertThat(counting.prunes).singleElement().extracting(CountingStore.Prune::limit).isEqualTo(LedgerPruner.DEFAULT_BATCH_SIZE);
+        assertThat(counting.prunes)
+                .singleElement()
+                .extracting(CountingStore.Prune::limit)
+                .isEqualTo(LedgerPruner.DEFAULT_BATCH_SIZE);
     }
 
     @Test
     void invalidSettingsAreRejected() {
         LedgerPruner.Builder builder = LedgerPruner.builder(counting);
 
-        assertThatIllegalArgumentException().isThrownBy(() -> builder.retention(Duration.ZERO)).withMessageContaining("retention");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> builder.retention(Duration.ZERO))
+                .withMessageContaining("retention");
         assertThatIllegalArgumentException().isThrownBy(() -> builder.retention(Duration.ofDays(-1)));
-        assertThatIllegalArgumentException().isThrownBy(() -> builder.batchSize(0)).withMessageContaining("batch size");
-        assertThatIllegalArgumentException().isThrownBy(() -> builder.maxBatches(0)).withMessageContaining("max batches");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> builder.batchSize(0))
+                .withMessageContaining("batch size");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> builder.maxBatches(0))
+                .withMessageContaining("max batches");
     }
 }

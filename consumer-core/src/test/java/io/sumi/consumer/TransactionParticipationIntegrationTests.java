@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.ForeignTransactionManager;
 import io.sumi.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,7 +31,6 @@ import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import io.sumi.testing.ForeignTransactionManager;
 
 /**
  * Transactional mode only when the ledger's DataSource takes part in the transaction (issue 8,
@@ -77,7 +77,10 @@ abstract class TransactionParticipationIntegrationTests {
     }
 
     HandlerDefinition definition(IdempotencyMode mode) {
-        return HandlerDefinition.builder(consumer).mode(mode).lease(Duration.ofMinutes(5)).build();
+        return HandlerDefinition.builder(consumer)
+                .mode(mode)
+                .lease(Duration.ofMinutes(5))
+                .build();
     }
 
     static InboundMessage message(String key) {
@@ -91,7 +94,8 @@ abstract class TransactionParticipationIntegrationTests {
     /** What another consumer sees now: committed rows only. */
     int committed(String table) throws SQLException {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = connection.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE consumer = ?")) {
+                PreparedStatement statement =
+                        connection.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE consumer = ?")) {
             statement.setString(1, consumer);
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
@@ -109,8 +113,7 @@ abstract class TransactionParticipationIntegrationTests {
         T result = new TransactionTemplate(foreignTransactions).execute(status -> {
             try {
                 return body.run();
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 failure.set(ex);
                 status.setRollbackOnly();
                 return null;
@@ -131,12 +134,12 @@ abstract class TransactionParticipationIntegrationTests {
         IdempotentExecutor executor = executor(foreignTransactions);
         AtomicInteger runs = new AtomicInteger();
 
-        assertThatThrownBy(() -> inForeignTransaction(() -> executor.execute(definition(IdempotencyMode.TRANSACTIONAL),
-                message("k"), () -> {
-                    runs.incrementAndGet();
-                    recordEffect("k");
-                    throw new IllegalStateException("handler failed");
-                })))
+        assertThatThrownBy(() -> inForeignTransaction(
+                        () -> executor.execute(definition(IdempotencyMode.TRANSACTIONAL), message("k"), () -> {
+                            runs.incrementAndGet();
+                            recordEffect("k");
+                            throw new IllegalStateException("handler failed");
+                        })))
                 .isInstanceOf(IllegalTransactionStateException.class)
                 .hasMessageContaining("ledger's DataSource does not take part");
 
@@ -166,13 +169,15 @@ abstract class TransactionParticipationIntegrationTests {
             throw new IllegalStateException("provider down");
         };
 
-        assertThatThrownBy(() -> inForeignTransaction(() -> executor.execute(definition(IdempotencyMode.AUTO), message("k"),
-                failing))).hasMessage("provider down");
-        assertThat(row("k").map(ProcessedMessage::status)).as("the claim was released, not committed COMPLETED")
+        assertThatThrownBy(() -> inForeignTransaction(
+                        () -> executor.execute(definition(IdempotencyMode.AUTO), message("k"), failing)))
+                .hasMessage("provider down");
+        assertThat(row("k").map(ProcessedMessage::status))
+                .as("the claim was released, not committed COMPLETED")
                 .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
 
-        HandlerResult<String> redelivery = inForeignTransaction(() -> executor.execute(definition(IdempotencyMode.AUTO),
-                message("k"), () -> {
+        HandlerResult<String> redelivery =
+                inForeignTransaction(() -> executor.execute(definition(IdempotencyMode.AUTO), message("k"), () -> {
                     runs.incrementAndGet();
                     modes.add(IdempotencyContext.current().mode());
                     return "done";
@@ -190,20 +195,19 @@ abstract class TransactionParticipationIntegrationTests {
         List<IdempotencyMode> modes = new ArrayList<>();
 
         assertThatThrownBy(() -> new TransactionTemplate(ledgerTransactions).execute(status -> {
-            try {
-                return executor.execute(definition(IdempotencyMode.AUTO), message("k"), () -> {
-                    modes.add(IdempotencyContext.current().mode());
-                    recordEffect("k");
-                    throw new IllegalStateException("business rule violated");
-                });
-            }
-            catch (RuntimeException ex) {
-                throw ex;
-            }
-            catch (Exception ex) {
-                throw new IllegalStateException(ex);
-            }
-        })).hasMessage("business rule violated");
+                    try {
+                        return executor.execute(definition(IdempotencyMode.AUTO), message("k"), () -> {
+                            modes.add(IdempotencyContext.current().mode());
+                            recordEffect("k");
+                            throw new IllegalStateException("business rule violated");
+                        });
+                    } catch (RuntimeException ex) {
+                        throw ex;
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
+                    }
+                }))
+                .hasMessage("business rule violated");
 
         assertThat(modes).containsExactly(IdempotencyMode.TRANSACTIONAL);
         assertThat(committed("processed_messages")).isZero();
@@ -212,9 +216,12 @@ abstract class TransactionParticipationIntegrationTests {
 
     @Test
     void aLedgerBehindATransactionAwareProxyTakesPartInTheTransactionOfItsTarget() throws Exception {
-        JdbcProcessedMessageStore proxied = JdbcProcessedMessageStore.builder(new TransactionAwareDataSourceProxy(dataSource)).build();
+        JdbcProcessedMessageStore proxied = JdbcProcessedMessageStore.builder(
+                        new TransactionAwareDataSourceProxy(dataSource))
+                .build();
         IdempotentExecutor executor = IdempotentExecutor.builder(proxied)
-                .transactionSupport(TransactionSupport.of(ledgerTransactions, new TransactionAwareDataSourceProxy(dataSource)))
+                .transactionSupport(
+                        TransactionSupport.of(ledgerTransactions, new TransactionAwareDataSourceProxy(dataSource)))
                 .build();
         List<IdempotencyMode> modes = new ArrayList<>();
 
@@ -224,15 +231,16 @@ abstract class TransactionParticipationIntegrationTests {
                     modes.add(IdempotencyContext.current().mode());
                     return null;
                 });
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
             status.setRollbackOnly();
         });
 
         assertThat(modes).containsExactly(IdempotencyMode.TRANSACTIONAL);
-        assertThat(committed("processed_messages")).as("rolled back with the transaction").isZero();
+        assertThat(committed("processed_messages"))
+                .as("rolled back with the transaction")
+                .isZero();
     }
 
     @Test
@@ -241,17 +249,20 @@ abstract class TransactionParticipationIntegrationTests {
         List<InboundMessage> batch = List.of(message("a"), message("b"), message("c"), message("d"));
         IllegalArgumentException poison = new IllegalArgumentException("c is malformed");
 
-        assertThatThrownBy(() -> inForeignTransaction(() -> executor.executeBatch(definition(IdempotencyMode.TRANSACTIONAL),
-                batch, indexes -> {
-                    for (int index : indexes) {
-                        if (index == 2) {
-                            throw new BatchFailedException(2, poison);
-                        }
-                        recordEffect((String) batch.get(index).header(HandlerDefinition.IDEMPOTENCY_KEY_HEADER));
-                    }
-                })))
+        assertThatThrownBy(() -> inForeignTransaction(() ->
+                        executor.executeBatch(definition(IdempotencyMode.TRANSACTIONAL), batch, indexes -> {
+                            for (int index : indexes) {
+                                if (index == 2) {
+                                    throw new BatchFailedException(2, poison);
+                                }
+                                recordEffect(
+                                        (String) batch.get(index).header(HandlerDefinition.IDEMPOTENCY_KEY_HEADER));
+                            }
+                        })))
                 .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
-                    assertThat(ex.index()).as("only the failing record may go to the DLT").isEqualTo(2);
+                    assertThat(ex.index())
+                            .as("only the failing record may go to the DLT")
+                            .isEqualTo(2);
                     assertThat(ex.getCause()).isSameAs(poison);
                 });
 

@@ -77,17 +77,20 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         IllegalStateException cause = new IllegalStateException("c violates a constraint");
 
         assertThatThrownBy(() -> executor.executeBatch(transactional(), batch, indexes -> {
-            writing(batch).run(indexes);
-            if (indexes.contains(2)) {
-                throw new BatchFailedException(2, cause);
-            }
-        })).isInstanceOfSatisfying(BatchFailedException.class, ex -> {
-            assertThat(ex.index()).isEqualTo(2);
-            assertThat(ex.getCause()).isSameAs(cause);
-        });
+                    writing(batch).run(indexes);
+                    if (indexes.contains(2)) {
+                        throw new BatchFailedException(2, cause);
+                    }
+                }))
+                .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
+                    assertThat(ex.index()).isEqualTo(2);
+                    assertThat(ex.getCause()).isSameAs(cause);
+                });
 
         assertThat(calls).containsExactly(List.of(0, 1, 2, 3), List.of(0, 1));
-        assertThat(effectKeys()).as("the first pass rolled back, the second committed").containsExactly("a", "b");
+        assertThat(effectKeys())
+                .as("the first pass rolled back, the second committed")
+                .containsExactly("a", "b");
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
         assertThat(status("b")).isEqualTo(MessageStatus.COMPLETED);
         assertThat(row("c")).isEmpty();
@@ -106,9 +109,10 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         BatchFailedException failure = new BatchFailedException(0, new IllegalStateException("a is bad"));
 
         assertThatThrownBy(() -> executor.executeBatch(transactional(), batch, indexes -> {
-            writing(batch).run(indexes);
-            throw failure;
-        })).isSameAs(failure);
+                    writing(batch).run(indexes);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(calls).hasSize(1);
         assertThat(effectRows()).isZero();
@@ -121,9 +125,10 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         Exception failure = new Exception("checked, for the whole batch");
 
         assertThatThrownBy(() -> executor.executeBatch(transactional(), batch, indexes -> {
-            writing(batch).run(indexes);
-            throw failure;
-        })).isSameAs(failure);
+                    writing(batch).run(indexes);
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(calls).hasSize(1);
         assertThat(effectRows()).isZero();
@@ -137,7 +142,8 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         batch.add(message("d"));
 
         assertThatThrownBy(() -> executor.executeBatch(transactional(), batch, writing(batch)))
-                .isInstanceOfSatisfying(BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(2))
+                .isInstanceOfSatisfying(
+                        BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(2))
                 .hasCauseInstanceOf(MissingIdempotencyKeyException.class);
 
         assertThat(calls).containsExactly(List.of(0, 1));
@@ -151,10 +157,13 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         List<InboundMessage> batch = batch("a", "b", "c", "d");
 
         assertThatThrownBy(() -> executor.executeBatch(transactional(), batch, writing(batch)))
-                .isInstanceOfSatisfying(BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(2))
+                .isInstanceOfSatisfying(
+                        BatchFailedException.class, ex -> assertThat(ex.index()).isEqualTo(2))
                 .hasCauseInstanceOf(MessageBusyException.class);
 
-        assertThat(calls).as("the first pass saw the live claim before running anything").containsExactly(List.of(0, 1));
+        assertThat(calls)
+                .as("the first pass saw the live claim before running anything")
+                .containsExactly(List.of(0, 1));
         assertThat(effectKeys()).containsExactly("a", "b");
         assertThat(status("c")).isEqualTo(MessageStatus.IN_PROGRESS);
         assertThat(row("d")).as("the claim of d was rolled back").isEmpty();
@@ -171,22 +180,21 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         List<BatchFailedException> thrown = new ArrayList<>();
 
         assertThatThrownBy(() -> outerTransaction.executeWithoutResult(status -> {
-            try {
-                executor.executeBatch(auto(), batch, indexes -> {
-                    writing(batch).run(indexes);
-                    if (indexes.contains(2)) {
-                        throw new BatchFailedException(2, cause);
+                    try {
+                        executor.executeBatch(auto(), batch, indexes -> {
+                            writing(batch).run(indexes);
+                            if (indexes.contains(2)) {
+                                throw new BatchFailedException(2, cause);
+                            }
+                        });
+                    } catch (BatchFailedException ex) {
+                        thrown.add(ex);
+                        throw ex;
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
                     }
-                });
-            }
-            catch (BatchFailedException ex) {
-                thrown.add(ex);
-                throw ex;
-            }
-            catch (Exception ex) {
-                throw new IllegalStateException(ex);
-            }
-        })).isInstanceOf(BatchFailedException.class);
+                }))
+                .isInstanceOf(BatchFailedException.class);
 
         assertThat(effectRows()).isZero();
         assertThat(ledgerRows()).isZero();
@@ -203,17 +211,16 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
         List<BatchFailedException> thrown = new ArrayList<>();
 
         assertThatThrownBy(() -> outerTransaction.executeWithoutResult(status -> {
-            try {
-                executor.executeBatch(auto(), batch, writing(batch));
-            }
-            catch (BatchFailedException ex) {
-                thrown.add(ex);
-                throw ex;
-            }
-            catch (Exception ex) {
-                throw new IllegalStateException(ex);
-            }
-        })).isInstanceOf(BatchFailedException.class);
+                    try {
+                        executor.executeBatch(auto(), batch, writing(batch));
+                    } catch (BatchFailedException ex) {
+                        thrown.add(ex);
+                        throw ex;
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
+                    }
+                }))
+                .isInstanceOf(BatchFailedException.class);
 
         assertThat(calls).isEmpty();
         assertThat(thrown).singleElement().satisfies(ex -> {
@@ -232,8 +239,7 @@ class TransactionalBatchTests extends H2ExecutorTestSupport {
             try {
                 executor.executeBatch(auto(), batch, writing(batch));
                 assertThat(ledgerRowsSeenByAnotherConnection()).isZero();
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
         });

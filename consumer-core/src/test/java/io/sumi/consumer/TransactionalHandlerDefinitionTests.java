@@ -14,35 +14,40 @@ import org.junit.jupiter.api.Test;
 class TransactionalHandlerDefinitionTests {
 
     @IdempotentHandler
-    void auto() {
-    }
+    void auto() {}
 
     @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
-    void transactional() {
-    }
+    void transactional() {}
 
     static IdempotentHandler annotation(String method) throws NoSuchMethodException {
-        return TransactionalHandlerDefinitionTests.class.getDeclaredMethod(method).getAnnotation(IdempotentHandler.class);
+        return TransactionalHandlerDefinitionTests.class
+                .getDeclaredMethod(method)
+                .getAnnotation(IdempotentHandler.class);
     }
 
     private final HandlerDefaults defaults = HandlerDefaults.standard();
 
     @Test
     void autoWithTheDefaultTransactionManagerIsTransactional() throws Exception {
-        assertThat(defaults.resolve(annotation("auto"), "c", "", "auto()").mode()).isEqualTo(IdempotencyMode.TRANSACTIONAL);
-        assertThat(defaults.resolve(annotation("auto"), "c", (String) null, "auto()").mode()).isEqualTo(IdempotencyMode.AUTO);
+        assertThat(defaults.resolve(annotation("auto"), "c", "", "auto()").mode())
+                .isEqualTo(IdempotencyMode.TRANSACTIONAL);
+        assertThat(defaults.resolve(annotation("auto"), "c", (String) null, "auto()")
+                        .mode())
+                .isEqualTo(IdempotencyMode.AUTO);
     }
 
     @Test
     void autoWithANamedTransactionManagerTakesALease() throws Exception {
-        assertThat(defaults.resolve(annotation("auto"), "c", "kafkaTransactionManager", "auto()").mode())
+        assertThat(defaults.resolve(annotation("auto"), "c", "kafkaTransactionManager", "auto()")
+                        .mode())
                 .isEqualTo(IdempotencyMode.LEASE);
     }
 
     @Test
     void transactionalModeWithANamedTransactionManagerIsRefusedAtStartUp() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> defaults.resolve(annotation("transactional"), "c", "ordersTransactionManager", "transactional()"))
+                .isThrownBy(() -> defaults.resolve(
+                        annotation("transactional"), "c", "ordersTransactionManager", "transactional()"))
                 .withMessageContaining("ordersTransactionManager")
                 .withMessageContaining("mode = LEASE");
     }

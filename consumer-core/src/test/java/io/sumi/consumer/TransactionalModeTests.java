@@ -33,7 +33,9 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         assertThat(result.outcome()).isEqualTo(MessageOutcome.PROCESSED);
         assertThat(result.value()).isEqualTo("stored");
         assertThat(inTransaction.get()).isTrue();
-        assertThat(visibleToOthers.get()).as("the ledger row is not committed before the handler's rows").isZero();
+        assertThat(visibleToOthers.get())
+                .as("the ledger row is not committed before the handler's rows")
+                .isZero();
         assertThat(effectKeys()).containsExactly("order-1");
         ProcessedMessage row = row("order-1").orElseThrow();
         assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
@@ -64,9 +66,10 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         IllegalStateException failure = new IllegalStateException("constraint of the business table");
 
         assertThatThrownBy(() -> executor.execute(transactional(), message("order-1"), () -> {
-            recordEffect("order-1");
-            throw failure;
-        })).isSameAs(failure);
+                    recordEffect("order-1");
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(effectRows()).isZero();
         assertThat(row("order-1")).isEmpty();
@@ -85,13 +88,15 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         Exception failure = new Exception("checked failure");
 
         assertThatThrownBy(() -> executor.execute(transactional(), message("order-1"), () -> {
-            recordEffect("order-1");
-            throw failure;
-        })).isSameAs(failure);
+                    recordEffect("order-1");
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(effectRows()).isZero();
         assertThat(row("order-1")).isEmpty();
-        assertThat(TransactionSynchronizationManager.isActualTransactionActive()).isFalse();
+        assertThat(TransactionSynchronizationManager.isActualTransactionActive())
+                .isFalse();
     }
 
     @Test
@@ -99,9 +104,10 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         AssertionError failure = new AssertionError("handler bug");
 
         assertThatThrownBy(() -> executor.execute(transactional(), message("order-1"), () -> {
-            recordEffect("order-1");
-            throw failure;
-        })).isSameAs(failure);
+                    recordEffect("order-1");
+                    throw failure;
+                }))
+                .isSameAs(failure);
 
         assertThat(effectRows()).isZero();
         assertThat(row("order-1")).isEmpty();
@@ -120,8 +126,7 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
                 });
                 // Still in the caller's transaction: nothing is committed yet.
                 assertThat(ledgerRowsSeenByAnotherConnection()).isZero();
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
         });
@@ -139,8 +144,7 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
                     recordEffect("order-1");
                     return null;
                 });
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
             // The caller's own work fails after the handler: the message must not look done.
@@ -179,8 +183,7 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
                     visibleToOthers.set(ledgerRowsSeenByAnotherConnection());
                     return null;
                 });
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 throw new IllegalStateException(ex);
             }
         });
@@ -194,9 +197,10 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         // A lease-mode consumer of the same namespace holds the key.
         executor.execute(lease(), message("order-1"), () -> {
             assertThatThrownBy(() -> executor.execute(transactional(), message("order-1"), () -> {
-                recordEffect("order-1");
-                return null;
-            })).isInstanceOf(MessageBusyException.class);
+                        recordEffect("order-1");
+                        return null;
+                    }))
+                    .isInstanceOf(MessageBusyException.class);
             return null;
         });
 
@@ -217,7 +221,8 @@ class TransactionalModeTests extends H2ExecutorTestSupport {
         });
 
         assertThat(result.outcome()).isEqualTo(MessageOutcome.PROCESSED);
-        assertThat(context.get()).isEqualTo(new IdempotencyContext("order-1", consumer, 2, IdempotencyMode.TRANSACTIONAL));
+        assertThat(context.get())
+                .isEqualTo(new IdempotencyContext("order-1", consumer, 2, IdempotencyMode.TRANSACTIONAL));
         assertThat(status("order-1")).isEqualTo(MessageStatus.COMPLETED);
         assertThat(effectRows()).isEqualTo(1);
     }

@@ -24,7 +24,10 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
 
     @BeforeEach
     void reconcilingExecutor() {
-        reconciling = IdempotentExecutor.builder(counting).meterRegistry(meters).reconcileAfter(STRIPE_WINDOW).build();
+        reconciling = IdempotentExecutor.builder(counting)
+                .meterRegistry(meters)
+                .reconcileAfter(STRIPE_WINDOW)
+                .build();
     }
 
     /** A consumer that claimed the key and died before completing it (its lease runs out). */
@@ -56,13 +59,16 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
         // Every later delivery is refused too, without running the handler, until an operator acts.
         advance(Duration.ofDays(3));
         assertThatThrownBy(() -> reconciling.execute(lease(), message("order-1"), charges::incrementAndGet))
-                .isInstanceOf(ReconciliationRequiredException.class).hasMessageContaining("awaits reconciliation");
-        assertThatThrownBy(() -> reconciling.executeBatch(lease(), List.of(message("order-0"), message("order-1")), indexes -> {
-            assertThat(indexes).containsExactly(0);
-        })).isInstanceOfSatisfying(BatchFailedException.class, ex -> {
-            assertThat(ex.index()).isEqualTo(1);
-            assertThat(ex.getCause()).isInstanceOf(ReconciliationRequiredException.class);
-        });
+                .isInstanceOf(ReconciliationRequiredException.class)
+                .hasMessageContaining("awaits reconciliation");
+        assertThatThrownBy(() ->
+                        reconciling.executeBatch(lease(), List.of(message("order-0"), message("order-1")), indexes -> {
+                            assertThat(indexes).containsExactly(0);
+                        }))
+                .isInstanceOfSatisfying(BatchFailedException.class, ex -> {
+                    assertThat(ex.index()).isEqualTo(1);
+                    assertThat(ex.getCause()).isInstanceOf(ReconciliationRequiredException.class);
+                });
         assertThat(charges).hasValue(0);
         assertThat(messages("reconcile")).isEqualTo(3);
         assertThat(counter("sumi.reconcile.marked")).isEqualTo(1);
@@ -80,15 +86,24 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
 
         // The provider shows a charge for "charged": the operator completes its row; none for the
         // other: the operator deletes its row and the message is delivered again (from the DLT).
-        jdbc.update("UPDATE processed_messages SET status = 'COMPLETED', processed_at = CURRENT_TIMESTAMP"
-                + " WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'", consumer, "charged");
-        jdbc.update("DELETE FROM processed_messages WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'", consumer,
+        jdbc.update(
+                "UPDATE processed_messages SET status = 'COMPLETED', processed_at = CURRENT_TIMESTAMP"
+                        + " WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'",
+                consumer,
+                "charged");
+        jdbc.update(
+                "DELETE FROM processed_messages WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'",
+                consumer,
                 "not-charged");
 
         AtomicInteger charges = new AtomicInteger();
-        assertThat(reconciling.execute(lease(), message("charged"), charges::incrementAndGet).outcome())
+        assertThat(reconciling
+                        .execute(lease(), message("charged"), charges::incrementAndGet)
+                        .outcome())
                 .isEqualTo(MessageOutcome.DUPLICATE);
-        assertThat(reconciling.execute(lease(), message("not-charged"), charges::incrementAndGet).outcome())
+        assertThat(reconciling
+                        .execute(lease(), message("not-charged"), charges::incrementAndGet)
+                        .outcome())
                 .isEqualTo(MessageOutcome.PROCESSED);
         assertThat(charges).hasValue(1);
     }
@@ -99,7 +114,9 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
         advance(LEASE);
         AtomicInteger charges = new AtomicInteger();
 
-        assertThat(reconciling.execute(lease(), message("order-1"), charges::incrementAndGet).outcome())
+        assertThat(reconciling
+                        .execute(lease(), message("order-1"), charges::incrementAndGet)
+                        .outcome())
                 .isEqualTo(MessageOutcome.PROCESSED);
         assertThat(charges).hasValue(1);
         assertThat(status("order-1")).isEqualTo(MessageStatus.COMPLETED);
@@ -111,11 +128,23 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
         crashedClaim("off");
         advance(Duration.ofHours(2));
 
-        assertThatThrownBy(() -> reconciling.execute(definition(IdempotencyMode.LEASE).reconcileAfter(Duration.ofHours(1)).build(),
-                message("short"), () -> "x")).isInstanceOf(ReconciliationRequiredException.class);
+        assertThatThrownBy(() -> reconciling.execute(
+                        definition(IdempotencyMode.LEASE)
+                                .reconcileAfter(Duration.ofHours(1))
+                                .build(),
+                        message("short"),
+                        () -> "x"))
+                .isInstanceOf(ReconciliationRequiredException.class);
         advance(Duration.ofDays(2));
-        assertThat(reconciling.execute(definition(IdempotencyMode.LEASE).reconcileAfter(Duration.ZERO).build(), message("off"),
-                () -> "x").outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(reconciling
+                        .execute(
+                                definition(IdempotencyMode.LEASE)
+                                        .reconcileAfter(Duration.ZERO)
+                                        .build(),
+                                message("off"),
+                                () -> "x")
+                        .outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
     }
 
     @Test
@@ -123,24 +152,31 @@ class UncertainOutcomeTests extends H2ExecutorTestSupport {
         crashedClaim("order-1");
         advance(Duration.ofDays(30));
 
-        assertThat(executor.execute(lease(), message("order-1"), () -> "x").outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(executor.execute(lease(), message("order-1"), () -> "x").outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
     }
 
     @Test
     void theAnnotationCarriesTheWindowAndTheBudget() throws Exception {
         class Handlers {
             @IdempotentHandler(budget = "stripe", reconcileAfter = "24h")
-            void charge() {
-            }
+            void charge() {}
 
             @IdempotentHandler
-            void plain() {
-            }
+            void plain() {}
         }
-        HandlerDefinition charge = HandlerDefaults.standard().resolve(
-                Handlers.class.getDeclaredMethod("charge").getAnnotation(IdempotentHandler.class), "charges", false, "charge");
-        HandlerDefinition plain = HandlerDefaults.standard().resolve(
-                Handlers.class.getDeclaredMethod("plain").getAnnotation(IdempotentHandler.class), "plain", false, "plain");
+        HandlerDefinition charge = HandlerDefaults.standard()
+                .resolve(
+                        Handlers.class.getDeclaredMethod("charge").getAnnotation(IdempotentHandler.class),
+                        "charges",
+                        false,
+                        "charge");
+        HandlerDefinition plain = HandlerDefaults.standard()
+                .resolve(
+                        Handlers.class.getDeclaredMethod("plain").getAnnotation(IdempotentHandler.class),
+                        "plain",
+                        false,
+                        "plain");
 
         assertThat(charge.budget()).isEqualTo("stripe");
         assertThat(charge.reconcileAfter()).isEqualTo(STRIPE_WINDOW);

@@ -21,10 +21,13 @@ class FaultSuiteIntegrationTests {
 
     @Test
     void withoutSumiTheSameFaultsDoubleShipmentsOrCharges() {
-        FaultReport control = new FaultDriver(FaultScenario.of(SCALE, false, SEED), FaultDriver.defaultBuildDir()).run();
+        FaultReport control =
+                new FaultDriver(FaultScenario.of(SCALE, false, SEED), FaultDriver.defaultBuildDir()).run();
         System.out.println(control.summaryLine());
         assertThat(control.orders()).as(control.summaryLine()).isEqualTo(control.expectedOrders());
-        assertThat(control.doubles()).as("the faults must double effects when nothing guards them: " + control.summaryLine()).isPositive();
+        assertThat(control.doubles())
+                .as("the faults must double effects when nothing guards them: " + control.summaryLine())
+                .isPositive();
         assertThat(control.passed()).as(control.summaryLine()).isFalse();
     }
 
@@ -33,7 +36,8 @@ class FaultSuiteIntegrationTests {
         FaultReport guarded = new FaultDriver(FaultScenario.of(SCALE, true, SEED), FaultDriver.defaultBuildDir()).run();
         System.out.println(guarded.summaryLine());
         assertThat(guarded.passed()).as(guarded.summaryLine()).isTrue();
-        assertThat(guarded.kills()).isEqualTo(FaultScenario.of(SCALE, true, SEED).kills());
+        assertThat(guarded.kills())
+                .isEqualTo(FaultScenario.of(SCALE, true, SEED).kills());
         assertThat(guarded.postgresRestarts()).isEqualTo(1);
         assertThat(guarded.brokerRestarts()).isEqualTo(1);
     }

@@ -38,8 +38,7 @@ public enum DatabaseType {
             String product = connection.getMetaData().getDatabaseProductName();
             String version = connection.getMetaData().getDatabaseProductVersion();
             return fromProductName(product, version);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw new IllegalStateException("Could not detect the database type: " + ex.getMessage(), ex);
         }
     }
@@ -49,13 +48,15 @@ public enum DatabaseType {
         if (name.contains("postgresql")) {
             return POSTGRESQL;
         }
-        if (name.contains("mariadb") || (name.contains("mysql") && version.toLowerCase(Locale.ROOT).contains("mariadb"))) {
+        if (name.contains("mariadb")
+                || (name.contains("mysql") && version.toLowerCase(Locale.ROOT).contains("mariadb"))) {
             return MARIADB;
         }
         if (name.equals("h2")) {
             return H2;
         }
-        throw new IllegalStateException("Sumi does not support " + product + " " + version
-                + "; supported: PostgreSQL, MariaDB 10.5+, H2 (MySQL lacks INSERT ... RETURNING, which the one-statement claim needs)");
+        throw new IllegalStateException(
+                "Sumi does not support " + product + " " + version
+                        + "; supported: PostgreSQL, MariaDB 10.5+, H2 (MySQL lacks INSERT ... RETURNING, which the one-statement claim needs)");
     }
 }

@@ -25,6 +25,7 @@ final class DispatchLoop {
 
     /** Runs one round; returns whether to run the next one at once (it found rows). */
     private final BooleanSupplier round;
+
     private final Duration minPollInterval;
     private final Duration maxPollInterval;
 
@@ -47,8 +48,7 @@ final class DispatchLoop {
         try {
             wakeUpRequested = true;
             wakeUpCondition.signalAll();
-        }
-        finally {
+        } finally {
             lock.unlock();
         }
     }
@@ -85,8 +85,7 @@ final class DispatchLoop {
                     loop.interrupt();
                     loop.join(1000);
                 }
-            }
-            catch (InterruptedException ex) {
+            } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
         }
@@ -106,15 +105,15 @@ final class DispatchLoop {
                     log.info("The outbox dispatcher works again after {} failed round(s)", consecutiveErrors);
                 }
                 consecutiveErrors = 0;
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 foundRows = false;
                 consecutiveErrors++;
                 if (consecutiveErrors == 1) {
                     log.warn("An outbox dispatch round failed; retrying with backoff", ex);
-                }
-                else {
-                    log.warn("An outbox dispatch round failed again ({} in a row): {}", consecutiveErrors,
+                } else {
+                    log.warn(
+                            "An outbox dispatch round failed again ({} in a row): {}",
+                            consecutiveErrors,
                             DispatchRound.summary(ex));
                 }
             }
@@ -139,13 +138,11 @@ final class DispatchLoop {
             boolean woken = wakeUpRequested;
             wakeUpRequested = false;
             return woken;
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             running = false;
             return false;
-        }
-        finally {
+        } finally {
             lock.unlock();
         }
     }

@@ -69,16 +69,19 @@ final class DispatchRound {
         this.cutoff = config.cutoff();
         this.jitter = config.jitter();
         this.metrics = new DispatcherMetrics(config.meterRegistry());
-        this.claim = dialect.claim(new OutboxDialect.Ordering(config.orderedTopics().all(), config.orderedTopics().topics()));
+        this.claim = dialect.claim(new OutboxDialect.Ordering(
+                config.orderedTopics().all(), config.orderedTopics().topics()));
     }
 
     /**
      * The claimed rows by what happens to them: sent, or recorded as dispatched without being sent
      * (shadow topics; created before the cutoff, which wins over shadow).
      */
-    record Batch(List<OutboxRecord> claimed, List<OutboxRecord> toSend, List<OutboxRecord> shadow,
-            List<OutboxRecord> skipped) {
-    }
+    record Batch(
+            List<OutboxRecord> claimed,
+            List<OutboxRecord> toSend,
+            List<OutboxRecord> shadow,
+            List<OutboxRecord> skipped) {}
 
     /**
      * What one round writes back (each list in claim order) and what it reports.
@@ -90,12 +93,17 @@ final class DispatchRound {
      * @param parked the ids among {@code failures} that are parked
      * @param result the counts
      */
-    record Settlement(List<Long> sent, List<Long> shadowed, List<Long> skipped, List<OutboxDialect.Failure> failures,
-            List<Long> parked, DispatchResult result) {
+    record Settlement(
+            List<Long> sent,
+            List<Long> shadowed,
+            List<Long> skipped,
+            List<OutboxDialect.Failure> failures,
+            List<Long> parked,
+            DispatchResult result) {
 
         /** A round that claimed nothing. */
-        static final Settlement NOTHING = new Settlement(List.of(), List.of(), List.of(), List.of(), List.of(),
-                DispatchResult.NOTHING);
+        static final Settlement NOTHING =
+                new Settlement(List.of(), List.of(), List.of(), List.of(), List.of(), DispatchResult.NOTHING);
 
         /**
          * The wake-up hint for a loop: a round that claimed rows is followed at once by the next
@@ -121,10 +129,9 @@ final class DispatchRound {
         long leaseEnd = claimedAt + lease.toNanos();
         List<OutboxRecord> rows;
         try {
-            rows = Jdbc.inOwnTransaction(table.dataSource(), "claim",
-                    connection -> claim.claim(connection, token, now, lease, batchSize));
-        }
-        catch (RuntimeException ex) {
+            rows = Jdbc.inOwnTransaction(
+                    table.dataSource(), "claim", connection -> claim.claim(connection, token, now, lease, batchSize));
+        } catch (RuntimeException ex) {
             metrics.poll("error");
             throw ex;
         }
@@ -136,12 +143,15 @@ final class DispatchRound {
 
         Batch batch = classify(rows, cutoff, shadowTopics);
         List<OutboxRecord> toSend = batch.toSend();
-        PublishResult published = toSend.isEmpty() ? PublishResult.allSent()
-                : sendDeadline.publish(toSend, claimedAt + sendTimeoutNanos);
+        PublishResult published =
+                toSend.isEmpty() ? PublishResult.allSent() : sendDeadline.publish(toSend, claimedAt + sendTimeoutNanos);
         Instant ackedAt = clock.instant();
         if (System.nanoTime() - leaseEnd > 0) {
-            log.warn("Sending an outbox batch of {} rows took longer than the lease ({}): another dispatcher may have sent"
-                    + " them too (was this process stalled?).", toSend.size(), lease);
+            log.warn(
+                    "Sending an outbox batch of {} rows took longer than the lease ({}): another dispatcher may have sent"
+                            + " them too (was this process stalled?).",
+                    toSend.size(),
+                    lease);
         }
 
         Settlement settlement = settle(batch, published, ackedAt);
@@ -163,11 +173,9 @@ final class DispatchRound {
         for (OutboxRecord row : rows) {
             if (cutoff != null && row.createdAt().isBefore(cutoff)) {
                 skipped.add(row);
-            }
-            else if (shadowTopics.contains(row.topic())) {
+            } else if (shadowTopics.contains(row.topic())) {
                 shadow.add(row);
-            }
-            else {
+            } else {
                 toSend.add(row);
             }
         }
@@ -200,26 +208,46 @@ final class DispatchRound {
                 }
                 parked.add(row.id());
                 failures.add(new OutboxDialect.Failure(row.id(), error, row.availableAt(), ackedAt));
-                log.error("Outbox row {} (topic {}, aggregate {}) is parked after {} failed attempts; last error: {}."
-                        + " Re-drive it with OutboxTable.redrive({}) once the cause is fixed.",
-                        row.id(), row.topic(), row.aggregateId(), failed, error, row.id());
-            }
-            else {
+                log.error(
+                        "Outbox row {} (topic {}, aggregate {}) is parked after {} failed attempts; last error: {}."
+                                + " Re-drive it with OutboxTable.redrive({}) once the cause is fixed.",
+                        row.id(),
+                        row.topic(),
+                        row.aggregateId(),
+                        failed,
+                        error,
+                        row.id());
+            } else {
                 Instant next = ackedAt.plus(backoff.delay(failed, jitter.getAsDouble()));
                 failures.add(new OutboxDialect.Failure(row.id(), error, next, null));
-                log.debug("Outbox row {} (topic {}) failed attempt {}: {}; next attempt at {}", row.id(), row.topic(), failed,
-                        error, next);
+                log.debug(
+                        "Outbox row {} (topic {}) failed attempt {}: {}; next attempt at {}",
+                        row.id(),
+                        row.topic(),
+                        failed,
+                        error,
+                        next);
             }
         }
         if (!failures.isEmpty()) {
             OutboxDialect.Failure first = failures.get(0);
-            log.warn("Sending {} of {} outbox rows failed ({} parked); they are retried with backoff. First: row {}: {}",
-                    failures.size(), toSend.size(), parked.size(), first.id(), first.error());
+            log.warn(
+                    "Sending {} of {} outbox rows failed ({} parked); they are retried with backoff. First: row {}: {}",
+                    failures.size(),
+                    toSend.size(),
+                    parked.size(),
+                    first.id(),
+                    first.error());
         }
         List<Long> shadowed = batch.shadow().stream().map(OutboxRecord::id).toList();
         List<Long> skipped = batch.skipped().stream().map(OutboxRecord::id).toList();
-        DispatchResult result = new DispatchResult(batch.claimed().size(), sent.size(), shadowed.size(), skipped.size(),
-                failures.size() - parked.size(), parked.size());
+        DispatchResult result = new DispatchResult(
+                batch.claimed().size(),
+                sent.size(),
+                shadowed.size(),
+                skipped.size(),
+                failures.size() - parked.size(),
+                parked.size());
         return new Settlement(sent, shadowed, skipped, failures, parked, result);
     }
 
@@ -239,23 +267,30 @@ final class DispatchRound {
                     log.info("Recorded the outcome of {} outbox rows at attempt {}", rows, attempt);
                 }
                 return;
-            }
-            catch (RuntimeException ex) {
-                boolean retryable = TransientSqlErrors.isConnectionFailure(ex) || TransientSqlErrors.isTransient(ex)
-                        || ex instanceof TransientDataAccessException || ex instanceof RecoverableDataAccessException;
-                if (!retryable || leaseEnd - System.nanoTime() <= pause || Thread.currentThread().isInterrupted()) {
-                    log.error("Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
-                            + " their lease ends", rows, ex);
+            } catch (RuntimeException ex) {
+                boolean retryable = TransientSqlErrors.isConnectionFailure(ex)
+                        || TransientSqlErrors.isTransient(ex)
+                        || ex instanceof TransientDataAccessException
+                        || ex instanceof RecoverableDataAccessException;
+                if (!retryable
+                        || leaseEnd - System.nanoTime() <= pause
+                        || Thread.currentThread().isInterrupted()) {
+                    log.error(
+                            "Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
+                                    + " their lease ends",
+                            rows,
+                            ex);
                     throw ex;
                 }
                 if (attempt == 1) {
-                    log.warn("Could not record the outcome of {} outbox rows ({}); trying again while their lease lasts",
-                            rows, summary(ex));
+                    log.warn(
+                            "Could not record the outcome of {} outbox rows ({}); trying again while their lease lasts",
+                            rows,
+                            summary(ex));
                 }
                 try {
                     TimeUnit.NANOSECONDS.sleep(pause);
-                }
-                catch (InterruptedException interrupted) {
+                } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw ex;
                 }
@@ -269,8 +304,7 @@ final class DispatchRound {
         for (OutboxRecord row : batch.toSend()) {
             if (published.sent(row.id())) {
                 metrics.sent(row.topic(), Duration.between(row.createdAt(), ackedAt), row.attempts() + 1);
-            }
-            else {
+            } else {
                 metrics.failed(row.topic());
                 if (row.attempts() + 1 >= maxAttempts) {
                     metrics.parked(row.topic());
@@ -286,7 +320,10 @@ final class DispatchRound {
         String message = failure.getMessage();
         String text = failure.getClass().getName() + (message == null ? "" : ": " + message);
         Throwable cause = failure.getCause();
-        if (cause != null && cause != failure && cause.getMessage() != null && (message == null || !message.contains(cause.getMessage()))) {
+        if (cause != null
+                && cause != failure
+                && cause.getMessage() != null
+                && (message == null || !message.contains(cause.getMessage()))) {
             text += " (cause: " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
         }
         return ErrorSummaries.truncate(text);

@@ -11,9 +11,21 @@ import org.jspecify.annotations.Nullable;
  * (each setter checks its own value, {@code build()} the rules between values). Immutable; shared
  * by the {@link DispatchRound} and the {@link DispatchLoop} of one dispatcher.
  */
-record DispatcherConfig(OutboxTable table, OutboxPublisher publisher, int batchSize, Duration lease, Duration sendTimeout,
-        int maxAttempts, OutboxBackoff backoff, TopicSet orderedTopics, TopicSet shadowTopics, @Nullable Instant cutoff,
-        Duration minPollInterval, Duration maxPollInterval, DoubleSupplier jitter, MeterRegistry meterRegistry) {
+record DispatcherConfig(
+        OutboxTable table,
+        OutboxPublisher publisher,
+        int batchSize,
+        Duration lease,
+        Duration sendTimeout,
+        int maxAttempts,
+        OutboxBackoff backoff,
+        TopicSet orderedTopics,
+        TopicSet shadowTopics,
+        @Nullable Instant cutoff,
+        Duration minPollInterval,
+        Duration maxPollInterval,
+        DoubleSupplier jitter,
+        MeterRegistry meterRegistry) {
 
     /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
     static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);
@@ -25,7 +37,8 @@ record DispatcherConfig(OutboxTable table, OutboxPublisher publisher, int batchS
     DispatcherConfig {
         if (sendTimeout.multipliedBy(2).compareTo(lease) > 0) {
             throw new IllegalArgumentException("The outbox send timeout (" + sendTimeout + ") must be at most half the"
-                    + " lease (" + lease + "): a batch may take the whole send timeout, and the rest of the lease is the"
+                    + " lease (" + lease
+                    + "): a batch may take the whole send timeout, and the rest of the lease is the"
                     + " margin that keeps other dispatchers from sending the same rows while this one records what it"
                     + " sent. Raise the lease (sumi.outbox.dispatcher.lease) or lower the send timeout"
                     + " (sumi.outbox.dispatcher.send-timeout).");

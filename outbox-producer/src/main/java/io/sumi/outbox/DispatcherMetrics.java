@@ -25,49 +25,69 @@ final class DispatcherMetrics {
 
     /** A row acknowledged by the broker: created → acked, and how many tries it took. */
     void sent(String topic, Duration createdToAcked, int tries) {
-        latency.computeIfAbsent(topic, t -> Timer.builder("outbox.dispatch.latency")
-                .description("Time from an outbox row's creation to the broker's acknowledgement")
-                .tag("topic", t)
-                .publishPercentileHistogram()
-                // Client-side percentiles too, for registries without histogram queries (Simple, JMX).
-                .publishPercentiles(0.5, 0.95, 0.99)
-                .minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofHours(1))
-                .register(registry)).record(createdToAcked.isNegative() ? Duration.ZERO : createdToAcked);
-        attempts.computeIfAbsent(topic, t -> DistributionSummary.builder("outbox.attempts")
-                .description("Sends an outbox row took until it was acknowledged (1 = first try)")
-                .tag("topic", t)
-                .serviceLevelObjectives(1, 2, 3, 5, 8, 13)
-                .register(registry)).record(tries);
+        latency.computeIfAbsent(
+                        topic,
+                        t -> Timer.builder("outbox.dispatch.latency")
+                                .description("Time from an outbox row's creation to the broker's acknowledgement")
+                                .tag("topic", t)
+                                .publishPercentileHistogram()
+                                // Client-side percentiles too, for registries without histogram queries (Simple, JMX).
+                                .publishPercentiles(0.5, 0.95, 0.99)
+                                .minimumExpectedValue(Duration.ofMillis(1))
+                                .maximumExpectedValue(Duration.ofHours(1))
+                                .register(registry))
+                .record(createdToAcked.isNegative() ? Duration.ZERO : createdToAcked);
+        attempts.computeIfAbsent(
+                        topic,
+                        t -> DistributionSummary.builder("outbox.attempts")
+                                .description("Sends an outbox row took until it was acknowledged (1 = first try)")
+                                .tag("topic", t)
+                                .serviceLevelObjectives(1, 2, 3, 5, 8, 13)
+                                .register(registry))
+                .record(tries);
         dispatched(topic, DispatchOutcome.SENT, 1);
     }
 
     void dispatched(String topic, DispatchOutcome outcome, int count) {
-        dispatched.computeIfAbsent(topic + '\u0000' + outcome, key -> Counter.builder("outbox.dispatched")
-                .description("Outbox rows recorded as dispatched, by outcome (sent, shadow, skipped)")
-                .tag("topic", topic)
-                .tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry)).increment(count);
+        dispatched
+                .computeIfAbsent(
+                        topic + '\u0000' + outcome,
+                        key -> Counter.builder("outbox.dispatched")
+                                .description("Outbox rows recorded as dispatched, by outcome (sent, shadow, skipped)")
+                                .tag("topic", topic)
+                                .tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
+                                .register(registry))
+                .increment(count);
     }
 
     void failed(String topic) {
-        failures.computeIfAbsent(topic, t -> Counter.builder("outbox.send.failures")
-                .description("Failed sends of outbox rows (each is retried with backoff, or parked)")
-                .tag("topic", t)
-                .register(registry)).increment();
+        failures.computeIfAbsent(
+                        topic,
+                        t -> Counter.builder("outbox.send.failures")
+                                .description("Failed sends of outbox rows (each is retried with backoff, or parked)")
+                                .tag("topic", t)
+                                .register(registry))
+                .increment();
     }
 
     void parked(String topic) {
-        parked.computeIfAbsent(topic, t -> Counter.builder("outbox.rows.parked")
-                .description("Outbox rows parked after their last allowed attempt")
-                .tag("topic", t)
-                .register(registry)).increment();
+        parked.computeIfAbsent(
+                        topic,
+                        t -> Counter.builder("outbox.rows.parked")
+                                .description("Outbox rows parked after their last allowed attempt")
+                                .tag("topic", t)
+                                .register(registry))
+                .increment();
     }
 
     void poll(String result) {
-        polls.computeIfAbsent(result, r -> Counter.builder("outbox.polls")
-                .description("Claim statements run by the outbox dispatcher, by result (rows, empty, error)")
-                .tag("result", r)
-                .register(registry)).increment();
+        polls.computeIfAbsent(
+                        result,
+                        r -> Counter.builder("outbox.polls")
+                                .description(
+                                        "Claim statements run by the outbox dispatcher, by result (rows, empty, error)")
+                                .tag("result", r)
+                                .register(registry))
+                .increment();
     }
 }

@@ -42,7 +42,8 @@ final class JdbcOutbox implements Outbox {
         DataSource target = table.dataSource();
         // A TransactionAwareDataSourceProxy hands out proxies; the transaction is bound to its target.
         this.dataSource = target instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null
-                ? proxy.getTargetDataSource() : target;
+                ? proxy.getTargetDataSource()
+                : target;
         this.dialect = table.dialect();
         this.traceId = traceId;
         this.wakeUp = afterCommit == null ? null : new WakeUp(afterCommit);
@@ -52,8 +53,14 @@ final class JdbcOutbox implements Outbox {
     public long append(OutboxMessage message) {
         Instant now = table.clock().instant();
         String headers = HeadersJson.write(headers(message));
-        long id = inTransaction(connection -> dialect.insert(connection, message.aggregateId(), message.topic(),
-                message.payload(), headers, now, message.availableAt(now)));
+        long id = inTransaction(connection -> dialect.insert(
+                connection,
+                message.aggregateId(),
+                message.topic(),
+                message.payload(),
+                headers,
+                now,
+                message.availableAt(now)));
         registerWakeUp();
         return id;
     }
@@ -67,8 +74,13 @@ final class JdbcOutbox implements Outbox {
         Instant now = table.clock().instant();
         List<OutboxDialect.NewRow> rows = new ArrayList<>(messages.size());
         for (OutboxMessage message : messages) {
-            rows.add(new OutboxDialect.NewRow(message.aggregateId(), message.topic(), message.payload(),
-                    HeadersJson.write(headers(message)), now, message.availableAt(now)));
+            rows.add(new OutboxDialect.NewRow(
+                    message.aggregateId(),
+                    message.topic(),
+                    message.payload(),
+                    HeadersJson.write(headers(message)),
+                    now,
+                    message.availableAt(now)));
         }
         List<Long> ids = inTransaction(connection -> dialect.insertAll(connection, rows));
         registerWakeUp();
@@ -101,28 +113,29 @@ final class JdbcOutbox implements Outbox {
             // DataSourceUtils binds a fresh connection to any active transaction, even one of another
             // resource; such a connection is in auto-commit mode, and the row would commit alone.
             if (!DataSourceUtils.isConnectionTransactional(connection, dataSource) || connection.getAutoCommit()) {
-                throw new IllegalTransactionStateException("Outbox.append found an active transaction, but not on the outbox's"
-                        + " DataSource: the row would commit on its own. Run it in a transaction of a transaction manager for"
-                        + " the DataSource of the outbox table '" + table.tableName() + "'.");
+                throw new IllegalTransactionStateException(
+                        "Outbox.append found an active transaction, but not on the outbox's"
+                                + " DataSource: the row would commit on its own. Run it in a transaction of a transaction manager for"
+                                + " the DataSource of the outbox table '" + table.tableName() + "'.");
             }
             return work.run(connection);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw Jdbc.translate("append", ex);
-        }
-        finally {
+        } finally {
             DataSourceUtils.releaseConnection(connection, dataSource);
         }
     }
 
     private void requireTransaction() {
         if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-            throw new IllegalTransactionStateException("Outbox.append needs an active Spring-managed transaction (annotate the"
-                    + " calling method with @Transactional, or use a TransactionTemplate): outside one, the outbox row would"
-                    + " commit whether or not the business data does. Nothing was written.");
+            throw new IllegalTransactionStateException(
+                    "Outbox.append needs an active Spring-managed transaction (annotate the"
+                            + " calling method with @Transactional, or use a TransactionTemplate): outside one, the outbox row would"
+                            + " commit whether or not the business data does. Nothing was written.");
         }
         if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
-            throw new IllegalTransactionStateException("Outbox.append was called in a read-only transaction; nothing was written");
+            throw new IllegalTransactionStateException(
+                    "Outbox.append was called in a read-only transaction; nothing was written");
         }
     }
 
@@ -145,8 +158,7 @@ final class JdbcOutbox implements Outbox {
         public void afterCommit() {
             try {
                 callback.run();
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 // The rows are committed; the poll picks them up. Never fail the caller's commit path.
                 log.warn("Waking the outbox dispatcher after commit failed; the next poll sends the rows", ex);
             }

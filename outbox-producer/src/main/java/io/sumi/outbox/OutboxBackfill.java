@@ -87,8 +87,7 @@ public final class OutboxBackfill {
      * @param skipped rows skipped because their topic and aggregate are already in the outbox
      * @param executed whether rows were written ({@code false}: dry run)
      */
-    public record Report(int read, int inserted, int skipped, boolean executed) {
-    }
+    public record Report(int read, int inserted, int skipped, boolean executed) {}
 
     /**
      * Runs the backfill: a dry run unless {@code execute}, printing the plan to {@code out}.
@@ -99,8 +98,8 @@ public final class OutboxBackfill {
      */
     public Report run(boolean execute, PrintStream out) {
         Instant start = table.clock().instant();
-        out.println((execute ? "Backfilling" : "Dry run (nothing is written; pass --execute to insert):") + " outbox table "
-                + table.tableName() + " from:");
+        out.println((execute ? "Backfilling" : "Dry run (nothing is written; pass --execute to insert):")
+                + " outbox table " + table.tableName() + " from:");
         out.println("  " + query.strip().replaceAll("\\s+", " "));
         Counts counts = new Counts();
         Set<String> seen = new HashSet<>();
@@ -121,12 +120,10 @@ public final class OutboxBackfill {
                     }
                     process(batch, execute, counts, seen, out);
                 }
-            }
-            finally {
+            } finally {
                 connection.rollback();
             }
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw Jdbc.translate("backfill", ex);
         }
         if (execute && counts.inserted > 0) {
@@ -139,7 +136,9 @@ public final class OutboxBackfill {
             out.println("  ... and " + (counts.inserted + counts.skipped - counts.printed) + " more");
         }
         out.println((execute ? "Inserted " : "Would insert ") + counts.inserted + " of " + counts.read + " rows"
-                + (skipExisting ? "; skipped " + counts.skipped + " whose topic and aggregate are already in the outbox" : "")
+                + (skipExisting
+                        ? "; skipped " + counts.skipped + " whose topic and aggregate are already in the outbox"
+                        : "")
                 + (execute || counts.inserted == 0 ? "." : ". Run again with --execute to insert them."));
         return new Report(counts.read, counts.inserted, counts.skipped, execute);
     }
@@ -153,8 +152,9 @@ public final class OutboxBackfill {
         Instant now = table.clock().instant();
         for (OutboxMessage message : batch) {
             String key = message.topic() + '\u0000' + message.aggregateId();
-            boolean skip = skipExisting && (existing.getOrDefault(message.topic(), Set.of()).contains(message.aggregateId())
-                    || !seen.add(key));
+            boolean skip = skipExisting
+                    && (existing.getOrDefault(message.topic(), Set.of()).contains(message.aggregateId())
+                            || !seen.add(key));
             if (counts.printed < printLimit) {
                 counts.printed++;
                 out.println("  " + (skip ? "skip (already in the outbox): " : execute ? "insert: " : "would insert: ")
@@ -162,18 +162,25 @@ public final class OutboxBackfill {
             }
             if (skip) {
                 counts.skipped++;
-            }
-            else {
+            } else {
                 toInsert.add(message);
             }
         }
         if (execute && !toInsert.isEmpty()) {
             List<OutboxDialect.NewRow> rows = new ArrayList<>(toInsert.size());
             for (OutboxMessage message : toInsert) {
-                rows.add(new OutboxDialect.NewRow(message.aggregateId(), message.topic(), message.payload(),
-                        HeadersJson.write(message.headers()), now, message.availableAt(now)));
+                rows.add(new OutboxDialect.NewRow(
+                        message.aggregateId(),
+                        message.topic(),
+                        message.payload(),
+                        HeadersJson.write(message.headers()),
+                        now,
+                        message.availableAt(now)));
             }
-            Jdbc.inOwnTransaction(table.dataSource(), "backfill insert", connection -> table.dialect().insertAll(connection, rows));
+            Jdbc.inOwnTransaction(
+                    table.dataSource(),
+                    "backfill insert",
+                    connection -> table.dialect().insertAll(connection, rows));
         }
         counts.inserted += toInsert.size();
     }
@@ -181,12 +188,18 @@ public final class OutboxBackfill {
     private Map<String, Set<String>> existing(List<OutboxMessage> batch) {
         Map<String, Set<String>> byTopic = new LinkedHashMap<>();
         for (OutboxMessage message : batch) {
-            byTopic.computeIfAbsent(message.topic(), topic -> new LinkedHashSet<>()).add(message.aggregateId());
+            byTopic.computeIfAbsent(message.topic(), topic -> new LinkedHashSet<>())
+                    .add(message.aggregateId());
         }
         Map<String, Set<String>> existing = new LinkedHashMap<>();
         for (Map.Entry<String, Set<String>> topic : byTopic.entrySet()) {
-            existing.put(topic.getKey(), Jdbc.inOwnTransaction(table.dataSource(), "backfill check",
-                    connection -> table.dialect().existingAggregates(connection, topic.getKey(), topic.getValue())));
+            existing.put(
+                    topic.getKey(),
+                    Jdbc.inOwnTransaction(
+                            table.dataSource(),
+                            "backfill check",
+                            connection ->
+                                    table.dialect().existingAggregates(connection, topic.getKey(), topic.getValue())));
         }
         return existing;
     }
@@ -196,8 +209,10 @@ public final class OutboxBackfill {
         if (payload.length() > PAYLOAD_PREVIEW) {
             payload = payload.substring(0, PAYLOAD_PREVIEW) + "...";
         }
-        return "topic=" + message.topic() + " aggregate=" + message.aggregateId() + " available_at=" + message.availableAt(now)
-                + (message.headers().isEmpty() ? "" : " headers=" + HeadersJson.write(message.headers())) + " payload=" + payload;
+        return "topic=" + message.topic() + " aggregate=" + message.aggregateId() + " available_at="
+                + message.availableAt(now)
+                + (message.headers().isEmpty() ? "" : " headers=" + HeadersJson.write(message.headers())) + " payload="
+                + payload;
     }
 
     private static final class Counts {
@@ -208,8 +223,16 @@ public final class OutboxBackfill {
     }
 
     /** Where the message's parts are in the query's result. */
-    private record Columns(int aggregateId, int topic, int payload, int headers, int schemaVersion, int tenant, int traceId,
-            int availableAt, @Nullable String defaultTopic) {
+    private record Columns(
+            int aggregateId,
+            int topic,
+            int payload,
+            int headers,
+            int schemaVersion,
+            int tenant,
+            int traceId,
+            int availableAt,
+            @Nullable String defaultTopic) {
 
         static Columns of(ResultSetMetaData metaData, @Nullable String defaultTopic) throws SQLException {
             Map<String, Integer> byName = new LinkedHashMap<>();
@@ -220,16 +243,25 @@ public final class OutboxBackfill {
             int topic = byName.getOrDefault("topic", 0);
             int payload = byName.getOrDefault("payload", 0);
             if (aggregateId == 0 || payload == 0 || (topic == 0 && defaultTopic == null)) {
-                throw new IllegalArgumentException("The backfill query must return the columns aggregate_id, payload and topic"
-                        + " (or give a default topic with --topic); optional: headers, schema_version, tenant_id, trace_id,"
-                        + " available_at. It returned: " + String.join(", ", byName.keySet()));
+                throw new IllegalArgumentException(
+                        "The backfill query must return the columns aggregate_id, payload and topic"
+                                + " (or give a default topic with --topic); optional: headers, schema_version, tenant_id, trace_id,"
+                                + " available_at. It returned: " + String.join(", ", byName.keySet()));
             }
-            return new Columns(aggregateId, topic, payload, byName.getOrDefault("headers", 0),
-                    byName.getOrDefault("schema_version", 0), byName.getOrDefault("tenant_id", byName.getOrDefault("tenant", 0)),
-                    byName.getOrDefault("trace_id", 0), byName.getOrDefault("available_at", 0), defaultTopic);
+            return new Columns(
+                    aggregateId,
+                    topic,
+                    payload,
+                    byName.getOrDefault("headers", 0),
+                    byName.getOrDefault("schema_version", 0),
+                    byName.getOrDefault("tenant_id", byName.getOrDefault("tenant", 0)),
+                    byName.getOrDefault("trace_id", 0),
+                    byName.getOrDefault("available_at", 0),
+                    defaultTopic);
         }
 
-        OutboxMessage read(ResultSet rs, OutboxDialect dialect, Instant start, Duration interval, int index) throws SQLException {
+        OutboxMessage read(ResultSet rs, OutboxDialect dialect, Instant start, Duration interval, int index)
+                throws SQLException {
             String topicValue = topic > 0 ? rs.getString(topic) : null;
             if (topicValue == null) {
                 topicValue = defaultTopic;
@@ -257,7 +289,8 @@ public final class OutboxBackfill {
             return message.build();
         }
 
-        private static void text(ResultSet rs, int column, java.util.function.Consumer<String> setter) throws SQLException {
+        private static void text(ResultSet rs, int column, java.util.function.Consumer<String> setter)
+                throws SQLException {
             if (column > 0) {
                 String value = rs.getString(column);
                 if (value != null && !value.isBlank()) {
@@ -270,8 +303,7 @@ public final class OutboxBackfill {
             try {
                 OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
                 return value == null ? null : value.toInstant();
-            }
-            catch (SQLException | RuntimeException ex) {
+            } catch (SQLException | RuntimeException ex) {
                 Timestamp value = rs.getTimestamp(column);
                 return value == null ? null : value.toInstant();
             }

@@ -32,7 +32,8 @@ public record OutboxBackoff(Duration initial, double multiplier, Duration max, d
     public static final double DEFAULT_JITTER = 0.2;
 
     /** The defaults: 30 s doubling, capped at 15 min, 20 % jitter. */
-    public static final OutboxBackoff DEFAULT = new OutboxBackoff(DEFAULT_INITIAL, DEFAULT_MULTIPLIER, DEFAULT_MAX, DEFAULT_JITTER);
+    public static final OutboxBackoff DEFAULT =
+            new OutboxBackoff(DEFAULT_INITIAL, DEFAULT_MULTIPLIER, DEFAULT_MAX, DEFAULT_JITTER);
 
     /**
      * @throws IllegalArgumentException if a duration is not positive, {@code max < initial},
@@ -45,7 +46,8 @@ public record OutboxBackoff(Duration initial, double multiplier, Duration max, d
             throw new IllegalArgumentException("The initial backoff must be positive, was " + initial);
         }
         if (max.compareTo(initial) < 0) {
-            throw new IllegalArgumentException("The maximum backoff (" + max + ") must not be below the initial one (" + initial + ")");
+            throw new IllegalArgumentException(
+                    "The maximum backoff (" + max + ") must not be below the initial one (" + initial + ")");
         }
         if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
             throw new IllegalArgumentException("The backoff multiplier must be at least 1, was " + multiplier);

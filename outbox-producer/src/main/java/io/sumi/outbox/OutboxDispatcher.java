@@ -121,7 +121,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     private OutboxDispatcher(DispatcherConfig config) {
         this.config = config;
         this.round = new DispatchRound(config);
-        this.loop = new DispatchLoop(() -> round.run().goOnAtOnce(), config.minPollInterval(), config.maxPollInterval());
+        this.loop =
+                new DispatchLoop(() -> round.run().goOnAtOnce(), config.minPollInterval(), config.maxPollInterval());
     }
 
     /** Starts a builder for a dispatcher of {@code table}'s rows through {@code publisher}. */
@@ -152,8 +153,12 @@ public final class OutboxDispatcher implements AutoCloseable {
     /** Starts the dispatch loop on a daemon thread of its own. Idempotent. */
     public void start() {
         if (loop.start()) {
-            log.info("Outbox dispatcher started on table {} (batch {}, ordered: {}, shadow: {}{})", config.table().tableName(),
-                    config.batchSize(), config.orderedTopics(), config.shadowTopics(),
+            log.info(
+                    "Outbox dispatcher started on table {} (batch {}, ordered: {}, shadow: {}{})",
+                    config.table().tableName(),
+                    config.batchSize(),
+                    config.orderedTopics(),
+                    config.shadowTopics(),
                     config.cutoff() == null ? "" : ", cutoff " + config.cutoff());
         }
     }
@@ -211,7 +216,8 @@ public final class OutboxDispatcher implements AutoCloseable {
         /** Rows per claim (1 to 10,000); {@value #DEFAULT_BATCH_SIZE} by default. */
         public Builder batchSize(int batchSize) {
             if (batchSize < 1 || batchSize > 10_000) {
-                throw new IllegalArgumentException("The outbox batch size must be between 1 and 10000, was " + batchSize);
+                throw new IllegalArgumentException(
+                        "The outbox batch size must be between 1 and 10000, was " + batchSize);
             }
             this.batchSize = batchSize;
             return this;
@@ -314,8 +320,21 @@ public final class OutboxDispatcher implements AutoCloseable {
 
         /** The settings, checked as by {@link #build()}. */
         DispatcherConfig config() {
-            return new DispatcherConfig(table, publisher, batchSize, lease, sendTimeout, maxAttempts, backoff, orderedTopics,
-                    shadowTopics, cutoff, minPollInterval, maxPollInterval, jitter, meterRegistry);
+            return new DispatcherConfig(
+                    table,
+                    publisher,
+                    batchSize,
+                    lease,
+                    sendTimeout,
+                    maxAttempts,
+                    backoff,
+                    orderedTopics,
+                    shadowTopics,
+                    cutoff,
+                    minPollInterval,
+                    maxPollInterval,
+                    jitter,
+                    meterRegistry);
         }
 
         /**

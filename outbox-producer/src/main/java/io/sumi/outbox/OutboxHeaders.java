@@ -28,6 +28,5 @@ public final class OutboxHeaders {
      */
     public static final List<String> MDC_TRACE_ID_KEYS = List.of("traceId", "trace_id", "X-B3-TraceId");
 
-    private OutboxHeaders() {
-    }
+    private OutboxHeaders() {}
 }

@@ -22,8 +22,13 @@ import org.jspecify.annotations.Nullable;
  * @param delay how long after the append the message may be sent, or {@code null}; at most one of
  *     {@code availableAt} and {@code delay} is set
  */
-public record OutboxMessage(String aggregateId, String topic, String payload, Map<String, String> headers,
-        @Nullable Instant availableAt, @Nullable Duration delay) {
+public record OutboxMessage(
+        String aggregateId,
+        String topic,
+        String payload,
+        Map<String, String> headers,
+        @Nullable Instant availableAt,
+        @Nullable Duration delay) {
 
     /** The longest aggregate id the outbox table holds. */
     public static final int MAX_AGGREGATE_ID_LENGTH = 200;

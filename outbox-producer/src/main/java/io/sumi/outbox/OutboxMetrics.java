@@ -61,7 +61,10 @@ public final class OutboxMetrics implements MeterBinder {
         Gauge.builder("outbox.parked", this, metrics -> metrics.current().parked())
                 .description("Outbox rows parked after too many failed sends, waiting for an operator")
                 .register(registry);
-        Gauge.builder("outbox.oldest.pending.age", this, metrics -> seconds(metrics.current().oldestPendingAge()))
+        Gauge.builder(
+                        "outbox.oldest.pending.age",
+                        this,
+                        metrics -> seconds(metrics.current().oldestPendingAge()))
                 .description("How long the most overdue pending outbox row has been due")
                 .baseUnit("seconds")
                 .register(registry);
@@ -79,11 +82,9 @@ public final class OutboxMetrics implements MeterBinder {
             try {
                 stats = table.stats();
                 readAt = now;
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 log.debug("Could not read the outbox stats; the gauges keep their last values", ex);
-            }
-            finally {
+            } finally {
                 refreshing.unlock();
             }
         }

@@ -41,7 +41,8 @@ public final class OutboxPruner {
         this.retention = builder.retention;
         this.batchSize = builder.batchSize;
         this.maxBatches = builder.maxBatches;
-        this.pruned = Counter.builder("outbox.pruned").description("Dispatched outbox rows deleted by the retention job")
+        this.pruned = Counter.builder("outbox.pruned")
+                .description("Dispatched outbox rows deleted by the retention job")
                 .register(builder.meterRegistry);
     }
 
@@ -59,7 +60,9 @@ public final class OutboxPruner {
         Instant cutoff = table.clock().instant().minus(retention);
         int total = 0;
         for (int batch = 0; batch < maxBatches; batch++) {
-            int deleted = Jdbc.inOwnTransaction(table.dataSource(), "prune",
+            int deleted = Jdbc.inOwnTransaction(
+                    table.dataSource(),
+                    "prune",
                     connection -> table.dialect().deleteDispatchedBefore(connection, cutoff, batchSize));
             total += deleted;
             pruned.increment(deleted);
@@ -112,7 +115,8 @@ public final class OutboxPruner {
 
         public Builder maxBatches(int maxBatches) {
             if (maxBatches <= 0) {
-                throw new IllegalArgumentException("The outbox pruning max batches must be positive, was " + maxBatches);
+                throw new IllegalArgumentException(
+                        "The outbox pruning max batches must be positive, was " + maxBatches);
             }
             this.maxBatches = maxBatches;
             return this;

@@ -24,9 +24,19 @@ import org.jspecify.annotations.Nullable;
  * @param parkedAt when it was parked after too many failures, or {@code null}
  * @param outcome how it was dispatched, or {@code null} while it is pending
  */
-public record OutboxRecord(long id, String aggregateId, String topic, String payload, Map<String, String> headers,
-        Instant createdAt, Instant availableAt, @Nullable Instant dispatchedAt, int attempts, @Nullable String lastError,
-        @Nullable Instant parkedAt, @Nullable DispatchOutcome outcome) {
+public record OutboxRecord(
+        long id,
+        String aggregateId,
+        String topic,
+        String payload,
+        Map<String, String> headers,
+        Instant createdAt,
+        Instant availableAt,
+        @Nullable Instant dispatchedAt,
+        int attempts,
+        @Nullable String lastError,
+        @Nullable Instant parkedAt,
+        @Nullable DispatchOutcome outcome) {
 
     public OutboxRecord {
         Objects.requireNonNull(aggregateId, "aggregateId");

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  *     when there are none
  * @param oldestPendingAge how long the most overdue pending row has been due (zero when none is due)
  */
-public record OutboxStats(long pending, long parked, @Nullable Instant oldestDueAt, Duration oldestPendingAge) {
+public record OutboxStats(
+        long pending, long parked, @Nullable Instant oldestDueAt, Duration oldestPendingAge) {
 
     /** The stats of an empty outbox. */
     public static final OutboxStats EMPTY = new OutboxStats(0, 0, null, Duration.ZERO);

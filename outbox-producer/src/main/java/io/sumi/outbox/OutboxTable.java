@@ -53,9 +53,9 @@ public final class OutboxTable {
     private static DatabaseType detect(DataSource dataSource) {
         try {
             return DatabaseType.of(dataSource);
-        }
-        catch (IllegalStateException ex) {
-            throw new IllegalStateException("The Sumi outbox supports PostgreSQL, MariaDB 10.6+ and H2. " + ex.getMessage(), ex);
+        } catch (IllegalStateException ex) {
+            throw new IllegalStateException(
+                    "The Sumi outbox supports PostgreSQL, MariaDB 10.6+ and H2. " + ex.getMessage(), ex);
         }
     }
 
@@ -132,8 +132,11 @@ public final class OutboxTable {
      * @return whether the row was parked (and is now pending)
      */
     public boolean redrive(long id) {
-        return Jdbc.inCallerTransaction(dataSource, "redrive",
-                connection -> dialect.redrive(connection, id, null, false, clock.instant())) > 0;
+        return Jdbc.inCallerTransaction(
+                        dataSource,
+                        "redrive",
+                        connection -> dialect.redrive(connection, id, null, false, clock.instant()))
+                > 0;
     }
 
     /**
@@ -143,8 +146,8 @@ public final class OutboxTable {
      * @return how many rows were re-driven
      */
     public int redriveParked(@Nullable String topic) {
-        return Jdbc.inCallerTransaction(dataSource, "redrive",
-                connection -> dialect.redrive(connection, null, topic, true, clock.instant()));
+        return Jdbc.inCallerTransaction(
+                dataSource, "redrive", connection -> dialect.redrive(connection, null, topic, true, clock.instant()));
     }
 
     /**

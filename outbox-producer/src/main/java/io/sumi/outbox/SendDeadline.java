@@ -42,24 +42,28 @@ final class SendDeadline {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
             // The claim itself took the whole send timeout: send nothing, count an attempt.
-            return allFailed(records, new TimeoutException(
-                    "Not sent: the claim took longer than the send timeout (" + sendTimeout + ")"));
+            return allFailed(
+                    records,
+                    new TimeoutException(
+                            "Not sent: the claim took longer than the send timeout (" + sendTimeout + ")"));
         }
         DeadlineInterrupt interrupt = new DeadlineInterrupt(Thread.currentThread());
-        ScheduledFuture<?> timer = DeadlineInterrupt.TIMER.schedule(interrupt, left + grace.toNanos(), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> timer =
+                DeadlineInterrupt.TIMER.schedule(interrupt, left + grace.toNanos(), TimeUnit.NANOSECONDS);
         try {
             return publisher.publish(batch, Duration.ofNanos(left));
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             return allFailed(records, ex);
-        }
-        finally {
+        } finally {
             timer.cancel(false);
             if (interrupt.disarm()) {
                 // Our own interrupt, not a request to stop: clear it so that the marks can run.
                 Thread.interrupted();
-                log.warn("The outbox publisher had not returned {} after the batch's send timeout ({}); it was"
-                        + " interrupted", grace, sendTimeout);
+                log.warn(
+                        "The outbox publisher had not returned {} after the batch's send timeout ({}); it was"
+                                + " interrupted",
+                        grace,
+                        sendTimeout);
             }
         }
     }

@@ -6,8 +6,7 @@ import org.slf4j.MDC;
 /** The default trace id source: the MDC. */
 final class TraceIds {
 
-    private TraceIds() {
-    }
+    private TraceIds() {}
 
     static @Nullable String fromMdc() {
         for (String key : OutboxHeaders.MDC_TRACE_ID_KEYS) {

@@ -51,9 +51,10 @@ class BlockingBroker implements OutboxPublisher {
                 if (hangs.test(record)) {
                     released.await();
                 }
-                deliveries.computeIfAbsent(record.id(), id -> new AtomicInteger()).incrementAndGet();
-            }
-            catch (InterruptedException ex) {
+                deliveries
+                        .computeIfAbsent(record.id(), id -> new AtomicInteger())
+                        .incrementAndGet();
+            } catch (InterruptedException ex) {
                 // Like Kafka's InterruptException: this and every later record of the batch fail.
                 interrupted.incrementAndGet();
                 Thread.currentThread().interrupt();
@@ -61,8 +62,7 @@ class BlockingBroker implements OutboxPublisher {
                     failures.put(rest.id(), new IllegalStateException("send interrupted", ex));
                 }
                 return PublishResult.failed(failures);
-            }
-            finally {
+            } finally {
                 inFlight.remove(record.id());
             }
         }

@@ -34,7 +34,8 @@ class DispatchLoopTests {
         loop.start();
 
         // Three rounds found rows, the fourth found none: without waiting an hour in between.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rounds).hasValue(4));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(rounds).hasValue(4));
         assertThat(loop.isRunning()).isTrue();
     }
 
@@ -43,24 +44,30 @@ class DispatchLoopTests {
         AtomicInteger rounds = new AtomicInteger();
         loop = new DispatchLoop(counting(rounds), HOUR, HOUR);
         loop.start();
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rounds).hasValue(1));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(rounds).hasValue(1));
 
         loop.wakeUp();
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rounds).hasValue(2));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(rounds).hasValue(2));
     }
 
     @Test
     void aFailedRoundIsRetriedAfterTheIdleWait() {
         AtomicInteger rounds = new AtomicInteger();
-        loop = new DispatchLoop(() -> {
-            rounds.incrementAndGet();
-            throw new IllegalStateException("database down");
-        }, Duration.ofMillis(10), Duration.ofMillis(20));
+        loop = new DispatchLoop(
+                () -> {
+                    rounds.incrementAndGet();
+                    throw new IllegalStateException("database down");
+                },
+                Duration.ofMillis(10),
+                Duration.ofMillis(20));
 
         loop.start();
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rounds).hasValueGreaterThanOrEqualTo(3));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(rounds).hasValueGreaterThanOrEqualTo(3));
         assertThat(loop.isRunning()).isTrue();
     }
 
@@ -71,7 +78,8 @@ class DispatchLoopTests {
 
         assertThat(loop.start()).isTrue();
         assertThat(loop.start()).isFalse();
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rounds).hasValue(1));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(rounds).hasValue(1));
         loop.stop(Duration.ofSeconds(5));
 
         assertThat(loop.isRunning()).isFalse();

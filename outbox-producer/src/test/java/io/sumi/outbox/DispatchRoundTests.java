@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sumi.outbox.internal.OutboxDialect;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +49,8 @@ class DispatchRoundTests {
     }
 
     private static OutboxRecord row(long id, String topic, Instant createdAt, int attempts) {
-        return new OutboxRecord(id, "agg-" + id, topic, "{}", Map.of(), createdAt, createdAt, null, attempts, null, null, null);
+        return new OutboxRecord(
+                id, "agg-" + id, topic, "{}", Map.of(), createdAt, createdAt, null, attempts, null, null, null);
     }
 
     // ---------------------------------------------------------------- classify and settle: no database, no publisher
@@ -63,37 +63,48 @@ class DispatchRoundTests {
         OutboxRecord send = row(3, "mail.send", cutoff, 0);
         OutboxRecord oldMail = row(4, "mail.send", T0.plusSeconds(9), 0);
 
-        DispatchRound.Batch batch = DispatchRound.classify(List.of(old, shadow, send, oldMail), cutoff, TopicSet.of(List.of("audit")));
+        DispatchRound.Batch batch =
+                DispatchRound.classify(List.of(old, shadow, send, oldMail), cutoff, TopicSet.of(List.of("audit")));
 
         assertThat(batch.skipped()).containsExactly(old, oldMail);
         assertThat(batch.shadow()).containsExactly(shadow);
         assertThat(batch.toSend()).containsExactly(send);
         assertThat(batch.claimed()).hasSize(4);
-        assertThat(DispatchRound.classify(List.of(old, send), null, TopicSet.NONE).toSend()).containsExactly(old, send);
+        assertThat(DispatchRound.classify(List.of(old, send), null, TopicSet.NONE)
+                        .toSend())
+                .containsExactly(old, send);
     }
 
     @Test
     void settleMarksAcknowledgedRowsSentBacksOffAFailedRowAndParksOneAtItsLastAttempt() {
-        DispatchRound round = new DispatchRound(dispatcher().maxAttempts(3).backoff(OutboxBackoff.DEFAULT).config());
+        DispatchRound round = new DispatchRound(
+                dispatcher().maxAttempts(3).backoff(OutboxBackoff.DEFAULT).config());
         OutboxRecord acked = row(1, "mail.send", T0, 0);
         OutboxRecord firstFailure = row(2, "mail.send", T0, 0);
         OutboxRecord lastAttempt = row(3, "mail.send", T0, 2);
         OutboxRecord shadow = row(4, "audit", T0, 0);
-        DispatchRound.Batch batch = new DispatchRound.Batch(List.of(acked, firstFailure, lastAttempt, shadow),
-                List.of(acked, firstFailure, lastAttempt), List.of(shadow), List.of());
+        DispatchRound.Batch batch = new DispatchRound.Batch(
+                List.of(acked, firstFailure, lastAttempt, shadow),
+                List.of(acked, firstFailure, lastAttempt),
+                List.of(shadow),
+                List.of());
         Instant ackedAt = T0.plusSeconds(1);
         IllegalStateException broker = new IllegalStateException("broker down");
 
-        DispatchRound.Settlement settlement = round.settle(batch,
-                PublishResult.failed(Map.of(firstFailure.id(), broker, lastAttempt.id(), broker)), ackedAt);
+        DispatchRound.Settlement settlement = round.settle(
+                batch, PublishResult.failed(Map.of(firstFailure.id(), broker, lastAttempt.id(), broker)), ackedAt);
 
         assertThat(settlement.sent()).containsExactly(1L);
         assertThat(settlement.shadowed()).containsExactly(4L);
         assertThat(settlement.skipped()).isEmpty();
-        assertThat(settlement.failures()).containsExactlyInAnyOrder(
-                new OutboxDialect.Failure(2, "java.lang.IllegalStateException: broker down",
-                        ackedAt.plus(OutboxBackoff.DEFAULT_INITIAL), null),
-                new OutboxDialect.Failure(3, "java.lang.IllegalStateException: broker down", T0, ackedAt));
+        assertThat(settlement.failures())
+                .containsExactlyInAnyOrder(
+                        new OutboxDialect.Failure(
+                                2,
+                                "java.lang.IllegalStateException: broker down",
+                                ackedAt.plus(OutboxBackoff.DEFAULT_INITIAL),
+                                null),
+                        new OutboxDialect.Failure(3, "java.lang.IllegalStateException: broker down", T0, ackedAt));
         assertThat(settlement.parked()).containsExactly(3L);
         assertThat(settlement.result()).isEqualTo(new DispatchResult(4, 1, 1, 0, 1, 1));
         assertThat(settlement.goOnAtOnce()).isTrue();
@@ -104,8 +115,10 @@ class DispatchRoundTests {
         DispatchRound round = new DispatchRound(dispatcher().config());
         OutboxRecord skipped = row(7, "mail.send", T0, 0);
 
-        DispatchRound.Settlement settlement = round.settle(new DispatchRound.Batch(List.of(skipped), List.of(), List.of(),
-                List.of(skipped)), PublishResult.allSent(), T0);
+        DispatchRound.Settlement settlement = round.settle(
+                new DispatchRound.Batch(List.of(skipped), List.of(), List.of(), List.of(skipped)),
+                PublishResult.allSent(),
+                T0);
 
         assertThat(settlement.skipped()).containsExactly(7L);
         assertThat(settlement.failures()).isEmpty();
@@ -117,7 +130,8 @@ class DispatchRoundTests {
     void anErrorSummaryNamesACauseTheMessageOmitsAndIsCutAtAThousandCharacters() {
         assertThat(DispatchRound.summary(new IllegalStateException("send failed", new java.io.IOException("reset"))))
                 .isEqualTo("java.lang.IllegalStateException: send failed (cause: java.io.IOException: reset)");
-        assertThat(DispatchRound.summary(new IllegalStateException("x".repeat(2000)))).hasSize(1000);
+        assertThat(DispatchRound.summary(new IllegalStateException("x".repeat(2000))))
+                .hasSize(1000);
     }
 
     // ---------------------------------------------------------------- whole rounds on a real table
@@ -137,7 +151,8 @@ class DispatchRoundTests {
         assertThat(first.goOnAtOnce()).isTrue();
         assertThat(table.find(sent).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(table.find(failing).orElseThrow().parked()).isTrue();
-        assertThat(table.find(failing).orElseThrow().lastError()).isEqualTo("java.lang.IllegalStateException: rejected");
+        assertThat(table.find(failing).orElseThrow().lastError())
+                .isEqualTo("java.lang.IllegalStateException: rejected");
 
         DispatchRound.Settlement second = round.run();
 
@@ -153,14 +168,19 @@ class DispatchRoundTests {
         OutboxPublisher throwing = records -> {
             throw new IllegalStateException("producer closed");
         };
-        DispatchRound round = new DispatchRound(OutboxDispatcher.builder(table, throwing).jitter(() -> 0).config());
+        DispatchRound round = new DispatchRound(
+                OutboxDispatcher.builder(table, throwing).jitter(() -> 0).config());
 
         DispatchRound.Settlement settlement = round.run();
 
         assertThat(settlement.failures()).extracting(OutboxDialect.Failure::id).containsExactly(a, b);
-        assertThat(settlement.failures()).extracting(OutboxDialect.Failure::availableAt)
+        assertThat(settlement.failures())
+                .extracting(OutboxDialect.Failure::availableAt)
                 .containsOnly(clock.instant().plus(OutboxBackoff.DEFAULT_INITIAL));
         assertThat(settlement.parked()).isEmpty();
-        assertThat(List.of(table.find(a).orElseThrow().attempts(), table.find(b).orElseThrow().attempts())).containsOnly(1);
+        assertThat(List.of(
+                        table.find(a).orElseThrow().attempts(),
+                        table.find(b).orElseThrow().attempts()))
+                .containsOnly(1);
     }
 }

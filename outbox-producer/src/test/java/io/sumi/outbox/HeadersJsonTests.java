@@ -30,9 +30,11 @@ class HeadersJsonTests {
 
     @Test
     void nestedValuesAndBrokenJsonAreRejectedClearly() {
-        assertThatIllegalArgumentException().isThrownBy(() -> HeadersJson.read("{\"a\": {\"b\": 1}}"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> HeadersJson.read("{\"a\": {\"b\": 1}}"))
                 .withMessageContaining("not objects or arrays");
-        assertThatIllegalArgumentException().isThrownBy(() -> HeadersJson.read("{\"a\": \"b\""))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> HeadersJson.read("{\"a\": \"b\""))
                 .withMessageContaining("Invalid outbox headers JSON");
         assertThatIllegalArgumentException().isThrownBy(() -> HeadersJson.read("[1]"));
         assertThatIllegalArgumentException().isThrownBy(() -> HeadersJson.read("{\"a\": \"b\"} x"));

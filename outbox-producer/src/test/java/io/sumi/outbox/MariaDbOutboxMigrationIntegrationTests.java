@@ -55,8 +55,11 @@ class MariaDbOutboxMigrationIntegrationTests {
         jdbc.execute(LEGACY_TABLE);
         jdbc.execute("CREATE INDEX outbox_aggregate_idx ON outbox (topic, aggregate_id, dispatched_at)");
         for (String aggregate : List.of("A", "A ", "注文-42-é", "🎉".repeat(200))) {
-            jdbc.update("INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at)"
-                    + " VALUES (?, ?, '{}', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", aggregate, aggregate.equals("A ") ? "t " : "t");
+            jdbc.update(
+                    "INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at)"
+                            + " VALUES (?, ?, '{}', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+                    aggregate,
+                    aggregate.equals("A ") ? "t " : "t");
         }
     }
 
@@ -68,19 +71,30 @@ class MariaDbOutboxMigrationIntegrationTests {
     @Test
     void theMigrationMakesAggregateAndTopicNoPadAndKeepsEveryRow() {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        List<Map<String, Object>> before = jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id");
+        List<Map<String, Object>> before =
+                jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id");
 
         // As in an application whose outbox predates this version: the changed repeatable script runs again.
-        Flyway.configure().dataSource(dataSource).locations(TestDatabase.MARIADB.migrationLocation()).baselineOnMigrate(true)
-                .load().migrate();
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(TestDatabase.MARIADB.migrationLocation())
+                .baselineOnMigrate(true)
+                .load()
+                .migrate();
 
-        assertThat(jdbc.queryForList("SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
-                + " AND table_name = 'outbox' AND column_name IN ('aggregate_id', 'topic')", String.class, database))
+        assertThat(jdbc.queryForList(
+                        "SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
+                                + " AND table_name = 'outbox' AND column_name IN ('aggregate_id', 'topic')",
+                        String.class,
+                        database))
                 .containsExactly("utf8mb4_nopad_bin", "utf8mb4_nopad_bin");
-        assertThat(jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id")).hasSize(4)
+        assertThat(jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id"))
+                .hasSize(4)
                 .containsExactlyElementsOf(before);
         assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'A'", Integer.class))
-                .as("'A ' is an aggregate of its own now").isOne();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE topic = 't'", Integer.class)).isEqualTo(3);
+                .as("'A ' is an aggregate of its own now")
+                .isOne();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE topic = 't'", Integer.class))
+                .isEqualTo(3);
     }
 }

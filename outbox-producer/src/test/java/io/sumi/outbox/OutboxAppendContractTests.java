@@ -42,7 +42,8 @@ abstract class OutboxAppendContractTests {
         dataSource = OutboxTestDatabases.dataSource(database());
         jdbc = new JdbcTemplate(dataSource);
         jdbc.update("DELETE FROM outbox");
-        jdbc.execute("CREATE TABLE IF NOT EXISTS outbox_test_orders (id VARCHAR(64) PRIMARY KEY, total INTEGER NOT NULL)");
+        jdbc.execute(
+                "CREATE TABLE IF NOT EXISTS outbox_test_orders (id VARCHAR(64) PRIMARY KEY, total INTEGER NOT NULL)");
         jdbc.update("DELETE FROM outbox_test_orders");
         clock = MutableClock.at("2030-01-01T00:00:00Z");
         table = OutboxTable.builder(dataSource).clock(clock).build();
@@ -60,8 +61,7 @@ abstract class OutboxAppendContractTests {
                 java.sql.ResultSet rs = connection.createStatement().executeQuery("SELECT COUNT(*) FROM outbox")) {
             rs.next();
             return rs.getInt(1);
-        }
-        catch (java.sql.SQLException ex) {
+        } catch (java.sql.SQLException ex) {
             throw new IllegalStateException(ex);
         }
     }
@@ -75,9 +75,13 @@ abstract class OutboxAppendContractTests {
         long id = tx.execute(status -> {
             jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('o-1', 42)");
             long appended = outbox.append(OutboxMessage.builder("o-1", "mail.send", "{\"to\":\"a@example.com\"}")
-                    .schemaVersion("2").tenant("acme").delay(Duration.ofMinutes(3)).build());
+                    .schemaVersion("2")
+                    .tenant("acme")
+                    .delay(Duration.ofMinutes(3))
+                    .build());
             // Visible inside the transaction, to its own connection...
-            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE id = ?", Integer.class, appended)).isEqualTo(1);
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE id = ?", Integer.class, appended))
+                    .isEqualTo(1);
             // ...and not to other connections (a dispatcher's) before the commit.
             assertThat(rowsSeenByAnotherConnection()).isZero();
             return appended;
@@ -87,7 +91,9 @@ abstract class OutboxAppendContractTests {
         assertThat(row.aggregateId()).isEqualTo("o-1");
         assertThat(row.topic()).isEqualTo("mail.send");
         assertThat(row.payload()).isEqualTo("{\"to\":\"a@example.com\"}");
-        assertThat(row.headers()).containsExactly(Map.entry(OutboxHeaders.SCHEMA_VERSION, "2"), Map.entry(OutboxHeaders.TENANT_ID, "acme"));
+        assertThat(row.headers())
+                .containsExactly(
+                        Map.entry(OutboxHeaders.SCHEMA_VERSION, "2"), Map.entry(OutboxHeaders.TENANT_ID, "acme"));
         assertThat(row.createdAt()).isEqualTo(clock.instant());
         assertThat(row.availableAt()).isEqualTo(clock.instant().plus(Duration.ofMinutes(3)));
         assertThat(row.attempts()).isZero();
@@ -100,23 +106,26 @@ abstract class OutboxAppendContractTests {
     void aBusinessWriteFailingAfterTheAppendLeavesNoOutboxRow() {
         jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('taken', 1)");
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
-            jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('o-2', 10)");
-            outbox.append("o-2", "mail.send", "{}");
-            outbox.append("o-2", "stripe.charge", "{\"amount\":10}");
-            // The second business write fails: a duplicate key, inside the same transaction.
-            jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('taken', 2)");
-        })).isInstanceOf(DataAccessException.class);
+                    jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('o-2', 10)");
+                    outbox.append("o-2", "mail.send", "{}");
+                    outbox.append("o-2", "stripe.charge", "{\"amount\":10}");
+                    // The second business write fails: a duplicate key, inside the same transaction.
+                    jdbc.update("INSERT INTO outbox_test_orders (id, total) VALUES ('taken', 2)");
+                }))
+                .isInstanceOf(DataAccessException.class);
         assertThat(outboxRows()).isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox_test_orders WHERE id = 'o-2'", Integer.class)).isZero();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox_test_orders WHERE id = 'o-2'", Integer.class))
+                .isZero();
         assertThat(wakeUps).hasValue(0);
     }
 
     @Test
     void anExceptionThrownByTheServiceAfterTheAppendLeavesNoOutboxRow() {
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> {
-            outbox.append("o-3", "mail.send", "{}");
-            throw new IllegalStateException("payment declined");
-        })).hasMessage("payment declined");
+                    outbox.append("o-3", "mail.send", "{}");
+                    throw new IllegalStateException("payment declined");
+                }))
+                .hasMessage("payment declined");
         assertThat(outboxRows()).isZero();
     }
 
@@ -137,16 +146,19 @@ abstract class OutboxAppendContractTests {
         TransactionTemplate readOnly = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         readOnly.setReadOnly(true);
         assertThatThrownBy(() -> readOnly.executeWithoutResult(status -> outbox.append("o-5", "mail.send", "{}")))
-                .isInstanceOf(IllegalTransactionStateException.class).hasMessageContaining("read-only");
+                .isInstanceOf(IllegalTransactionStateException.class)
+                .hasMessageContaining("read-only");
         assertThat(outboxRows()).isZero();
     }
 
     @Test
     void appendInATransactionOnAnotherDataSourceFailsInsteadOfCommittingAlone() {
-        DriverManagerDataSource other = new DriverManagerDataSource("jdbc:h2:mem:sumi_outbox_other;DB_CLOSE_DELAY=-1", "sa", "");
+        DriverManagerDataSource other =
+                new DriverManagerDataSource("jdbc:h2:mem:sumi_outbox_other;DB_CLOSE_DELAY=-1", "sa", "");
         TransactionTemplate otherTx = new TransactionTemplate(new DataSourceTransactionManager(other));
         assertThatThrownBy(() -> otherTx.executeWithoutResult(status -> outbox.append("o-6", "mail.send", "{}")))
-                .isInstanceOf(IllegalTransactionStateException.class).hasMessageContaining("not on the outbox's DataSource");
+                .isInstanceOf(IllegalTransactionStateException.class)
+                .hasMessageContaining("not on the outbox's DataSource");
         assertThat(outboxRows()).isZero();
     }
 
@@ -154,20 +166,23 @@ abstract class OutboxAppendContractTests {
     void theTraceIdComesFromTheMdcUnlessTheMessageHasOne() {
         MDC.put("traceId", "4bf92f3577b34da6a3ce929d0e0e4736");
         long fromMdc = tx.execute(status -> outbox.append("o-7", "mail.send", "{}"));
-        long explicit = tx.execute(status -> outbox.append(OutboxMessage.builder("o-7", "mail.send", "{}").traceId("mine").build()));
+        long explicit = tx.execute(status -> outbox.append(
+                OutboxMessage.builder("o-7", "mail.send", "{}").traceId("mine").build()));
         MDC.clear();
         long none = tx.execute(status -> outbox.append("o-7", "mail.send", "{}"));
-        assertThat(table.find(fromMdc).orElseThrow().headers()).containsEntry(OutboxHeaders.TRACE_ID, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assertThat(table.find(fromMdc).orElseThrow().headers())
+                .containsEntry(OutboxHeaders.TRACE_ID, "4bf92f3577b34da6a3ce929d0e0e4736");
         assertThat(table.find(explicit).orElseThrow().headers()).containsEntry(OutboxHeaders.TRACE_ID, "mine");
         assertThat(table.find(none).orElseThrow().headers()).doesNotContainKey(OutboxHeaders.TRACE_ID);
     }
 
     @Test
     void appendAllWritesABatchInOrderAndWakesTheDispatcherOncePerCommit() {
-        List<Long> ids = tx.execute(status -> outbox.appendAll(List.of(OutboxMessage.of("a", "t", "1"),
-                OutboxMessage.of("a", "t", "2"), OutboxMessage.of("b", "t", "3"))));
+        List<Long> ids = tx.execute(status -> outbox.appendAll(List.of(
+                OutboxMessage.of("a", "t", "1"), OutboxMessage.of("a", "t", "2"), OutboxMessage.of("b", "t", "3"))));
         assertThat(ids).hasSize(3).isSorted().doesNotHaveDuplicates();
-        assertThat(ids.stream().map(id -> table.find(id).orElseThrow().payload())).containsExactly("1", "2", "3");
+        assertThat(ids.stream().map(id -> table.find(id).orElseThrow().payload()))
+                .containsExactly("1", "2", "3");
         tx.executeWithoutResult(status -> {
             outbox.append("c", "t", "4");
             outbox.append("c", "t", "5");

@@ -94,7 +94,11 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void aRoundSendsDueRowsWithTheirKeyAndHeadersAndMarksThemDispatched() {
         long id = append(OutboxMessage.builder("order-1", "mail.send", "{\"to\":\"a@example.com\"}")
-                .schemaVersion("2").tenant("acme").traceId("trace-1").header("x-custom", "v").build());
+                .schemaVersion("2")
+                .tenant("acme")
+                .traceId("trace-1")
+                .header("x-custom", "v")
+                .build());
         clock.advance(Duration.ofMillis(250));
         OutboxDispatcher dispatcher = dispatcher(publisher).build();
 
@@ -106,17 +110,29 @@ abstract class OutboxDispatcherContractTests {
         assertThat(sent.aggregateId()).isEqualTo("order-1");
         assertThat(sent.topic()).isEqualTo("mail.send");
         assertThat(sent.payload()).isEqualTo("{\"to\":\"a@example.com\"}");
-        assertThat(sent.brokerHeaders()).containsExactly(Map.entry(OutboxHeaders.OUTBOX_ID, Long.toString(id)),
-                Map.entry(OutboxHeaders.SCHEMA_VERSION, "2"), Map.entry(OutboxHeaders.TENANT_ID, "acme"),
-                Map.entry(OutboxHeaders.TRACE_ID, "trace-1"), Map.entry("x-custom", "v"));
+        assertThat(sent.brokerHeaders())
+                .containsExactly(
+                        Map.entry(OutboxHeaders.OUTBOX_ID, Long.toString(id)),
+                        Map.entry(OutboxHeaders.SCHEMA_VERSION, "2"),
+                        Map.entry(OutboxHeaders.TENANT_ID, "acme"),
+                        Map.entry(OutboxHeaders.TRACE_ID, "trace-1"),
+                        Map.entry("x-custom", "v"));
         OutboxRecord row = row(id);
         assertThat(row.dispatchedAt()).isEqualTo(clock.instant());
         assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(row.pending()).isFalse();
-        assertThat(meters.get("outbox.dispatch.latency").tag("topic", "mail.send").timer().totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
+        assertThat(meters.get("outbox.dispatch.latency")
+                        .tag("topic", "mail.send")
+                        .timer()
+                        .totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
                 .isEqualTo(250.0);
-        assertThat(meters.get("outbox.attempts").tag("topic", "mail.send").summary().max()).isEqualTo(1.0);
-        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "sent")).isEqualTo(1);
+        assertThat(meters.get("outbox.attempts")
+                        .tag("topic", "mail.send")
+                        .summary()
+                        .max())
+                .isEqualTo(1.0);
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "sent"))
+                .isEqualTo(1);
 
         assertThat(dispatcher.dispatchOnce()).isEqualTo(DispatchResult.NOTHING);
         assertThat(publisher.sent()).hasSize(1);
@@ -124,7 +140,9 @@ abstract class OutboxDispatcherContractTests {
 
     @Test
     void aDelayedRowIsSentOnlyOnceItIsDue() {
-        long id = append(OutboxMessage.builder("user-1", "mail.welcome", "{}").delay(Duration.ofMinutes(3)).build());
+        long id = append(OutboxMessage.builder("user-1", "mail.welcome", "{}")
+                .delay(Duration.ofMinutes(3))
+                .build());
         OutboxDispatcher dispatcher = dispatcher(publisher).build();
 
         assertThat(dispatcher.dispatchOnce().claimed()).isZero();
@@ -138,7 +156,8 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void aBatchTakesAtMostTheBatchSizeInIdOrder() {
         List<Long> ids = tx.execute(status -> outbox.appendAll(IntStream.range(0, 7)
-                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i)).toList()));
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i))
+                .toList()));
         OutboxDispatcher dispatcher = dispatcher(publisher).batchSize(3).build();
 
         assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(3);
@@ -153,7 +172,8 @@ abstract class OutboxDispatcherContractTests {
     void aFailedSendIsRetriedWithBackoffAndThenSucceeds() {
         long id = append("order-2", "stripe.charge", "{\"amount\":100}");
         AtomicInteger failuresLeft = new AtomicInteger(2);
-        publisher.failWith(record -> failuresLeft.getAndDecrement() > 0 ? new IllegalStateException("broker unavailable") : null);
+        publisher.failWith(
+                record -> failuresLeft.getAndDecrement() > 0 ? new IllegalStateException("broker unavailable") : null);
         OutboxDispatcher dispatcher = dispatcher(publisher).build();
 
         assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(1, 0, 0, 0, 1, 0));
@@ -163,13 +183,17 @@ abstract class OutboxDispatcherContractTests {
         assertThat(afterFirst.availableAt()).isEqualTo(clock.instant().plusSeconds(30));
         assertThat(afterFirst.pending()).isTrue();
 
-        assertThat(dispatcher.dispatchOnce().claimed()).as("waits out the backoff").isZero();
+        assertThat(dispatcher.dispatchOnce().claimed())
+                .as("waits out the backoff")
+                .isZero();
         clock.advance(Duration.ofSeconds(29));
         assertThat(dispatcher.dispatchOnce().claimed()).isZero();
         clock.advance(Duration.ofSeconds(1));
         assertThat(dispatcher.dispatchOnce().failed()).isOne();
         assertThat(row(id).attempts()).isEqualTo(2);
-        assertThat(row(id).availableAt()).as("the backoff doubles").isEqualTo(clock.instant().plusSeconds(60));
+        assertThat(row(id).availableAt())
+                .as("the backoff doubles")
+                .isEqualTo(clock.instant().plusSeconds(60));
 
         clock.advance(Duration.ofSeconds(60));
         assertThat(dispatcher.dispatchOnce().sent()).isOne();
@@ -177,7 +201,11 @@ abstract class OutboxDispatcherContractTests {
         assertThat(done.outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(done.attempts()).isEqualTo(2);
         assertThat(publisher.attempted).hasSize(3);
-        assertThat(meters.get("outbox.attempts").tag("topic", "stripe.charge").summary().max()).isEqualTo(3.0);
+        assertThat(meters.get("outbox.attempts")
+                        .tag("topic", "stripe.charge")
+                        .summary()
+                        .max())
+                .isEqualTo(3.0);
         assertThat(counter("outbox.send.failures", "topic", "stripe.charge")).isEqualTo(2);
     }
 
@@ -186,8 +214,9 @@ abstract class OutboxDispatcherContractTests {
         append("a", "t", "1");
         append("b", "t", "2");
         OutboxDispatcher dispatcher = dispatcher(records -> {
-            throw new IllegalStateException("producer closed");
-        }).build();
+                    throw new IllegalStateException("producer closed");
+                })
+                .build();
 
         assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 0, 0, 0, 2, 0));
         assertThat(jdbc.queryForList("SELECT last_error FROM outbox", String.class))
@@ -223,7 +252,9 @@ abstract class OutboxDispatcherContractTests {
         assertThat(counter("outbox.rows.parked", "topic", "mail.send")).isEqualTo(1);
 
         clock.advance(Duration.ofDays(1));
-        assertThat(dispatcher.dispatchOnce().claimed()).as("a parked row is not retried").isZero();
+        assertThat(dispatcher.dispatchOnce().claimed())
+                .as("a parked row is not retried")
+                .isZero();
 
         publisher.failWith(record -> null);
         assertThat(table.redrive(id)).isTrue();
@@ -254,21 +285,26 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void aDispatcherThatDiesAfterSendingLeavesTheRowToBeSentAgainAndTheConsumerDedupsIt() throws Exception {
         jdbc.update("DELETE FROM processed_messages WHERE consumer = 'outbox-dedup'");
-        IdempotentExecutor executor = IdempotentExecutor.builder(JdbcProcessedMessageStore.builder(dataSource).clock(clock).build()).build();
-        HandlerDefinition handler = HandlerDefinition.builder("outbox-dedup").mode(IdempotencyMode.LEASE).build();
+        IdempotentExecutor executor = IdempotentExecutor.builder(JdbcProcessedMessageStore.builder(dataSource)
+                        .clock(clock)
+                        .build())
+                .build();
+        HandlerDefinition handler = HandlerDefinition.builder("outbox-dedup")
+                .mode(IdempotencyMode.LEASE)
+                .build();
         List<String> mails = Collections.synchronizedList(new ArrayList<>());
         List<MessageOutcome> outcomes = Collections.synchronizedList(new ArrayList<>());
         OutboxPublisher consumer = records -> {
             for (OutboxRecord record : records) {
                 Map<String, @Nullable Object> headers = new LinkedHashMap<>(record.brokerHeaders());
                 try {
-                    HandlerResult<Void> result = executor.execute(handler, InboundMessage.of(record.payload(), headers), () -> {
-                        mails.add(record.payload());
-                        return null;
-                    });
+                    HandlerResult<Void> result =
+                            executor.execute(handler, InboundMessage.of(record.payload(), headers), () -> {
+                                mails.add(record.payload());
+                                return null;
+                            });
                     outcomes.add(result.outcome());
-                }
-                catch (Exception ex) {
+                } catch (Exception ex) {
                     throw new IllegalStateException(ex);
                 }
             }
@@ -278,16 +314,19 @@ abstract class OutboxDispatcherContractTests {
 
         // The first dispatcher delivers, then dies before it can mark the row.
         OutboxDispatcher dying = dispatcher(records -> {
-            consumer.publish(records);
-            throw new SimulatedCrash();
-        }).build();
+                    consumer.publish(records);
+                    throw new SimulatedCrash();
+                })
+                .build();
         assertThatThrownBy(dying::dispatchOnce).isInstanceOf(SimulatedCrash.class);
         assertThat(row(id).pending()).isTrue();
 
         // Another dispatcher leaves the row alone while the dead one's lease lasts...
         OutboxDispatcher survivor = dispatcher(consumer).build();
         clock.advance(OutboxDispatcher.DEFAULT_LEASE.multipliedBy(2));
-        assertThat(survivor.dispatchOnce().claimed()).as("the database's clock, not ours, ends a lease").isZero();
+        assertThat(survivor.dispatchOnce().claimed())
+                .as("the database's clock, not ours, ends a lease")
+                .isZero();
         // ...and sends it again when the lease ends: at-least-once.
         expireLeases();
         assertThat(survivor.dispatchOnce().sent()).isOne();
@@ -312,18 +351,21 @@ abstract class OutboxDispatcherContractTests {
         RecordingPublisher fast = new RecordingPublisher();
         other[0] = dispatcher(fast).build();
         OutboxDispatcher slow = dispatcher(records -> {
-            // While this send hangs past the lease, another dispatcher takes the row over and sends it.
-            slowSends.incrementAndGet();
-            expireLeases();
-            assertThat(other[0].dispatchOnce().sent()).isOne();
-            return PublishResult.failed(Map.of(records.get(0).id(), new IllegalStateException("late failure")));
-        }).build();
+                    // While this send hangs past the lease, another dispatcher takes the row over and sends it.
+                    slowSends.incrementAndGet();
+                    expireLeases();
+                    assertThat(other[0].dispatchOnce().sent()).isOne();
+                    return PublishResult.failed(Map.of(records.get(0).id(), new IllegalStateException("late failure")));
+                })
+                .build();
 
         slow.dispatchOnce();
 
         OutboxRecord row = row(id);
         assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
-        assertThat(row.attempts()).as("the stale claim's failure was not recorded").isZero();
+        assertThat(row.attempts())
+                .as("the stale claim's failure was not recorded")
+                .isZero();
         assertThat(fast.sentIds()).containsExactly(id);
     }
 
@@ -335,13 +377,17 @@ abstract class OutboxDispatcherContractTests {
         long stuck1 = append("s1", "no.such.topic", "x");
         long stuck2 = append("s2", "no.such.topic", "y");
         BlockingBroker broker = new BlockingBroker(record -> record.topic().equals("no.such.topic"));
-        OutboxDispatcher dispatcher = dispatcher(broker).lease(Duration.ofSeconds(10)).sendTimeout(Duration.ofMillis(500))
-                .maxAttempts(2).build();
+        OutboxDispatcher dispatcher = dispatcher(broker)
+                .lease(Duration.ofSeconds(10))
+                .sendTimeout(Duration.ofMillis(500))
+                .maxAttempts(2)
+                .build();
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
             long start = System.nanoTime();
             DispatchResult first = thread.submit(dispatcher::dispatchOnce).get(5, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("cut at the deadline, far below the lease")
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("cut at the deadline, far below the lease")
                     .isLessThan(Duration.ofSeconds(3));
             assertThat(first).isEqualTo(new DispatchResult(3, 1, 0, 0, 2, 0));
             assertThat(broker.deliveries(healthy)).isOne();
@@ -359,8 +405,7 @@ abstract class OutboxDispatcherContractTests {
             assertThat(row(stuck2).attempts()).isEqualTo(2);
             assertThat(broker.deliveries(stuck1)).isZero();
             assertThat(Thread.interrupted()).isFalse();
-        }
-        finally {
+        } finally {
             broker.release();
             thread.shutdownNow();
         }
@@ -371,55 +416,68 @@ abstract class OutboxDispatcherContractTests {
         OutboxTable realTime = OutboxTable.builder(dataSource).build();
         Outbox realTimeOutbox = Outbox.builder(realTime).build();
         List<Long> ids = tx.execute(status -> realTimeOutbox.appendAll(IntStream.range(0, 60)
-                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i)).toList()));
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p" + i))
+                .toList()));
         // Every fifth row hangs at its first send; later sends of it go through.
         Set<Long> hungOnce = ConcurrentHashMap.newKeySet();
         BlockingBroker broker = new BlockingBroker(record -> record.id() % 5 == 0 && hungOnce.add(record.id()));
-        List<OutboxDispatcher> dispatchers = IntStream.range(0, 2).mapToObj(i -> OutboxDispatcher.builder(realTime, broker)
-                .batchSize(7)
-                .lease(Duration.ofSeconds(2))
-                .sendTimeout(Duration.ofMillis(300))
-                .minPollInterval(Duration.ofMillis(5))
-                .maxPollInterval(Duration.ofMillis(20))
-                .backoff(new OutboxBackoff(Duration.ofMillis(5), 2, Duration.ofMillis(20), 0.5))
-                .maxAttempts(1_000)
-                .meterRegistry(meters)
-                .build()).toList();
+        List<OutboxDispatcher> dispatchers = IntStream.range(0, 2)
+                .mapToObj(i -> OutboxDispatcher.builder(realTime, broker)
+                        .batchSize(7)
+                        .lease(Duration.ofSeconds(2))
+                        .sendTimeout(Duration.ofMillis(300))
+                        .minPollInterval(Duration.ofMillis(5))
+                        .maxPollInterval(Duration.ofMillis(20))
+                        .backoff(new OutboxBackoff(Duration.ofMillis(5), 2, Duration.ofMillis(20), 0.5))
+                        .maxAttempts(1_000)
+                        .meterRegistry(meters)
+                        .build())
+                .toList();
         try {
             dispatchers.forEach(OutboxDispatcher::start);
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> realTime.stats().pending() == 0);
-        }
-        finally {
+        } finally {
             dispatchers.forEach(OutboxDispatcher::close);
             broker.release();
         }
 
-        assertThat(ids).allSatisfy(id -> assertThat(broker.deliveries(id)).as("deliveries of row %d", id).isOne());
-        assertThat(broker.sentConcurrently).as("rows sent by two dispatchers at once").isEmpty();
-        assertThat(broker.interrupted.get()).isEqualTo(ids.stream().filter(id -> id % 5 == 0).count());
+        assertThat(ids)
+                .allSatisfy(id -> assertThat(broker.deliveries(id))
+                        .as("deliveries of row %d", id)
+                        .isOne());
+        assertThat(broker.sentConcurrently)
+                .as("rows sent by two dispatchers at once")
+                .isEmpty();
+        assertThat(broker.interrupted.get())
+                .isEqualTo(ids.stream().filter(id -> id % 5 == 0).count());
         // A hung send cut at the deadline counts an attempt (as do the rows of its batch after it, not sent).
-        assertThat(ids.stream().filter(id -> id % 5 == 0)).allSatisfy(id -> assertThat(row(id).attempts()).isPositive());
+        assertThat(ids.stream().filter(id -> id % 5 == 0))
+                .allSatisfy(id -> assertThat(row(id).attempts()).isPositive());
     }
 
     @Test
     void theKafkaPublisherWithAnUnreachableBrokerDoesNotHoldTheBatchPastTheDeadline() throws Exception {
         tx.executeWithoutResult(status -> outbox.appendAll(IntStream.range(0, 20)
-                .mapToObj(i -> OutboxMessage.of("agg-" + i, "orders", "p" + i)).toList()));
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "orders", "p" + i))
+                .toList()));
         int closedPort;
         try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
         try (io.sumi.outbox.kafka.KafkaOutboxPublisher kafka = io.sumi.outbox.kafka.KafkaOutboxPublisher.create(
                 Map.of("bootstrap.servers", "127.0.0.1:" + closedPort), Duration.ofSeconds(1))) {
-            OutboxDispatcher dispatcher = dispatcher(kafka).sendTimeout(Duration.ofSeconds(1)).build();
+            OutboxDispatcher dispatcher =
+                    dispatcher(kafka).sendTimeout(Duration.ofSeconds(1)).build();
 
             long start = System.nanoTime();
             DispatchResult result = dispatcher.dispatchOnce();
 
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(2_500));
             assertThat(result).isEqualTo(new DispatchResult(20, 0, 0, 0, 20, 0));
-            assertThat(jdbc.queryForList("SELECT attempts FROM outbox", Integer.class)).containsOnly(1);
+            assertThat(jdbc.queryForList("SELECT attempts FROM outbox", Integer.class))
+                    .containsOnly(1);
         }
     }
 
@@ -430,10 +488,12 @@ abstract class OutboxDispatcherContractTests {
         OutboxTable flakyTable = OutboxTable.builder(flaky).clock(clock).build();
         RecordingPublisher sent = new RecordingPublisher();
         OutboxDispatcher dispatcher = OutboxDispatcher.builder(flakyTable, records -> {
-            // The database goes away while the batch is sent: the next 5 connections fail.
-            flaky.failNext(5);
-            return sent.publish(records);
-        }).meterRegistry(meters).build();
+                    // The database goes away while the batch is sent: the next 5 connections fail.
+                    flaky.failNext(5);
+                    return sent.publish(records);
+                })
+                .meterRegistry(meters)
+                .build();
 
         long start = System.nanoTime();
         DispatchResult result = dispatcher.dispatchOnce();
@@ -463,7 +523,8 @@ abstract class OutboxDispatcherContractTests {
         public java.sql.Connection getConnection() throws java.sql.SQLException {
             if (toFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 failed.incrementAndGet();
-                throw new java.sql.SQLTransientConnectionException("simulated database outage: connection refused", "08001");
+                throw new java.sql.SQLTransientConnectionException(
+                        "simulated database outage: connection refused", "08001");
             }
             return super.getConnection();
         }
@@ -474,20 +535,26 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void aDispatcherWhoseClockRunsAheadByMoreThanTheLeaseDoesNotTakeRowsLeasedByAnother() {
         long id = append("order-skew", "mail.send", "{}");
-        MutableClock fastClock = new MutableClock(clock.instant().plus(OutboxDispatcher.DEFAULT_LEASE).plus(Duration.ofMinutes(1)));
+        MutableClock fastClock = new MutableClock(
+                clock.instant().plus(OutboxDispatcher.DEFAULT_LEASE).plus(Duration.ofMinutes(1)));
         RecordingPublisher fastPublisher = new RecordingPublisher();
-        OutboxDispatcher fast = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(fastClock).build(), fastPublisher)
-                .meterRegistry(meters).build();
+        OutboxDispatcher fast = OutboxDispatcher.builder(
+                        OutboxTable.builder(dataSource).clock(fastClock).build(), fastPublisher)
+                .meterRegistry(meters)
+                .build();
         List<Integer> takenByTheFastOne = new ArrayList<>();
         OutboxDispatcher slow = dispatcher(records -> {
-            // While this dispatcher sends, one whose clock is three minutes ahead polls.
-            takenByTheFastOne.add(fast.dispatchOnce().claimed());
-            return PublishResult.allSent();
-        }).build();
+                    // While this dispatcher sends, one whose clock is three minutes ahead polls.
+                    takenByTheFastOne.add(fast.dispatchOnce().claimed());
+                    return PublishResult.allSent();
+                })
+                .build();
 
         assertThat(slow.dispatchOnce().sent()).isOne();
 
-        assertThat(takenByTheFastOne).as("the fast clock did not end the other's lease").containsExactly(0);
+        assertThat(takenByTheFastOne)
+                .as("the fast clock did not end the other's lease")
+                .containsExactly(0);
         assertThat(fastPublisher.sentIds()).isEmpty();
         assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
     }
@@ -497,11 +564,14 @@ abstract class OutboxDispatcherContractTests {
         append("order-skew-2", "mail.send", "{}");
         MutableClock slowClock = new MutableClock(clock.instant().minus(Duration.ofDays(1)));
         RecordingPublisher other = new RecordingPublisher();
-        OutboxDispatcher behind = OutboxDispatcher.builder(OutboxTable.builder(dataSource).clock(slowClock).build(),
-                records -> {
-                    assertThat(dispatcher(other).build().dispatchOnce().claimed()).isZero();
-                    return PublishResult.allSent();
-                }).meterRegistry(meters).build();
+        OutboxDispatcher behind = OutboxDispatcher.builder(
+                        OutboxTable.builder(dataSource).clock(slowClock).build(), records -> {
+                            assertThat(dispatcher(other).build().dispatchOnce().claimed())
+                                    .isZero();
+                            return PublishResult.allSent();
+                        })
+                .meterRegistry(meters)
+                .build();
         // Due times still follow the dispatcher's own clock: make the row due for the slow one.
         setAvailableAt(slowClock.instant().minusSeconds(1));
 
@@ -511,14 +581,15 @@ abstract class OutboxDispatcherContractTests {
 
     /** Ends every lease, as the database's clock would once the lease has passed. */
     void expireLeases() {
-        org.springframework.jdbc.core.PreparedStatementSetter setter = statement ->
-                table.dialect().setInstant(statement, 1, Instant.parse("2000-01-01T00:00:00Z"));
+        org.springframework.jdbc.core.PreparedStatementSetter setter =
+                statement -> table.dialect().setInstant(statement, 1, Instant.parse("2000-01-01T00:00:00Z"));
         jdbc.update("UPDATE outbox SET lease_until = ? WHERE lease_until IS NOT NULL", setter);
     }
 
     /** Makes every pending row due at {@code at}. */
     void setAvailableAt(Instant at) {
-        org.springframework.jdbc.core.PreparedStatementSetter setter = statement -> table.dialect().setInstant(statement, 1, at);
+        org.springframework.jdbc.core.PreparedStatementSetter setter =
+                statement -> table.dialect().setInstant(statement, 1, at);
         jdbc.update("UPDATE outbox SET available_at = ? WHERE dispatched_at IS NULL", setter);
     }
 
@@ -533,24 +604,34 @@ abstract class OutboxDispatcherContractTests {
         long x2 = append("X", "mail.send", "X2");
         AtomicInteger a1Failures = new AtomicInteger();
         publisher.failWith(record -> (record.id() == a1 && a1Failures.incrementAndGet() <= 2) || record.id() == x1
-                ? new IllegalStateException("fails") : null);
-        OutboxDispatcher dispatcher = dispatcher(publisher).orderedTopics(List.of("orders")).maxAttempts(2).build();
+                ? new IllegalStateException("fails")
+                : null);
+        OutboxDispatcher dispatcher = dispatcher(publisher)
+                .orderedTopics(List.of("orders"))
+                .maxAttempts(2)
+                .build();
 
         DispatchResult first = dispatcher.dispatchOnce();
         // A1 failed; B1 went; mail.send is not ordered, so X2 went although X1 failed.
         assertThat(first.sent()).isEqualTo(2);
         assertThat(publisher.sentIds()).containsExactly(b1, x2);
-        assertThat(dispatcher.dispatchOnce().claimed()).as("A2 waits for A1, in backoff").isZero();
+        assertThat(dispatcher.dispatchOnce().claimed())
+                .as("A2 waits for A1, in backoff")
+                .isZero();
 
         clock.advance(Duration.ofSeconds(30));
         assertThat(dispatcher.dispatchOnce().parked()).isEqualTo(2);
         assertThat(row(a1).parked()).isTrue();
         clock.advance(Duration.ofHours(1));
-        assertThat(dispatcher.dispatchOnce().claimed()).as("A2 waits for A1, parked").isZero();
+        assertThat(dispatcher.dispatchOnce().claimed())
+                .as("A2 waits for A1, parked")
+                .isZero();
         assertThat(row(a2).pending()).isTrue();
 
         table.redrive(a1);
-        assertThat(dispatcher.dispatchOnce().sent()).as("A1 alone: A2 still waits for it").isOne();
+        assertThat(dispatcher.dispatchOnce().sent())
+                .as("A1 alone: A2 still waits for it")
+                .isOne();
         assertThat(dispatcher.dispatchOnce().sent()).isOne();
         assertThat(publisher.sentIds()).containsExactly(b1, x2, a1, a2);
     }
@@ -563,7 +644,8 @@ abstract class OutboxDispatcherContractTests {
         long otherAggregate = append("A ", "orders", "A space");
         long otherTopic = append("A", "orders ", "topic space");
         publisher.failWith(record -> record.id() == a1 ? new IllegalStateException("fails") : null);
-        OutboxDispatcher dispatcher = dispatcher(publisher).orderedTopics(List.of("orders")).build();
+        OutboxDispatcher dispatcher =
+                dispatcher(publisher).orderedTopics(List.of("orders")).build();
 
         dispatcher.dispatchOnce();
 
@@ -581,9 +663,10 @@ abstract class OutboxDispatcherContractTests {
         OutboxDispatcher other = dispatcher(second).build();
         // While the first dispatcher sends A1 and B1, the second one runs: A2 must wait.
         OutboxDispatcher first = dispatcher(records -> {
-            assertThat(other.dispatchOnce().claimed()).isZero();
-            return PublishResult.allSent();
-        }).build();
+                    assertThat(other.dispatchOnce().claimed()).isZero();
+                    return PublishResult.allSent();
+                })
+                .build();
 
         assertThat(first.dispatchOnce().sent()).isEqualTo(2);
         assertThat(other.dispatchOnce().sent()).isOne();
@@ -615,7 +698,8 @@ abstract class OutboxDispatcherContractTests {
         for (int seq = 0; seq < perAggregate; seq++) {
             int s = seq;
             tx.executeWithoutResult(status -> realTimeOutbox.appendAll(IntStream.range(0, aggregates)
-                    .mapToObj(agg -> OutboxMessage.of("agg-" + agg, "race", agg + ":" + s)).toList()));
+                    .mapToObj(agg -> OutboxMessage.of("agg-" + agg, "race", agg + ":" + s))
+                    .toList()));
         }
         analyze();
         Map<String, List<Integer>> received = new ConcurrentHashMap<>();
@@ -632,27 +716,30 @@ abstract class OutboxDispatcherContractTests {
                 }
                 String[] parts = record.payload().split(":");
                 deliveries.merge(record.id(), 1, Integer::sum);
-                received.computeIfAbsent(parts[0], key -> Collections.synchronizedList(new ArrayList<>())).add(Integer.parseInt(parts[1]));
+                received.computeIfAbsent(parts[0], key -> Collections.synchronizedList(new ArrayList<>()))
+                        .add(Integer.parseInt(parts[1]));
             }
             return PublishResult.failed(failed);
         };
         List<OutboxDispatcher> dispatchers = List.of(racer(realTime, consumer), racer(realTime, consumer));
         try {
             dispatchers.forEach(OutboxDispatcher::start);
-            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+            await().atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> deliveries.size() == aggregates * perAggregate);
-        }
-        finally {
+        } finally {
             dispatchers.forEach(OutboxDispatcher::close);
         }
 
         assertThat(deliveries).hasSize(aggregates * perAggregate);
         assertThat(deliveries.values()).as("no row sent twice").containsOnly(1);
         List<Integer> inOrder = IntStream.range(0, perAggregate).boxed().toList();
-        assertThat(received).hasSize(aggregates)
+        assertThat(received)
+                .hasSize(aggregates)
                 .allSatisfy((aggregate, seqs) -> assertThat(seqs).as(aggregate).containsExactlyElementsOf(inOrder));
         assertThat(realTime.stats().pending()).isZero();
-        assertThat(counter("outbox.dispatched", "topic", "race", "outcome", "sent")).isEqualTo(aggregates * perAggregate);
+        assertThat(counter("outbox.dispatched", "topic", "race", "outcome", "sent"))
+                .isEqualTo(aggregates * perAggregate);
         assertThat(meters.find("outbox.polls").tag("result", "rows").counters()).isNotEmpty();
         if (failing) {
             assertThat(failures.get()).isGreaterThan(500);
@@ -686,13 +773,15 @@ abstract class OutboxDispatcherContractTests {
     void shadowTopicsAreRecordedAsDispatchedWithoutBeingSent() {
         long legacy = append("o-1", "mail.send", "{}");
         long migrated = append("o-1", "invoice.created", "{}");
-        OutboxDispatcher dispatcher = dispatcher(publisher).shadowTopics(List.of("mail.send")).build();
+        OutboxDispatcher dispatcher =
+                dispatcher(publisher).shadowTopics(List.of("mail.send")).build();
 
         assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 1, 0, 0, 0));
         assertThat(publisher.sentIds()).containsExactly(migrated);
         assertThat(row(legacy).outcome()).isEqualTo(DispatchOutcome.SHADOW);
         assertThat(row(legacy).dispatchedAt()).isEqualTo(clock.instant());
-        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "shadow")).isEqualTo(1);
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "shadow"))
+                .isEqualTo(1);
 
         long another = append("o-2", "invoice.created", "{}");
         OutboxDispatcher allShadow = dispatcher(publisher).shadowMode(true).build();
@@ -712,7 +801,8 @@ abstract class OutboxDispatcherContractTests {
         assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 0, 1, 0, 0));
         assertThat(publisher.sentIds()).containsExactly(fresh);
         assertThat(row(old).outcome()).isEqualTo(DispatchOutcome.SKIPPED);
-        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "skipped")).isEqualTo(1);
+        assertThat(counter("outbox.dispatched", "topic", "mail.send", "outcome", "skipped"))
+                .isEqualTo(1);
     }
 
     // ---------------------------------------------------------------- retention and stats
@@ -720,19 +810,24 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void retentionDeletesOnlyRowsDispatchedLongerAgoThanTheRetentionInBatches() {
         tx.executeWithoutResult(status -> outbox.appendAll(IntStream.range(0, 25)
-                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p")).toList()));
+                .mapToObj(i -> OutboxMessage.of("agg-" + i, "t", "p"))
+                .toList()));
         long parked = append("parked", "t", "p");
         publisher.failWith(record -> record.id() == parked ? new IllegalStateException("no") : null);
         OutboxDispatcher dispatcher = dispatcher(publisher).maxAttempts(1).build();
         assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(25);
         clock.advance(Duration.ofDays(30).plusSeconds(1));
         long recent = append("recent", "t", "p");
-        long pending = append(OutboxMessage.builder("later", "t", "p").delay(Duration.ofDays(1)).build());
+        long pending = append(OutboxMessage.builder("later", "t", "p")
+                .delay(Duration.ofDays(1))
+                .build());
         dispatcher.dispatchOnce();
 
-        OutboxPruner pruner = OutboxPruner.builder(table).batchSize(10).meterRegistry(meters).build();
+        OutboxPruner pruner =
+                OutboxPruner.builder(table).batchSize(10).meterRegistry(meters).build();
         assertThat(pruner.prune()).isEqualTo(25);
-        assertThat(jdbc.queryForList("SELECT id FROM outbox ORDER BY id", Long.class)).containsExactly(parked, recent, pending);
+        assertThat(jdbc.queryForList("SELECT id FROM outbox ORDER BY id", Long.class))
+                .containsExactly(parked, recent, pending);
         assertThat(meters.get("outbox.pruned").counter().count()).isEqualTo(25);
         assertThat(pruner.prune()).isZero();
     }
@@ -756,7 +851,9 @@ abstract class OutboxDispatcherContractTests {
 
         dispatcher(publisher).build().dispatchOnce();
         assertThat(meters.get("outbox.pending.total").gauge().value()).isEqualTo(1.0);
-        assertThat(meters.get("outbox.oldest.pending.age").gauge().value()).as("the delayed row is not due yet").isZero();
+        assertThat(meters.get("outbox.oldest.pending.age").gauge().value())
+                .as("the delayed row is not due yet")
+                .isZero();
     }
 
     // ---------------------------------------------------------------- the loop
@@ -764,16 +861,18 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void aCommitWakesTheIdleLoopAtOnce() {
         OutboxDispatcher dispatcher = dispatcher(publisher)
-                .minPollInterval(Duration.ofMinutes(1)).maxPollInterval(Duration.ofMinutes(2)).build();
+                .minPollInterval(Duration.ofMinutes(1))
+                .maxPollInterval(Duration.ofMinutes(2))
+                .build();
         Outbox waking = Outbox.builder(table).afterCommit(dispatcher::wakeUp).build();
         try {
             dispatcher.start();
             await().atMost(Duration.ofSeconds(5)).until(() -> counter("outbox.polls", "result", "empty") >= 1);
             long id = tx.execute(status -> waking.append("o-1", "mail.send", "{}"));
             // Without the wake-up the loop would sleep for a minute.
-            await().atMost(Duration.ofSeconds(5)).until(() -> publisher.sentIds().contains(id));
-        }
-        finally {
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> publisher.sentIds().contains(id));
+        } finally {
             dispatcher.close();
         }
         assertThat(dispatcher.isRunning()).isFalse();
@@ -782,15 +881,17 @@ abstract class OutboxDispatcherContractTests {
     @Test
     void anIdleLoopBacksOffToTheMaximumPollInterval() {
         OutboxDispatcher dispatcher = dispatcher(publisher)
-                .minPollInterval(Duration.ofMillis(100)).maxPollInterval(Duration.ofMillis(400)).build();
+                .minPollInterval(Duration.ofMillis(100))
+                .maxPollInterval(Duration.ofMillis(400))
+                .build();
         try {
             dispatcher.start();
             // 100 + 200 + 400 + 400 + ... ms: in 2 s at most 7 polls, where a fixed 100 ms would make 20.
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+            await().during(Duration.ofSeconds(2))
+                    .atMost(Duration.ofSeconds(3))
                     .until(() -> counter("outbox.polls", "result", "empty") <= 8);
             assertThat(counter("outbox.polls", "result", "empty")).isGreaterThanOrEqualTo(3);
-        }
-        finally {
+        } finally {
             dispatcher.close();
         }
     }

@@ -14,8 +14,7 @@ final class OutboxTestDatabases {
 
     static final String DATABASE_NAME = "sumi_outbox_test";
 
-    private OutboxTestDatabases() {
-    }
+    private OutboxTestDatabases() {}
 
     static DataSource dataSource(TestDatabase database) {
         return database.dataSource(DATABASE_NAME, 12);

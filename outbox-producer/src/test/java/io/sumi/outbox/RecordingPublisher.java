@@ -27,8 +27,7 @@ class RecordingPublisher implements OutboxPublisher {
             Throwable failed = failure.apply(record);
             if (failed != null) {
                 failures.put(record.id(), failed);
-            }
-            else {
+            } else {
                 sent.add(record);
             }
         }

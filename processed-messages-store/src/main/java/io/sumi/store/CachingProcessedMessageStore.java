@@ -7,9 +7,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Objects;
-import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -42,8 +39,7 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
     /** Default time a completed key is remembered. */
     public static final Duration DEFAULT_EXPIRE_AFTER_WRITE = Duration.ofHours(1);
 
-    private record Key(String consumer, String messageId) {
-    }
+    private record Key(String consumer, String messageId) {}
 
     private final Cache<Key, ProcessedMessage> completed;
 
@@ -53,7 +49,10 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
      */
     public CachingProcessedMessageStore(ProcessedMessageStore delegate, long maximumSize, Duration expireAfterWrite) {
         super(delegate);
-        this.completed = Caffeine.newBuilder().maximumSize(maximumSize).expireAfterWrite(expireAfterWrite).build();
+        this.completed = Caffeine.newBuilder()
+                .maximumSize(maximumSize)
+                .expireAfterWrite(expireAfterWrite)
+                .build();
     }
 
     @Override
@@ -80,17 +79,20 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
      * @param inCallerTransaction whether the claim ran in the caller's transaction, so that what it
      *     saw (even a {@code DUPLICATE}) may be uncommitted
      */
-    private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests, boolean inCallerTransaction,
+    private List<ClaimResult> claim(
+            String consumer,
+            List<ClaimRequest> requests,
+            boolean inCallerTransaction,
             java.util.function.Function<List<ClaimRequest>, List<ClaimResult>> claimer) {
         ClaimResult[] results = new ClaimResult[requests.size()];
         List<ClaimRequest> misses = new ArrayList<>(requests.size());
         List<Integer> missIndexes = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            ProcessedMessage hit = completed.getIfPresent(new Key(consumer, requests.get(i).messageId()));
+            ProcessedMessage hit =
+                    completed.getIfPresent(new Key(consumer, requests.get(i).messageId()));
             if (hit != null) {
                 results[i] = new ClaimResult(ClaimOutcome.DUPLICATE, hit);
-            }
-            else {
+            } else {
                 misses.add(requests.get(i));
                 missIndexes.add(i);
             }
@@ -107,8 +109,7 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
             }
             if (inCallerTransaction) {
                 rememberAfterCommit(completedRows);
-            }
-            else {
+            } else {
                 completedRows.forEach(this::remember);
             }
         }
@@ -123,7 +124,8 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
             // over), we cannot tell which from the count, so we cache none of them.
             Instant now = Instant.now();
             for (String messageId : messageIds) {
-                remember(new ProcessedMessage(consumer, messageId, MessageStatus.COMPLETED, claimToken, null, 0, null, null, now, now));
+                remember(new ProcessedMessage(
+                        consumer, messageId, MessageStatus.COMPLETED, claimToken, null, 0, null, null, now, now));
             }
         }
         return count;
@@ -133,8 +135,17 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
     public boolean complete(ProcessedMessage claim) {
         boolean completedNow = delegate().complete(claim);
         if (completedNow) {
-            remember(new ProcessedMessage(claim.consumer(), claim.messageId(), MessageStatus.COMPLETED, claim.claimToken(), null,
-                    claim.attempts(), claim.fingerprint(), null, claim.firstSeenAt(), Instant.now()));
+            remember(new ProcessedMessage(
+                    claim.consumer(),
+                    claim.messageId(),
+                    MessageStatus.COMPLETED,
+                    claim.claimToken(),
+                    null,
+                    claim.attempts(),
+                    claim.fingerprint(),
+                    null,
+                    claim.firstSeenAt(),
+                    Instant.now()));
         }
         return completedNow;
     }

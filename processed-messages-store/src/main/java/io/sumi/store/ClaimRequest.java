@@ -21,8 +21,8 @@ public record ClaimRequest(String messageId, @Nullable String fingerprint) {
     public ClaimRequest {
         Objects.requireNonNull(messageId, "messageId");
         if (fingerprint != null && fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
-            throw new IllegalArgumentException("A fingerprint is at most " + MAX_FINGERPRINT_LENGTH + " characters, was "
-                    + fingerprint.length());
+            throw new IllegalArgumentException(
+                    "A fingerprint is at most " + MAX_FINGERPRINT_LENGTH + " characters, was " + fingerprint.length());
         }
     }
 }

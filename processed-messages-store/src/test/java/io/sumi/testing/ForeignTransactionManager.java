@@ -17,14 +17,11 @@ public final class ForeignTransactionManager extends AbstractPlatformTransaction
     }
 
     @Override
-    protected void doBegin(Object transaction, TransactionDefinition definition) {
-    }
+    protected void doBegin(Object transaction, TransactionDefinition definition) {}
 
     @Override
-    protected void doCommit(DefaultTransactionStatus status) {
-    }
+    protected void doCommit(DefaultTransactionStatus status) {}
 
     @Override
-    protected void doRollback(DefaultTransactionStatus status) {
-    }
+    protected void doRollback(DefaultTransactionStatus status) {}
 }

@@ -14,8 +14,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 public final class LedgerTime {
 
-    private LedgerTime() {
-    }
+    private LedgerTime() {}
 
     /**
      * Shifts {@code first_seen_at}, {@code lease_until} and {@code processed_at} of every row of

@@ -42,7 +42,8 @@ public final class ScratchDatabase implements AutoCloseable {
         admin.execute("DROP DATABASE IF EXISTS " + name);
         admin.execute("CREATE DATABASE " + name);
         String serverUrl = base.substring(0, base.lastIndexOf('/') + 1);
-        return new ScratchDatabase(admin, name, new DriverManagerDataSource(serverUrl + name + params, settings[1], settings[2]));
+        return new ScratchDatabase(
+                admin, name, new DriverManagerDataSource(serverUrl + name + params, settings[1], settings[2]));
     }
 
     /** The database's name (e.g. for {@code information_schema} queries). */

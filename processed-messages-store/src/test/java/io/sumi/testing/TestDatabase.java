@@ -29,7 +29,6 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  * Each database gets one pool per JVM, with Sumi's migrations applied.
  */
 public enum TestDatabase {
-
     POSTGRESQL("postgresql", "SUMI_TEST_POSTGRES", "jdbc:postgresql://127.0.0.1:5432/", "postgres", "postgres"),
     MARIADB("mariadb", "SUMI_TEST_MARIADB", "jdbc:mariadb://127.0.0.1:3306/", "root", "mysql"),
     H2("h2", "SUMI_TEST_H2", "jdbc:h2:mem:", "sa", "");
@@ -70,7 +69,8 @@ public enum TestDatabase {
      * at the same time, which share {@value #DATABASE_NAME}, never see these rows.
      */
     public DataSource dataSource(String databaseName, int maxPoolSize) {
-        return NAMED_POOLS.computeIfAbsent(name() + "/" + databaseName,
+        return NAMED_POOLS.computeIfAbsent(
+                name() + "/" + databaseName,
                 key -> open(settings(databaseName), maxPoolSize, databaseName.replace('_', '-') + "-"));
     }
 
@@ -84,14 +84,13 @@ public enum TestDatabase {
         String url = settings[0];
         if (this == H2) {
             url = "jdbc:h2:mem:" + databaseName + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL";
-        }
-        else if (url.endsWith("/" + DATABASE_NAME)) {
+        } else if (url.endsWith("/" + DATABASE_NAME)) {
             try (Connection admin = DriverManager.getConnection(url, settings[1], settings[2])) {
                 createDatabase(admin, databaseName);
-            }
-            catch (SQLException ex) {
-                throw new IllegalStateException("Could not create the test database " + databaseName + " on " + url + ": "
-                        + ex.getMessage(), ex);
+            } catch (SQLException ex) {
+                throw new IllegalStateException(
+                        "Could not create the test database " + databaseName + " on " + url + ": " + ex.getMessage(),
+                        ex);
             }
             url = url.substring(0, url.length() - DATABASE_NAME.length()) + databaseName;
         }
@@ -125,19 +124,24 @@ public enum TestDatabase {
         config.setMaximumPoolSize(maxPoolSize);
         config.setPoolName(poolNamePrefix + name().toLowerCase(Locale.ROOT));
         HikariDataSource dataSource = new HikariDataSource(config);
-        Flyway.configure().dataSource(dataSource).locations(migrationLocation()).load().migrate();
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(migrationLocation())
+                .load()
+                .migrate();
         return dataSource;
     }
 
     private void createDatabase(Connection admin, String databaseName) throws SQLException {
         try (Statement statement = admin.createStatement()) {
             if (this == POSTGRESQL) {
-                boolean exists = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + databaseName + "'").next();
+                boolean exists = statement
+                        .executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + databaseName + "'")
+                        .next();
                 if (!exists) {
                     statement.execute("CREATE DATABASE " + databaseName);
                 }
-            }
-            else {
+            } else {
                 statement.execute("CREATE DATABASE IF NOT EXISTS " + databaseName);
             }
         }
@@ -158,12 +162,15 @@ public enum TestDatabase {
         try (Connection admin = DriverManager.getConnection(localServerUrl + adminDatabase, localUser, "")) {
             createDatabase(admin, DATABASE_NAME);
             return new String[] {localServerUrl + DATABASE_NAME, localUser, ""};
-        }
-        catch (SQLException ex) {
-            throw new IllegalStateException("No " + name() + " database for the tests. Provide one of: the environment variable "
-                    + envPrefix + "_URL (with " + envPrefix + "_USER and " + envPrefix + "_PASSWORD); a Docker engine for Testcontainers;"
-                    + " or a local server at " + localServerUrl + " reachable as user '" + localUser + "' without a password"
-                    + " (.ci/run starts one). Cause: " + ex.getMessage(), ex);
+        } catch (SQLException ex) {
+            throw new IllegalStateException(
+                    "No " + name() + " database for the tests. Provide one of: the environment variable "
+                            + envPrefix + "_URL (with " + envPrefix + "_USER and " + envPrefix
+                            + "_PASSWORD); a Docker engine for Testcontainers;"
+                            + " or a local server at " + localServerUrl + " reachable as user '" + localUser
+                            + "' without a password"
+                            + " (.ci/run starts one). Cause: " + ex.getMessage(),
+                    ex);
         }
     }
 
@@ -175,8 +182,7 @@ public enum TestDatabase {
     private static boolean dockerAvailable() {
         try {
             return DockerClientFactory.instance().isDockerAvailable();
-        }
-        catch (RuntimeException | LinkageError ex) {
+        } catch (RuntimeException | LinkageError ex) {
             return false;
         }
     }

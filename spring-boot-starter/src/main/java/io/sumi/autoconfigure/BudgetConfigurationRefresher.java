@@ -25,7 +25,8 @@ public class BudgetConfigurationRefresher implements SmartApplicationListener {
 
     private static final Logger log = LoggerFactory.getLogger(BudgetConfigurationRefresher.class);
 
-    static final String ENVIRONMENT_CHANGE_EVENT = "org.springframework.cloud.context.environment.EnvironmentChangeEvent";
+    static final String ENVIRONMENT_CHANGE_EVENT =
+            "org.springframework.cloud.context.environment.EnvironmentChangeEvent";
 
     private final Environment environment;
     private final BudgetRegistry registry;
@@ -60,8 +61,7 @@ public class BudgetConfigurationRefresher implements SmartApplicationListener {
     public void onApplicationEvent(ApplicationEvent event) {
         try {
             refresh();
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             log.error("The changed sumi.budgets configuration is invalid; the budgets keep their settings", ex);
         }
     }

@@ -34,8 +34,7 @@ public abstract class CronJob implements SmartLifecycle {
         this.job = job;
         try {
             this.trigger = new CronTrigger(cron);
-        }
-        catch (IllegalArgumentException ex) {
+        } catch (IllegalArgumentException ex) {
             throw new IllegalArgumentException("Invalid " + cronProperty + " '" + cron + "': " + ex.getMessage(), ex);
         }
     }
@@ -44,8 +43,7 @@ public abstract class CronJob implements SmartLifecycle {
     public int runNow() {
         try {
             return job.getAsInt();
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             log.warn("The {} job failed; the next run will try again", name, ex);
             return 0;
         }

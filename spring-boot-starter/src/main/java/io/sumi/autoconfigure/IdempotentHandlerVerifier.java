@@ -44,10 +44,11 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
             }
         }
         if (!unbound.isEmpty()) {
-            throw new IllegalStateException("@IdempotentHandler on " + unbound + " would be ignored: no Sumi binder handles it."
-                    + " For @KafkaListener methods add io.sumi:sumi-binder-spring-kafka (with spring-kafka);"
-                    + " for Spring Cloud Stream function beans add io.sumi:sumi-binder-spring-cloud-stream"
-                    + " (and check that sumi.* auto-configuration is not excluded)");
+            throw new IllegalStateException(
+                    "@IdempotentHandler on " + unbound + " would be ignored: no Sumi binder handles it."
+                            + " For @KafkaListener methods add io.sumi:sumi-binder-spring-kafka (with spring-kafka);"
+                            + " for Spring Cloud Stream function beans add io.sumi:sumi-binder-spring-cloud-stream"
+                            + " (and check that sumi.* auto-configuration is not excluded)");
         }
     }
 
@@ -60,9 +61,10 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
                 continue;
             }
             Class<?> userClass = AopUtils.isAopProxy(type) ? type.getSuperclass() : ClassUtils.getUserClass(type);
-            MethodIntrospector.selectMethods(userClass, (MethodIntrospector.MetadataLookup<IdempotentHandler>) method ->
-                    AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class))
-                    .keySet().forEach(method -> handlers.putIfAbsent(method, userClass));
+            MethodIntrospector.selectMethods(userClass, (MethodIntrospector.MetadataLookup<IdempotentHandler>)
+                            method -> AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class))
+                    .keySet()
+                    .forEach(method -> handlers.putIfAbsent(method, userClass));
         }
         return handlers;
     }
@@ -71,6 +73,9 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
         if (!ClassUtils.isPresent(className, beanFactory.getBeanClassLoader())) {
             return false;
         }
-        return beanFactory.getBeanNamesForType(ClassUtils.resolveClassName(className, beanFactory.getBeanClassLoader()), true, false).length > 0;
+        return beanFactory.getBeanNamesForType(
+                                ClassUtils.resolveClassName(className, beanFactory.getBeanClassLoader()), true, false)
+                        .length
+                > 0;
     }
 }

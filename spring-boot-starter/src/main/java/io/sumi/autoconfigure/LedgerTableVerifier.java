@@ -43,14 +43,15 @@ final class LedgerTableVerifier implements SmartInitializingSingleton {
         String tableName = beanFactory.getBean(SumiProperties.class).ledger().tableName();
         try {
             ledger.find("sumi-start-up-check", "-");
-        }
-        catch (BadSqlGrammarException ex) {
-            throw new IllegalStateException("Sumi's ledger table '" + tableName + "' does not exist or lacks Sumi's columns"
-                    + " in the application's DataSource (" + ex.getSQLException().getMessage() + "). Apply Sumi's migrations"
-                    + " (io.sumi:sumi-migrations; with Flyway add classpath:db/sumi/{vendor} to spring.flyway.locations),"
-                    + " or set sumi.ledger.table-name to the table created from them.", ex);
-        }
-        catch (DataAccessException ex) {
+        } catch (BadSqlGrammarException ex) {
+            throw new IllegalStateException(
+                    "Sumi's ledger table '" + tableName + "' does not exist or lacks Sumi's columns"
+                            + " in the application's DataSource ("
+                            + ex.getSQLException().getMessage() + "). Apply Sumi's migrations"
+                            + " (io.sumi:sumi-migrations; with Flyway add classpath:db/sumi/{vendor} to spring.flyway.locations),"
+                            + " or set sumi.ledger.table-name to the table created from them.",
+                    ex);
+        } catch (DataAccessException ex) {
             log.warn("Could not check Sumi's ledger table '{}' at start-up: {}", tableName, ex.getMessage());
         }
     }

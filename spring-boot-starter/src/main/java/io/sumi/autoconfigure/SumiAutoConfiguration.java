@@ -26,11 +26,13 @@ import org.springframework.transaction.support.ResourceTransactionManager;
  * The ledger, the executor and the pruning job. Every bean backs off when the application defines
  * its own.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
-        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
-        "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+            "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"
+        })
 @EnableConfigurationProperties(SumiProperties.class)
 class SumiAutoConfiguration {
 
@@ -46,8 +48,8 @@ class SumiAutoConfiguration {
     @Bean(LEDGER_BEAN_NAME)
     @ConditionalOnMissingBean
     @ConditionalOnBean(DataSource.class)
-    ProcessedMessageStore sumiProcessedMessageStore(DataSource dataSource, SumiProperties properties,
-            ObjectProvider<Clock> clock) {
+    ProcessedMessageStore sumiProcessedMessageStore(
+            DataSource dataSource, SumiProperties properties, ObjectProvider<Clock> clock) {
         SumiProperties.Ledger ledger = properties.ledger();
         ProcessedMessageStore store = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
@@ -56,7 +58,8 @@ class SumiAutoConfiguration {
         if (!ledger.cache().enabled()) {
             return store;
         }
-        return new CachingProcessedMessageStore(store, ledger.cache().maximumSize(), ledger.cache().expireAfterWrite());
+        return new CachingProcessedMessageStore(
+                store, ledger.cache().maximumSize(), ledger.cache().expireAfterWrite());
     }
 
     /** Fails start-up when the starter's ledger table does not exist (see {@link LedgerTableVerifier}). */
@@ -67,8 +70,8 @@ class SumiAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    TransactionSupport sumiTransactionSupport(ObjectProvider<PlatformTransactionManager> transactionManagers,
-            ObjectProvider<DataSource> dataSource) {
+    TransactionSupport sumiTransactionSupport(
+            ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<DataSource> dataSource) {
         // The ledger is on the DataSource the store is built on (sumiProcessedMessageStore).
         DataSource ledger = dataSource.getIfUnique();
         if (ledger == null) {
@@ -76,7 +79,8 @@ class SumiAutoConfiguration {
         }
         // Prefer the manager of the ledger's DataSource; with a Kafka transaction manager beside it,
         // "the unique manager" would open transactions that the ledger takes no part in.
-        PlatformTransactionManager manager = transactionManagers.orderedStream()
+        PlatformTransactionManager manager = transactionManagers
+                .orderedStream()
                 .filter(candidate -> managesDataSource(candidate, ledger))
                 .findFirst()
                 .orElseGet(transactionManagers::getIfUnique);
@@ -86,20 +90,25 @@ class SumiAutoConfiguration {
     }
 
     private static boolean managesDataSource(PlatformTransactionManager manager, DataSource dataSource) {
-        return manager instanceof ResourceTransactionManager resource && resource.getResourceFactory() instanceof DataSource managed
+        return manager instanceof ResourceTransactionManager resource
+                && resource.getResourceFactory() instanceof DataSource managed
                 && unwrap(managed) == unwrap(dataSource);
     }
 
     private static DataSource unwrap(DataSource dataSource) {
         return dataSource instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null
-                ? proxy.getTargetDataSource() : dataSource;
+                ? proxy.getTargetDataSource()
+                : dataSource;
     }
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(ProcessedMessageStore.class)
-    IdempotentExecutor sumiIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactionSupport,
-            ObjectProvider<MeterRegistry> meterRegistry, SumiProperties properties) {
+    IdempotentExecutor sumiIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactionSupport,
+            ObjectProvider<MeterRegistry> meterRegistry,
+            SumiProperties properties) {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(transactionSupport)
                 .reconcileAfter(properties.consumer().reconcileAfter())
@@ -110,7 +119,10 @@ class SumiAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(ProcessedMessageStore.class)
-    LedgerPruner sumiLedgerPruner(ProcessedMessageStore store, SumiProperties properties, ObjectProvider<Clock> clock,
+    LedgerPruner sumiLedgerPruner(
+            ProcessedMessageStore store,
+            SumiProperties properties,
+            ObjectProvider<Clock> clock,
             ObjectProvider<MeterRegistry> meterRegistry) {
         SumiProperties.Ledger ledger = properties.ledger();
         return LedgerPruner.builder(store)
@@ -125,7 +137,11 @@ class SumiAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(LedgerPruner.class)
-    @ConditionalOnProperty(prefix = "sumi.ledger.pruning", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "sumi.ledger.pruning",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
     LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
         return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
     }

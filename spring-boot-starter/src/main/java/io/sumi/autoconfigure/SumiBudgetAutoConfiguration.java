@@ -37,15 +37,16 @@ import org.springframework.util.ClassUtils;
  * exists, and, with Spring Kafka, the {@link BudgetListenerPauser} that pauses listener containers
  * while their budget is exhausted.
  */
-@AutoConfiguration(after = SumiAutoConfiguration.class,
+@AutoConfiguration(
+        after = SumiAutoConfiguration.class,
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @EnableConfigurationProperties(SumiBudgetProperties.class)
 class SumiBudgetAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    BudgetRegistry sumiBudgetRegistry(SumiBudgetProperties properties, ObjectProvider<Clock> clock,
-            ObjectProvider<MeterRegistry> meterRegistry) {
+    BudgetRegistry sumiBudgetRegistry(
+            SumiBudgetProperties properties, ObjectProvider<Clock> clock, ObjectProvider<MeterRegistry> meterRegistry) {
         BudgetRegistry.Builder builder = BudgetRegistry.builder()
                 .clock(clock.getIfUnique(Clock::systemUTC))
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new));
@@ -75,8 +76,8 @@ class SumiBudgetAutoConfiguration {
 
     /** Fails start-up when a handler names a budget that is not configured. */
     @Bean
-    static SmartInitializingSingleton sumiBudgetBindingValidator(ConfigurableListableBeanFactory beanFactory,
-            ObjectProvider<BudgetRegistry> registry) {
+    static SmartInitializingSingleton sumiBudgetBindingValidator(
+            ConfigurableListableBeanFactory beanFactory, ObjectProvider<BudgetRegistry> registry) {
         return () -> {
             Set<String> names = null;
             for (String beanName : beanFactory.getBeanDefinitionNames()) {
@@ -85,9 +86,9 @@ class SumiBudgetAutoConfiguration {
                     continue;
                 }
                 Class<?> userClass = AopUtils.isAopProxy(type) ? type.getSuperclass() : ClassUtils.getUserClass(type);
-                Map<Method, IdempotentHandler> methods = MethodIntrospector.selectMethods(userClass,
-                        (MethodIntrospector.MetadataLookup<IdempotentHandler>) m ->
-                                AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class));
+                Map<Method, IdempotentHandler> methods = MethodIntrospector.selectMethods(
+                        userClass, (MethodIntrospector.MetadataLookup<IdempotentHandler>)
+                                m -> AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class));
                 for (Map.Entry<Method, IdempotentHandler> entry : methods.entrySet()) {
                     String budget = entry.getValue().budget();
                     if (budget.isBlank()) {
@@ -97,8 +98,11 @@ class SumiBudgetAutoConfiguration {
                         names = registry.getObject().names();
                     }
                     if (!names.contains(budget)) {
-                        throw new BeanCreationException(beanName, "@IdempotentHandler on " + entry.getKey() + " names budget '"
-                                + budget + "', which is not configured: set sumi.budgets." + budget + ".limit (budgets: " + names + ")");
+                        throw new BeanCreationException(
+                                beanName,
+                                "@IdempotentHandler on " + entry.getKey() + " names budget '" + budget
+                                        + "', which is not configured: set sumi.budgets." + budget + ".limit (budgets: "
+                                        + names + ")");
                     }
                 }
             }
@@ -112,11 +116,16 @@ class SumiBudgetAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        BudgetListenerPauser sumiBudgetListenerPauser(BudgetRegistry registry,
-                ObjectProvider<KafkaListenerEndpointRegistry> endpointRegistry, SumiBudgetProperties properties,
+        BudgetListenerPauser sumiBudgetListenerPauser(
+                BudgetRegistry registry,
+                ObjectProvider<KafkaListenerEndpointRegistry> endpointRegistry,
+                SumiBudgetProperties properties,
                 ObjectProvider<MeterRegistry> meterRegistry) {
             // Looked up at start, not injected: a dependency would be started first (with its containers).
-            return new BudgetListenerPauser(registry, endpointRegistry::getIfAvailable, properties.budgetPause().checkInterval(),
+            return new BudgetListenerPauser(
+                    registry,
+                    endpointRegistry::getIfAvailable,
+                    properties.budgetPause().checkInterval(),
                     meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }

@@ -17,7 +17,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param budgetPause pausing of Kafka listener containers bound to an exhausted budget
  */
 @ConfigurationProperties("sumi")
-public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets, @DefaultValue BudgetPause budgetPause) {
+public record SumiBudgetProperties(
+        @DefaultValue Map<String, Budget> budgets,
+        @DefaultValue BudgetPause budgetPause) {
 
     /**
      * One budget.
@@ -33,10 +35,16 @@ public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets, @D
      * @param ignoreExceptions exceptions that are answers, not failures of the provider (a declined
      *     card): they never open the breaker
      */
-    public record Budget(@Nullable Double limit, @DefaultValue("1h") Duration window, @DefaultValue("1") double costPerCall,
-            @DefaultValue("50") float failureRateThreshold, @DefaultValue("20") int slidingWindowSize,
-            @DefaultValue("10") int minimumNumberOfCalls, @DefaultValue("30s") Duration waitDurationInOpenState,
-            @DefaultValue("1") int permittedCallsInHalfOpenState, @DefaultValue List<Class<? extends Throwable>> ignoreExceptions) {
+    public record Budget(
+            @Nullable Double limit,
+            @DefaultValue("1h") Duration window,
+            @DefaultValue("1") double costPerCall,
+            @DefaultValue("50") float failureRateThreshold,
+            @DefaultValue("20") int slidingWindowSize,
+            @DefaultValue("10") int minimumNumberOfCalls,
+            @DefaultValue("30s") Duration waitDurationInOpenState,
+            @DefaultValue("1") int permittedCallsInHalfOpenState,
+            @DefaultValue List<Class<? extends Throwable>> ignoreExceptions) {
 
         /**
          * @throws IllegalArgumentException naming the budget if a setting is missing or invalid
@@ -58,8 +66,7 @@ public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets, @D
                         .permittedCallsInHalfOpenState(permittedCallsInHalfOpenState)
                         .recordFailure(failure -> ignored.stream().noneMatch(type -> type.isInstance(failure)))
                         .build();
-            }
-            catch (IllegalArgumentException ex) {
+            } catch (IllegalArgumentException ex) {
                 throw new IllegalArgumentException("Invalid sumi.budgets." + name + ": " + ex.getMessage(), ex);
             }
         }
@@ -71,6 +78,7 @@ public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets, @D
      * @param enabled whether containers are paused (else budget refusals are retried by the error handler, never dead-lettered)
      * @param checkInterval how often paused containers check whether their budget half-opened
      */
-    public record BudgetPause(@DefaultValue("true") boolean enabled, @DefaultValue("1s") Duration checkInterval) {
-    }
+    public record BudgetPause(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("1s") Duration checkInterval) {}
 }

@@ -1,7 +1,7 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
@@ -35,7 +35,8 @@ import org.springframework.kafka.listener.FailedRecordProcessor;
  * interceptor on every listener container factory, and Sumi's exception classification on every
  * listener container's error handler (docs/kafka-error-handling.md).
  */
-@AutoConfiguration(after = SumiAutoConfiguration.class,
+@AutoConfiguration(
+        after = SumiAutoConfiguration.class,
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
 @Import(SumiKafkaAutoConfiguration.AutoProxyRegistrar.class)
@@ -44,17 +45,18 @@ class SumiKafkaAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    static IdempotentHandlerAdvisor sumiIdempotentHandlerAdvisor(ObjectProvider<IdempotentExecutor> executor,
-            ObjectProvider<SumiProperties> properties) {
+    static IdempotentHandlerAdvisor sumiIdempotentHandlerAdvisor(
+            ObjectProvider<IdempotentExecutor> executor, ObjectProvider<SumiProperties> properties) {
         // Static and lazy: advisors are created early by the auto-proxy creator; the executor (and
         // with it the DataSource) is looked up on the first message instead.
-        return new IdempotentHandlerAdvisor(new IdempotentHandlerInterceptor(executor::getObject,
-                () -> defaults(properties.getObject())));
+        return new IdempotentHandlerAdvisor(
+                new IdempotentHandlerInterceptor(executor::getObject, () -> defaults(properties.getObject())));
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {
         SumiProperties.Consumer consumer = properties.consumer();
-        return new HandlerDefaults(consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+        return new HandlerDefaults(
+                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
     }
 
     @Bean
@@ -64,13 +66,18 @@ class SumiKafkaAutoConfiguration {
 
     /** Teaches error-handler and after-rollback-processor beans, including those used outside the endpoint registry. */
     @Bean
-    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "sumi.kafka",
+            name = "configure-error-handlers",
+            havingValue = "true",
+            matchIfMissing = true)
     static BeanPostProcessor sumiErrorHandlerPostProcessor(ObjectProvider<SumiProperties> properties) {
         return new BeanPostProcessor() {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
                 if (bean instanceof FailedRecordProcessor handler) {
-                    SumiKafkaErrorHandling.configure(handler, properties.getObject().kafka().busyRetryInterval());
+                    SumiKafkaErrorHandling.configure(
+                            handler, properties.getObject().kafka().busyRetryInterval());
                 }
                 return bean;
             }
@@ -85,17 +92,22 @@ class SumiKafkaAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
-    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
-    SumiErrorHandlerConfigurer sumiErrorHandlerConfigurer(ObjectProvider<KafkaListenerEndpointRegistry> registry,
-            SumiProperties properties) {
+    @ConditionalOnProperty(
+            prefix = "sumi.kafka",
+            name = "configure-error-handlers",
+            havingValue = "true",
+            matchIfMissing = true)
+    SumiErrorHandlerConfigurer sumiErrorHandlerConfigurer(
+            ObjectProvider<KafkaListenerEndpointRegistry> registry, SumiProperties properties) {
         // Looked up at start, not injected: a dependency would be started first (with its containers).
-        return new SumiErrorHandlerConfigurer(registry::getObject, properties.kafka().busyRetryInterval());
+        return new SumiErrorHandlerConfigurer(
+                registry::getObject, properties.kafka().busyRetryInterval());
     }
 
     /** Validates every {@code @IdempotentHandler} listener method once the context is up, so a bad annotation fails start-up. */
     @Bean
-    static SmartInitializingSingleton sumiIdempotentHandlerValidator(ConfigurableListableBeanFactory beanFactory,
-            ObjectProvider<IdempotentHandlerAdvisor> advisor) {
+    static SmartInitializingSingleton sumiIdempotentHandlerValidator(
+            ConfigurableListableBeanFactory beanFactory, ObjectProvider<IdempotentHandlerAdvisor> advisor) {
         return () -> {
             IdempotentHandlerInterceptor interceptor = advisor.getObject().interceptor();
             new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
@@ -105,9 +117,9 @@ class SumiKafkaAutoConfiguration {
                 try {
                     interceptor.definition(method, userClass);
                     IdempotentHandlerInterceptor.checkMessageSource(method);
-                }
-                catch (RuntimeException ex) {
-                    throw new BeanCreationException("Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
+                } catch (RuntimeException ex) {
+                    throw new BeanCreationException(
+                            "Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
                 }
             });
         };

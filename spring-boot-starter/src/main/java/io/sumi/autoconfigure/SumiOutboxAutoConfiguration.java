@@ -36,12 +36,15 @@ import org.springframework.kafka.core.ProducerFactory;
  * is on the class path and a DataSource exists; every bean backs off when the application defines
  * its own.
  */
-@AutoConfiguration(after = SumiAutoConfiguration.class, afterName = {
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
-        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
-        "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
+@AutoConfiguration(
+        after = SumiAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+            "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+            "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"
+        })
 @ConditionalOnClass(Outbox.class)
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnProperty(prefix = "sumi.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -61,12 +64,15 @@ class SumiOutboxAutoConfiguration {
     @ConditionalOnMissingBean
     Outbox sumiOutbox(OutboxTable table, ObjectProvider<OutboxDispatcher> dispatcher) {
         // Looked up on each commit: the dispatcher may be off on this instance, or not created yet.
-        return Outbox.builder(table).afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp)).build();
+        return Outbox.builder(table)
+                .afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp))
+                .build();
     }
 
     @Bean
     @ConditionalOnMissingBean
-    OutboxMetrics sumiOutboxMetrics(OutboxTable table, SumiOutboxProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+    OutboxMetrics sumiOutboxMetrics(
+            OutboxTable table, SumiOutboxProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
         OutboxMetrics metrics = new OutboxMetrics(table, properties.metricsRefreshInterval());
         // Registering the same gauges again (if Boot's metrics support binds MeterBinder beans too) is a no-op.
         meterRegistry.ifUnique(metrics::bindTo);
@@ -75,7 +81,8 @@ class SumiOutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    OutboxPruner sumiOutboxPruner(OutboxTable table, SumiOutboxProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+    OutboxPruner sumiOutboxPruner(
+            OutboxTable table, SumiOutboxProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
         return OutboxPruner.builder(table)
                 .retention(properties.retention())
                 .batchSize(properties.pruning().batchSize())
@@ -86,7 +93,11 @@ class SumiOutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnProperty(prefix = "sumi.outbox.pruning", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "sumi.outbox.pruning",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
     OutboxPruningScheduler sumiOutboxPruningScheduler(OutboxPruner pruner, SumiOutboxProperties properties) {
         return new OutboxPruningScheduler(pruner, properties.pruning().cron());
     }
@@ -99,8 +110,15 @@ class SumiOutboxAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(OutboxPublisher.class)
-    @ConditionalOnProperty(prefix = "sumi.outbox.dispatcher", name = "enabled", havingValue = "true", matchIfMissing = true)
-    OutboxDispatcher sumiOutboxDispatcher(OutboxTable table, OutboxPublisher publisher, SumiOutboxProperties properties,
+    @ConditionalOnProperty(
+            prefix = "sumi.outbox.dispatcher",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
+    OutboxDispatcher sumiOutboxDispatcher(
+            OutboxTable table,
+            OutboxPublisher publisher,
+            SumiOutboxProperties properties,
             ObjectProvider<MeterRegistry> meterRegistry) {
         SumiOutboxProperties.Dispatcher dispatcher = properties.dispatcher();
         return OutboxDispatcher.builder(table, publisher)
@@ -112,7 +130,8 @@ class SumiOutboxAutoConfiguration {
                 .maxAttempts(dispatcher.maxAttempts())
                 .backoff(dispatcher.backoff().toBackoff())
                 .orderedTopics(dispatcher.orderedTopics())
-                .shadowTopics(dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
+                .shadowTopics(
+                        dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
                 .cutoff(dispatcher.cutoff())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
@@ -129,26 +148,34 @@ class SumiOutboxAutoConfiguration {
      * settings, made idempotent with {@code acks=all} and String serializers whatever those say.
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.apache.kafka.clients.producer.KafkaProducer",
-            "org.springframework.boot.kafka.autoconfigure.KafkaProperties", "org.springframework.kafka.core.ProducerFactory"})
+    @ConditionalOnClass(
+            name = {
+                "org.apache.kafka.clients.producer.KafkaProducer",
+                "org.springframework.boot.kafka.autoconfigure.KafkaProperties",
+                "org.springframework.kafka.core.ProducerFactory"
+            })
     static class KafkaPublisherConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(OutboxPublisher.class)
         @ConditionalOnBean(KafkaProperties.class)
-        KafkaOutboxPublisher sumiKafkaOutboxPublisher(KafkaProperties kafkaProperties, ObjectProvider<ProducerFactory<?, ?>> producerFactory,
+        KafkaOutboxPublisher sumiKafkaOutboxPublisher(
+                KafkaProperties kafkaProperties,
+                ObjectProvider<ProducerFactory<?, ?>> producerFactory,
                 SumiOutboxProperties properties) {
             Duration dispatcherTimeout = properties.dispatcher().sendTimeout();
             Duration sendTimeout = properties.kafka().sendTimeoutOr(dispatcherTimeout);
             if (sendTimeout.compareTo(dispatcherTimeout) > 0) {
-                throw new IllegalStateException("sumi.outbox.kafka.send-timeout (" + sendTimeout + ") must not exceed"
-                        + " sumi.outbox.dispatcher.send-timeout (" + dispatcherTimeout + "): the dispatcher cuts every batch"
-                        + " at its own send timeout. Leave sumi.outbox.kafka.send-timeout unset to use the dispatcher's.");
+                throw new IllegalStateException(
+                        "sumi.outbox.kafka.send-timeout (" + sendTimeout + ") must not exceed"
+                                + " sumi.outbox.dispatcher.send-timeout (" + dispatcherTimeout
+                                + "): the dispatcher cuts every batch"
+                                + " at its own send timeout. Leave sumi.outbox.kafka.send-timeout unset to use the dispatcher's.");
             }
             ProducerFactory<?, ?> factory = producerFactory.getIfUnique();
             // The application's producer factory knows the connection details and SSL bundles.
-            Map<String, Object> config = new HashMap<>(factory != null ? factory.getConfigurationProperties()
-                    : kafkaProperties.buildProducerProperties());
+            Map<String, Object> config = new HashMap<>(
+                    factory != null ? factory.getConfigurationProperties() : kafkaProperties.buildProducerProperties());
             Object clientId = config.get("client.id");
             config.put("client.id", (clientId == null ? "" : clientId + "-") + "sumi-outbox");
             return KafkaOutboxPublisher.create(config, sendTimeout);

@@ -21,9 +21,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     gauges ({@code outbox.pending.total}, {@code outbox.parked}, {@code outbox.oldest.pending.age})
  */
 @ConfigurationProperties("sumi.outbox")
-public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @DefaultValue("outbox") String tableName,
-        @DefaultValue Dispatcher dispatcher, @DefaultValue("30d") Duration retention, @DefaultValue Pruning pruning,
-        @DefaultValue Kafka kafka, @DefaultValue("10s") Duration metricsRefreshInterval) {
+public record SumiOutboxProperties(
+        @DefaultValue("true") boolean enabled,
+        @DefaultValue("outbox") String tableName,
+        @DefaultValue Dispatcher dispatcher,
+        @DefaultValue("30d") Duration retention,
+        @DefaultValue Pruning pruning,
+        @DefaultValue Kafka kafka,
+        @DefaultValue("10s") Duration metricsRefreshInterval) {
 
     /**
      * The dispatcher.
@@ -47,13 +52,19 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      * @param cutoff rows created before this instant (ISO-8601) are recorded as dispatched without
      *     being sent; none by default
      */
-    public record Dispatcher(@DefaultValue("true") boolean enabled, @DefaultValue("200") int batchSize,
-            @DefaultValue("2m") Duration lease, @DefaultValue("30s") Duration sendTimeout,
+    public record Dispatcher(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("200") int batchSize,
+            @DefaultValue("2m") Duration lease,
+            @DefaultValue("30s") Duration sendTimeout,
             @DefaultValue("500ms") Duration minPollInterval,
-            @DefaultValue("5s") Duration maxPollInterval, @DefaultValue("12") int maxAttempts, @DefaultValue Backoff backoff,
-            @DefaultValue("*") List<String> orderedTopics, @DefaultValue("false") boolean shadowMode,
-            @DefaultValue List<String> shadowTopics, @Nullable Instant cutoff) {
-    }
+            @DefaultValue("5s") Duration maxPollInterval,
+            @DefaultValue("12") int maxAttempts,
+            @DefaultValue Backoff backoff,
+            @DefaultValue("*") List<String> orderedTopics,
+            @DefaultValue("false") boolean shadowMode,
+            @DefaultValue List<String> shadowTopics,
+            @Nullable Instant cutoff) {}
 
     /**
      * The wait before a failed row is sent again: {@code initial}, times {@code multiplier} per
@@ -64,8 +75,11 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      * @param max the longest wait
      * @param jitter the largest random reduction, as a fraction (0 to 1)
      */
-    public record Backoff(@DefaultValue("30s") Duration initial, @DefaultValue("2.0") double multiplier,
-            @DefaultValue("15m") Duration max, @DefaultValue("0.2") double jitter) {
+    public record Backoff(
+            @DefaultValue("30s") Duration initial,
+            @DefaultValue("2.0") double multiplier,
+            @DefaultValue("15m") Duration max,
+            @DefaultValue("0.2") double jitter) {
 
         /** These properties as the dispatcher's backoff. */
         public OutboxBackoff toBackoff() {
@@ -81,9 +95,11 @@ public record SumiOutboxProperties(@DefaultValue("true") boolean enabled, @Defau
      * @param batchSize rows per delete statement (one short transaction each)
      * @param maxBatches batches per run at most
      */
-    public record Pruning(@DefaultValue("true") boolean enabled, @DefaultValue("0 */10 * * * *") String cron,
-            @DefaultValue("1000") int batchSize, @DefaultValue("1000") int maxBatches) {
-    }
+    public record Pruning(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("0 */10 * * * *") String cron,
+            @DefaultValue("1000") int batchSize,
+            @DefaultValue("1000") int maxBatches) {}
 
     /**
      * The Kafka publisher (used when {@code spring-kafka} is on the class path and no other

@@ -31,10 +31,13 @@ import org.springframework.context.annotation.Configuration;
  * {@code WebClient} built from Boot's builder, and every record produced through Boot's Kafka
  * producer factory. Outside a handler nothing is added.
  */
-@AutoConfiguration(after = SumiAutoConfiguration.class, afterName = {
-        "org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration",
-        "org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration",
-        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
+@AutoConfiguration(
+        after = SumiAutoConfiguration.class,
+        afterName = {
+            "org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration",
+            "org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration",
+            "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"
+        })
 @EnableConfigurationProperties(SumiPassthroughAutoConfiguration.PassthroughProperties.class)
 class SumiPassthroughAutoConfiguration {
 
@@ -45,26 +48,33 @@ class SumiPassthroughAutoConfiguration {
      * @param kafka records produced to Kafka
      */
     @ConfigurationProperties("sumi.passthrough")
-    record PassthroughProperties(@DefaultValue Http http, @DefaultValue Kafka kafka) {
+    record PassthroughProperties(
+            @DefaultValue Http http, @DefaultValue Kafka kafka) {
 
         /**
          * @param enabled whether Boot-built RestClient, RestTemplate and WebClient instances get the key
          * @param headerName the request header that carries it
          */
-        record Http(@DefaultValue("true") boolean enabled, @DefaultValue("Idempotency-Key") String headerName) {
-        }
+        record Http(
+                @DefaultValue("true") boolean enabled,
+                @DefaultValue("Idempotency-Key") String headerName) {}
 
         /**
          * @param enabled whether records produced inside a handler get the key
          * @param headerName the record header that carries it
          */
-        record Kafka(@DefaultValue("true") boolean enabled, @DefaultValue("idempotency-key") String headerName) {
-        }
+        record Kafka(
+                @DefaultValue("true") boolean enabled,
+                @DefaultValue("idempotency-key") String headerName) {}
     }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({IdempotencyKeyInterceptor.class, RestClientCustomizer.class})
-    @ConditionalOnProperty(prefix = "sumi.passthrough.http", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "sumi.passthrough.http",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
     static class RestClientPassthrough {
 
         @Bean
@@ -85,31 +95,47 @@ class SumiPassthroughAutoConfiguration {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.web.reactive.function.client.WebClient",
-            "org.springframework.boot.webclient.WebClientCustomizer"})
-    @ConditionalOnProperty(prefix = "sumi.passthrough.http", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnClass(
+            name = {
+                "org.springframework.web.reactive.function.client.WebClient",
+                "org.springframework.boot.webclient.WebClientCustomizer"
+            })
+    @ConditionalOnProperty(
+            prefix = "sumi.passthrough.http",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
     static class WebClientPassthrough {
 
         @Bean
         WebClientCustomizer sumiIdempotencyKeyWebClientCustomizer(PassthroughProperties properties) {
-            IdempotencyKeyExchangeFilter filter = new IdempotencyKeyExchangeFilter(properties.http().headerName(),
-                    IdempotencyKeyFormat.plain());
+            IdempotencyKeyExchangeFilter filter =
+                    new IdempotencyKeyExchangeFilter(properties.http().headerName(), IdempotencyKeyFormat.plain());
             return builder -> builder.filter(filter);
         }
     }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({IdempotencyKeyProducerInterceptor.class, DefaultKafkaProducerFactoryCustomizer.class})
-    @ConditionalOnProperty(prefix = "sumi.passthrough.kafka", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(
+            prefix = "sumi.passthrough.kafka",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
     static class KafkaPassthrough {
 
         @Bean
-        DefaultKafkaProducerFactoryCustomizer sumiIdempotencyKeyProducerFactoryCustomizer(PassthroughProperties properties) {
+        DefaultKafkaProducerFactoryCustomizer sumiIdempotencyKeyProducerFactoryCustomizer(
+                PassthroughProperties properties) {
             return factory -> {
                 Map<String, Object> configs = new HashMap<>();
-                configs.put(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
-                        withInterceptor(factory.getConfigurationProperties().get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)));
-                configs.put(IdempotencyKeyProducerInterceptor.HEADER_CONFIG, properties.kafka().headerName());
+                configs.put(
+                        ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
+                        withInterceptor(
+                                factory.getConfigurationProperties().get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)));
+                configs.put(
+                        IdempotencyKeyProducerInterceptor.HEADER_CONFIG,
+                        properties.kafka().headerName());
                 factory.updateConfigs(configs);
             };
         }
@@ -119,15 +145,17 @@ class SumiPassthroughAutoConfiguration {
             List<Object> interceptors = new ArrayList<>();
             if (existing instanceof Collection<?> collection) {
                 interceptors.addAll(collection);
-            }
-            else if (existing instanceof String text && !text.isBlank()) {
-                Arrays.stream(text.split(",")).map(String::trim).filter(name -> !name.isEmpty()).forEach(interceptors::add);
-            }
-            else if (existing != null) {
+            } else if (existing instanceof String text && !text.isBlank()) {
+                Arrays.stream(text.split(","))
+                        .map(String::trim)
+                        .filter(name -> !name.isEmpty())
+                        .forEach(interceptors::add);
+            } else if (existing != null) {
                 interceptors.add(existing);
             }
-            boolean present = interceptors.stream().anyMatch(item -> item == IdempotencyKeyProducerInterceptor.class
-                    || IdempotencyKeyProducerInterceptor.class.getName().equals(item.toString()));
+            boolean present = interceptors.stream()
+                    .anyMatch(item -> item == IdempotencyKeyProducerInterceptor.class
+                            || IdempotencyKeyProducerInterceptor.class.getName().equals(item.toString()));
             if (!present) {
                 interceptors.add(IdempotencyKeyProducerInterceptor.class);
             }

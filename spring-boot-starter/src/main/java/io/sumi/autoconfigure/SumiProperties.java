@@ -15,7 +15,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param kafka the Spring Kafka binder
  */
 @ConfigurationProperties("sumi")
-public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer consumer, @DefaultValue Kafka kafka) {
+public record SumiProperties(
+        @DefaultValue Ledger ledger,
+        @DefaultValue Consumer consumer,
+        @DefaultValue Kafka kafka) {
 
     /**
      * The processed-messages ledger.
@@ -25,9 +28,11 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      * @param cache the in-memory front cache of completed keys
      * @param pruning the pruning job
      */
-    public record Ledger(@DefaultValue("processed_messages") String tableName, @DefaultValue("14d") Duration retention,
-            @DefaultValue Cache cache, @DefaultValue Pruning pruning) {
-    }
+    public record Ledger(
+            @DefaultValue("processed_messages") String tableName,
+            @DefaultValue("14d") Duration retention,
+            @DefaultValue Cache cache,
+            @DefaultValue Pruning pruning) {}
 
     /**
      * The in-memory (Caffeine) cache of completed keys, filled only after the commit that completed them.
@@ -36,9 +41,10 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      * @param maximumSize how many keys are remembered
      * @param expireAfterWrite how long a key is remembered (keep it below the retention)
      */
-    public record Cache(@DefaultValue("true") boolean enabled, @DefaultValue("100000") long maximumSize,
-            @DefaultValue("1h") Duration expireAfterWrite) {
-    }
+    public record Cache(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("100000") long maximumSize,
+            @DefaultValue("1h") Duration expireAfterWrite) {}
 
     /**
      * The job that deletes completed ledger rows older than the retention.
@@ -48,9 +54,11 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      * @param batchSize rows per delete statement (one short transaction each)
      * @param maxBatches batches per run at most
      */
-    public record Pruning(@DefaultValue("true") boolean enabled, @DefaultValue("0 */15 * * * *") String cron,
-            @DefaultValue("1000") int batchSize, @DefaultValue("1000") int maxBatches) {
-    }
+    public record Pruning(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("0 */15 * * * *") String cron,
+            @DefaultValue("1000") int batchSize,
+            @DefaultValue("1000") int maxBatches) {}
 
     /**
      * Defaults of {@code @IdempotentHandler} methods, used where the annotation leaves an attribute at its default.
@@ -63,11 +71,12 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      *     24 hours): a lease-mode message first claimed longer ago than this and never completed is
      *     marked {@code RECONCILE} instead of run again ({@code 0s}: never); handlers may set their own
      */
-    public record Consumer(@DefaultValue("AUTO") IdempotencyMode mode, @DefaultValue("5m") Duration lease,
+    public record Consumer(
+            @DefaultValue("AUTO") IdempotencyMode mode,
+            @DefaultValue("5m") Duration lease,
             @DefaultValue("WARN") FingerprintMismatchPolicy fingerprintMismatch,
             @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders,
-            @DefaultValue("24h") Duration reconcileAfter) {
-    }
+            @DefaultValue("24h") Duration reconcileAfter) {}
 
     /**
      * The Spring Kafka binder.
@@ -80,7 +89,8 @@ public record SumiProperties(@DefaultValue Ledger ledger, @DefaultValue Consumer
      * @param busyMaxWait ignored since busy keys are retried until they can run; kept so that
      *     existing configuration still binds
      */
-    public record Kafka(@DefaultValue("true") boolean configureErrorHandlers, @DefaultValue("1s") Duration busyRetryInterval,
-            @DefaultValue("6m") Duration busyMaxWait) {
-    }
+    public record Kafka(
+            @DefaultValue("true") boolean configureErrorHandlers,
+            @DefaultValue("1s") Duration busyRetryInterval,
+            @DefaultValue("6m") Duration busyMaxWait) {}
 }

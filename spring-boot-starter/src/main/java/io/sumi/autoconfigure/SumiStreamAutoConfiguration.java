@@ -25,7 +25,9 @@ import org.springframework.integration.channel.interceptor.GlobalChannelIntercep
  * off when the application defines its own.
  */
 @AutoConfiguration(after = SumiAutoConfiguration.class)
-@ConditionalOnClass(name = "org.springframework.cloud.stream.function.StreamBridge", value = IdempotentFunctionPostProcessor.class)
+@ConditionalOnClass(
+        name = "org.springframework.cloud.stream.function.StreamBridge",
+        value = IdempotentFunctionPostProcessor.class)
 @EnableConfigurationProperties(SumiStreamProperties.class)
 class SumiStreamAutoConfiguration {
 
@@ -35,11 +37,15 @@ class SumiStreamAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean
-    static IdempotentFunctionPostProcessor sumiIdempotentFunctionPostProcessor(ObjectProvider<IdempotentExecutor> executor,
-            ObjectProvider<SumiProperties> properties, ObjectProvider<SumiStreamProperties> streamProperties) {
+    static IdempotentFunctionPostProcessor sumiIdempotentFunctionPostProcessor(
+            ObjectProvider<IdempotentExecutor> executor,
+            ObjectProvider<SumiProperties> properties,
+            ObjectProvider<SumiStreamProperties> streamProperties) {
         // Static, and lazy where it can be: the executor (and with it the DataSource) is looked up
         // on the first message; the properties when the first annotated function bean is wrapped.
-        return new IdempotentFunctionPostProcessor(executor::getObject, () -> defaults(properties.getObject()),
+        return new IdempotentFunctionPostProcessor(
+                executor::getObject,
+                () -> defaults(properties.getObject()),
                 () -> streamProperties.getObject().settings());
     }
 
@@ -57,20 +63,30 @@ class SumiStreamAutoConfiguration {
      * application's customizer should call Sumi's (see {@link SumiKafkaBinderContainerCustomizer}).
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = { "org.springframework.cloud.stream.binder.kafka.KafkaMessageChannelBinder",
-            "io.sumi.kafka.SumiKafkaErrorHandling" })
-    @ConditionalOnProperty(prefix = "sumi.kafka", name = "configure-error-handlers", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnClass(
+            name = {
+                "org.springframework.cloud.stream.binder.kafka.KafkaMessageChannelBinder",
+                "io.sumi.kafka.SumiKafkaErrorHandling"
+            })
+    @ConditionalOnProperty(
+            prefix = "sumi.kafka",
+            name = "configure-error-handlers",
+            havingValue = "true",
+            matchIfMissing = true)
     static class KafkaBinderErrorHandling {
 
         @Bean
         @ConditionalOnMissingBean(type = "org.springframework.cloud.stream.config.ListenerContainerCustomizer")
-        SumiKafkaBinderContainerCustomizer sumiKafkaBinderContainerCustomizer(ObjectProvider<SumiStreamProperties> properties) {
-            return new SumiKafkaBinderContainerCustomizer(() -> properties.getObject().busyRetryInterval());
+        SumiKafkaBinderContainerCustomizer sumiKafkaBinderContainerCustomizer(
+                ObjectProvider<SumiStreamProperties> properties) {
+            return new SumiKafkaBinderContainerCustomizer(
+                    () -> properties.getObject().busyRetryInterval());
         }
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {
         SumiProperties.Consumer consumer = properties.consumer();
-        return new HandlerDefaults(consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+        return new HandlerDefaults(
+                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
     }
 }

@@ -21,8 +21,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param keyHeader the header the key is passed on in
  */
 @ConfigurationProperties("sumi.stream")
-public record SumiStreamProperties(@DefaultValue("1s") Duration busyRetryInterval, @DefaultValue("30s") Duration busyMaxWait,
-        @DefaultValue("true") boolean propagateKey, @DefaultValue(StreamSettings.DEFAULT_KEY_HEADER) String keyHeader) {
+public record SumiStreamProperties(
+        @DefaultValue("1s") Duration busyRetryInterval,
+        @DefaultValue("30s") Duration busyMaxWait,
+        @DefaultValue("true") boolean propagateKey,
+        @DefaultValue(StreamSettings.DEFAULT_KEY_HEADER) String keyHeader) {
 
     /** These properties as the binder's settings. */
     public StreamSettings settings() {

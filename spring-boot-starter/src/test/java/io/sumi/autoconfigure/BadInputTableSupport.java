@@ -7,15 +7,13 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.FingerprintMismatchException;
-import java.util.stream.Stream;
-import org.springframework.kafka.support.serializer.DeserializationException;
-import io.sumi.consumer.MissingIdempotencyKeyException;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.Fingerprints;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyException;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.InvalidIdempotencyKeyException;
+import io.sumi.consumer.MissingIdempotencyKeyException;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,6 +27,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -51,6 +50,7 @@ import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.support.KafkaHeaders;
+import org.springframework.kafka.support.serializer.DeserializationException;
 import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 import org.springframework.kafka.support.serializer.JacksonJsonDeserializer;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -76,7 +76,8 @@ import org.springframework.test.context.DynamicPropertySource;
 abstract class BadInputTableSupport {
 
     /** The rows' listeners, each named {@code bad-<row>} and reading {@code bad.<row>}. */
-    static final List<String> ROWS = List.of("nokey", "empty", "long", "utf8", "nul", "space", "fp-reject", "fp-default", "json");
+    static final List<String> ROWS =
+            List.of("nokey", "empty", "long", "utf8", "nul", "space", "fp-reject", "fp-default", "json");
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -133,7 +134,8 @@ abstract class BadInputTableSupport {
             return new Sent(key.getBytes(StandardCharsets.UTF_8), payload, true);
         }
 
-        @Nullable String text() {
+        @Nullable
+        String text() {
             return key == null ? null : new String(key, StandardCharsets.UTF_8);
         }
     }
@@ -162,7 +164,8 @@ abstract class BadInputTableSupport {
 
         @Override
         public String toString() {
-            return input + " -> " + expected.goes() + (expected.error() == null ? "" : " (" + expected.error().getSimpleName() + ")");
+            return input + " -> " + expected.goes()
+                    + (expected.error() == null ? "" : " (" + expected.error().getSimpleName() + ")");
         }
     }
 
@@ -188,7 +191,10 @@ abstract class BadInputTableSupport {
         records.add(record(topic, after.getBytes(StandardCharsets.UTF_8), goodPayload));
         List<Long> offsets = new ArrayList<>();
         for (ProducerRecord<String, String> record : records) {
-            offsets.add(template.send(record).get(10, TimeUnit.SECONDS).getRecordMetadata().offset());
+            offsets.add(template.send(record)
+                    .get(10, TimeUnit.SECONDS)
+                    .getRecordMetadata()
+                    .offset());
         }
         long end = offsets.get(offsets.size() - 1) + 1;
         List<Long> badOffsets = new ArrayList<>();
@@ -201,61 +207,91 @@ abstract class BadInputTableSupport {
         }
 
         // The group moves past every record: nothing is stuck behind the bad one.
-        await().atMost(Duration.ofSeconds(45)).untilAsserted(() ->
-                assertThat(committedOffset(consumer, topic)).as("committed offset of group %s", consumer).isEqualTo(end));
+        await().atMost(Duration.ofSeconds(45))
+                .untilAsserted(() -> assertThat(committedOffset(consumer, topic))
+                        .as("committed offset of group %s", consumer)
+                        .isEqualTo(end));
 
         Expected expected = row.expected();
         // Sumi's own refusals happen once: not retried, not counted toward a back-off.
         boolean sumiRefuses = expected.error() != null && IdempotencyException.class.isAssignableFrom(expected.error());
-        assertThat(count(consumer, "rejected")).as("Sumi refused the bad record(s) once each, without retries (outcomes: %s)",
-                        outcomes(consumer))
+        assertThat(count(consumer, "rejected"))
+                .as("Sumi refused the bad record(s) once each, without retries (outcomes: %s)", outcomes(consumer))
                 .isEqualTo(sumiRefuses ? notRun.size() : 0);
 
         // Where the bad record went, and what the user sees.
         switch (expected.goes()) {
             case DEAD_LETTER_TOPIC -> {
-                await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                        assertThat(effects.deadLetters(topic + "-dlt")).as("dead letters of " + topic).hasSize(notRun.size()));
+                await().atMost(Duration.ofSeconds(30))
+                        .untilAsserted(() -> assertThat(effects.deadLetters(topic + "-dlt"))
+                                .as("dead letters of " + topic)
+                                .hasSize(notRun.size()));
                 List<ConsumerRecord<String, String>> dead = effects.deadLetters(topic + "-dlt");
                 for (int i = 0; i < dead.size(); i++) {
                     ConsumerRecord<String, String> letter = dead.get(i);
                     assertThat(Long.valueOf(header(letter, KafkaHeaders.DLT_ORIGINAL_OFFSET, true)))
-                            .as("the dead letter is the bad record").isEqualTo(badOffsets.get(i));
+                            .as("the dead letter is the bad record")
+                            .isEqualTo(badOffsets.get(i));
                     assertThat(letter.value()).isEqualTo(notRun.get(i).payload());
-                    assertThat(List.of(String.valueOf(header(letter, KafkaHeaders.DLT_EXCEPTION_FQCN, false)),
-                            String.valueOf(header(letter, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN, false))))
-                            .as("exception classes on the dead letter").contains(expected.error().getName());
+                    assertThat(List.of(
+                                    String.valueOf(header(letter, KafkaHeaders.DLT_EXCEPTION_FQCN, false)),
+                                    String.valueOf(header(letter, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN, false))))
+                            .as("exception classes on the dead letter")
+                            .contains(expected.error().getName());
                     assertSays(header(letter, KafkaHeaders.DLT_EXCEPTION_MESSAGE, false), expected.says());
                 }
             }
             case LOGGED_AND_SKIPPED -> {
                 for (Long offset : badOffsets) {
                     String marker = "exhausted for " + topic + "-0@" + offset;
-                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(output.getAll()).contains(marker));
+                    await().atMost(Duration.ofSeconds(10))
+                            .untilAsserted(() -> assertThat(output.getAll()).contains(marker));
                     // The log entry of that record: its line, the exception and its causes.
                     String all = output.getAll();
                     int start = all.lastIndexOf('\n', all.indexOf(marker)) + 1;
                     String entry = all.substring(start, Math.min(all.length(), all.indexOf(marker) + 4000));
-                    assertThat(entry).as("the ERROR log entry of the skipped record").contains("ERROR").contains(expected.error().getName());
-                    assertSays(entry.lines().filter(line -> !line.startsWith("\tat ")).collect(Collectors.joining("\n")), expected.says());
+                    assertThat(entry)
+                            .as("the ERROR log entry of the skipped record")
+                            .contains("ERROR")
+                            .contains(expected.error().getName());
+                    assertSays(
+                            entry.lines()
+                                    .filter(line -> !line.startsWith("\tat "))
+                                    .collect(Collectors.joining("\n")),
+                            expected.says());
                 }
             }
             case ACKED_AS_DUPLICATE -> {
-                assertThat(count(consumer, "duplicate")).as("acknowledged as duplicates").isEqualTo(notRun.size());
-                assertThat(meters.get("sumi.fingerprint.mismatches").tag("consumer", consumer).counter().count())
-                        .as("counted as a fingerprint mismatch").isEqualTo(notRun.size());
-                String warnings = output.getAll().lines().filter(line -> line.contains("WARN") && line.contains("'" + consumer + "'"))
+                assertThat(count(consumer, "duplicate"))
+                        .as("acknowledged as duplicates")
+                        .isEqualTo(notRun.size());
+                assertThat(meters.get("sumi.fingerprint.mismatches")
+                                .tag("consumer", consumer)
+                                .counter()
+                                .count())
+                        .as("counted as a fingerprint mismatch")
+                        .isEqualTo(notRun.size());
+                String warnings = output.getAll()
+                        .lines()
+                        .filter(line -> line.contains("WARN") && line.contains("'" + consumer + "'"))
                         .collect(Collectors.joining("\n"));
                 assertSays(warnings, expected.says());
             }
-            case PROCESSED -> assertThat(notRun).as("every record of a PROCESSED row runs").isEmpty();
+            case PROCESSED ->
+                assertThat(notRun).as("every record of a PROCESSED row runs").isEmpty();
         }
         if (expected.error() == FingerprintMismatchException.class) {
-            assertThat(meters.get("sumi.fingerprint.mismatches").tag("consumer", consumer).counter().count())
-                    .as("counted as a fingerprint mismatch").isEqualTo(notRun.size());
+            assertThat(meters.get("sumi.fingerprint.mismatches")
+                            .tag("consumer", consumer)
+                            .counter()
+                            .count())
+                    .as("counted as a fingerprint mismatch")
+                    .isEqualTo(notRun.size());
         }
         if (expected.goes() != Goes.DEAD_LETTER_TOPIC) {
-            assertThat(effects.deadLetters(topic + "-dlt")).as("nothing of " + topic + " dead-lettered").isEmpty();
+            assertThat(effects.deadLetters(topic + "-dlt"))
+                    .as("nothing of " + topic + " dead-lettered")
+                    .isEmpty();
         }
 
         // Nothing else lost, nothing doubled: each record that should run ran exactly once.
@@ -266,23 +302,30 @@ abstract class BadInputTableSupport {
             expectedRuns.merge(sent.text(), 1, Integer::sum);
         }
         expectedRuns.put(after, 1);
-        assertThat(effects.runs(consumer)).as("handler runs per key of " + consumer).isEqualTo(expectedRuns);
+        assertThat(effects.runs(consumer))
+                .as("handler runs per key of " + consumer)
+                .isEqualTo(expectedRuns);
         for (Sent sent : running) {
             assertThat(effects.payloads(consumer, sent.text())).containsExactly(sent.payload());
         }
 
-        // The ledger: the runs above COMPLETED, nothing for the refused records (not a truncated or mangled key either).
+        // The ledger: the runs above COMPLETED, nothing for the refused records (not a truncated or mangled key
+        // either).
         Map<String, String> ledger = new HashMap<>();
         Map<String, String> fingerprints = new HashMap<>();
-        jdbc.query("SELECT message_id, status, fingerprint FROM processed_messages WHERE consumer = ?", rs -> {
-            ledger.put(rs.getString(1), rs.getString(2));
-            fingerprints.put(rs.getString(1), rs.getString(3));
-        }, consumer);
-        Map<String, String> expectedLedger = expectedRuns.keySet().stream()
-                .collect(Collectors.toMap(key -> key, key -> "COMPLETED"));
+        jdbc.query(
+                "SELECT message_id, status, fingerprint FROM processed_messages WHERE consumer = ?",
+                rs -> {
+                    ledger.put(rs.getString(1), rs.getString(2));
+                    fingerprints.put(rs.getString(1), rs.getString(3));
+                },
+                consumer);
+        Map<String, String> expectedLedger =
+                expectedRuns.keySet().stream().collect(Collectors.toMap(key -> key, key -> "COMPLETED"));
         assertThat(ledger).as("ledger rows of " + consumer).isEqualTo(expectedLedger);
         for (Sent sent : running) {
-            assertThat(fingerprints.get(sent.text())).as("the ledger remembers the payload that ran")
+            assertThat(fingerprints.get(sent.text()))
+                    .as("the ledger remembers the payload that ran")
                     .isEqualTo(Fingerprints.of(sent.payload()));
         }
     }
@@ -291,7 +334,8 @@ abstract class BadInputTableSupport {
         assertThat(text).as("what the user reads").isNotNull();
         for (String fragment : fragments) {
             List<String> alternatives = Arrays.asList(fragment.split("\\|"));
-            assertThat(alternatives).as("the message should say one of %s; it says: %s", alternatives, text)
+            assertThat(alternatives)
+                    .as("the message should say one of %s; it says: %s", alternatives, text)
                     .anyMatch(text::contains);
         }
     }
@@ -305,21 +349,28 @@ abstract class BadInputTableSupport {
     }
 
     double count(String consumer, String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
     Map<String, Double> outcomes(String consumer) {
         Map<String, Double> outcomes = new java.util.TreeMap<>();
-        meters.find("sumi.messages").tag("consumer", consumer).counters()
+        meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .counters()
                 .forEach(counter -> outcomes.put(counter.getId().getTag("outcome"), counter.count()));
         return outcomes;
     }
 
     long committedOffset(String group, String topic) throws Exception {
         try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
-            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(new TopicPartition(topic, 0));
             return offset == null ? -1 : offset.offset();
         }
     }
@@ -343,7 +394,8 @@ abstract class BadInputTableSupport {
         void ran(String consumer, String payload) {
             String key = IdempotencyContext.current().key();
             runs.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>())
-                    .computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>())).add(payload);
+                    .computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(payload);
         }
 
         Map<String, Integer> runs(String consumer) {
@@ -361,13 +413,14 @@ abstract class BadInputTableSupport {
         }
 
         void deadLetter(ConsumerRecord<String, String> record) {
-            deadLetters.computeIfAbsent(record.topic(), t -> Collections.synchronizedList(new ArrayList<>())).add(record);
+            deadLetters
+                    .computeIfAbsent(record.topic(), t -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(record);
         }
     }
 
     /** A JSON payload for the {@code json} row. */
-    record Order(String id, int amount) {
-    }
+    record Order(String id, int amount) {}
 
     /** What both tables' applications share: the listeners, their topics, a JSON container factory. */
     @Configuration(proxyBeanMethods = false)
@@ -402,15 +455,18 @@ abstract class BadInputTableSupport {
         /** JSON values through an ErrorHandlingDeserializer, as Spring Kafka recommends. */
         @Bean
         @SuppressWarnings({"unchecked", "rawtypes"})
-        ConcurrentKafkaListenerContainerFactory<Object, Object> jsonFactory(ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
+        ConcurrentKafkaListenerContainerFactory<Object, Object> jsonFactory(
+                ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
                 @Value("${spring.kafka.bootstrap-servers}") String bootstrapServers) {
             Map<String, Object> properties = new HashMap<>();
             properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
             properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-            DefaultKafkaConsumerFactory<String, Order> consumerFactory = new DefaultKafkaConsumerFactory<>(properties,
+            DefaultKafkaConsumerFactory<String, Order> consumerFactory = new DefaultKafkaConsumerFactory<>(
+                    properties,
                     new ErrorHandlingDeserializer<>(new StringDeserializer()),
                     new ErrorHandlingDeserializer<>(new JacksonJsonDeserializer<>(Order.class).ignoreTypeHeaders()));
-            ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+            ConcurrentKafkaListenerContainerFactory<Object, Object> factory =
+                    new ConcurrentKafkaListenerContainerFactory<>();
             configurer.configure(factory, (DefaultKafkaConsumerFactory) consumerFactory);
             return factory;
         }
@@ -478,8 +534,19 @@ abstract class BadInputTableSupport {
             effects.ran("bad-json", "{\"id\":\"" + order.id() + "\",\"amount\":" + order.amount() + "}");
         }
 
-        @KafkaListener(id = "bad-dead-letters", topics = {"bad.nokey-dlt", "bad.empty-dlt", "bad.long-dlt", "bad.utf8-dlt", "bad.nul-dlt",
-                "bad.space-dlt", "bad.fp-reject-dlt", "bad.fp-default-dlt", "bad.json-dlt"})
+        @KafkaListener(
+                id = "bad-dead-letters",
+                topics = {
+                    "bad.nokey-dlt",
+                    "bad.empty-dlt",
+                    "bad.long-dlt",
+                    "bad.utf8-dlt",
+                    "bad.nul-dlt",
+                    "bad.space-dlt",
+                    "bad.fp-reject-dlt",
+                    "bad.fp-default-dlt",
+                    "bad.json-dlt"
+                })
         public void onDeadLetter(ConsumerRecord<String, String> record) {
             effects.deadLetter(record);
         }
@@ -491,37 +558,84 @@ abstract class BadInputTableSupport {
     static Stream<Row> rows(String variant, Goes rejected) {
         byte[] prefix = key(variant, "utf8", "").getBytes(StandardCharsets.UTF_8);
         return Stream.of(
-                new Row("no key header", "nokey", List.of(Sent.rejected((String) null, "no key here")),
-                        new Expected(rejected, MissingIdempotencyKeyException.class,
+                new Row(
+                        "no key header",
+                        "nokey",
+                        List.of(Sent.rejected((String) null, "no key here")),
+                        new Expected(
+                                rejected,
+                                MissingIdempotencyKeyException.class,
                                 List.of("No idempotency key", "outbox-id", "@IdempotentHandler(key"))),
-                new Row("empty key header", "empty", List.of(Sent.rejected("", "empty key")),
-                        new Expected(rejected, MissingIdempotencyKeyException.class,
-                                List.of("No idempotency key", "outbox-id", "empty or blank", "@IdempotentHandler(key"))),
-                new Row("201-character key (the column takes 200)", "long", List.of(Sent.rejected(longKey(variant), "long key")),
-                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                new Row(
+                        "empty key header",
+                        "empty",
+                        List.of(Sent.rejected("", "empty key")),
+                        new Expected(
+                                rejected,
+                                MissingIdempotencyKeyException.class,
+                                List.of(
+                                        "No idempotency key",
+                                        "outbox-id",
+                                        "empty or blank",
+                                        "@IdempotentHandler(key"))),
+                new Row(
+                        "201-character key (the column takes 200)",
+                        "long",
+                        List.of(Sent.rejected(longKey(variant), "long key")),
+                        new Expected(
+                                rejected,
+                                InvalidIdempotencyKeyException.class,
                                 List.of("201 characters", "at most 200", "not truncated", "@IdempotentHandler(key"))),
                 // Two keys that differ only in bytes that are not UTF-8: decoded with replacement
                 // characters they would be one key, and the second message would be skipped.
-                new Row("invalid UTF-8 bytes in the key header", "utf8",
-                        List.of(Sent.rejected(concat(prefix, (byte) 0xFF), "first binary key"),
+                new Row(
+                        "invalid UTF-8 bytes in the key header",
+                        "utf8",
+                        List.of(
+                                Sent.rejected(concat(prefix, (byte) 0xFF), "first binary key"),
                                 Sent.rejected(concat(prefix, (byte) 0xFE), "second binary key")),
-                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                        new Expected(
+                                rejected,
+                                InvalidIdempotencyKeyException.class,
                                 List.of("not valid UTF-8", "Send the key as UTF-8 text (e.g. hex or Base64"))),
-                new Row("key containing NUL", "nul", List.of(Sent.rejected(key(variant, "nul", "a\u0000b"), "nul key")),
-                        new Expected(rejected, InvalidIdempotencyKeyException.class,
+                new Row(
+                        "key containing NUL",
+                        "nul",
+                        List.of(Sent.rejected(key(variant, "nul", "a\u0000b"), "nul key")),
+                        new Expected(
+                                rejected,
+                                InvalidIdempotencyKeyException.class,
                                 List.of("NUL character (U+0000)", "rejected, not altered", "hex or Base64"))),
-                new Row("key with a trailing space (another key than without)", "space",
-                        List.of(Sent.runs(key(variant, "space", "k"), "without space"), Sent.runs(key(variant, "space", "k "), "with space")),
+                new Row(
+                        "key with a trailing space (another key than without)",
+                        "space",
+                        List.of(
+                                Sent.runs(key(variant, "space", "k"), "without space"),
+                                Sent.runs(key(variant, "space", "k "), "with space")),
                         Expected.processed()),
-                new Row("same key, another payload (fingerprint-mismatch = REJECT)", "fp-reject",
-                        List.of(Sent.runs(key(variant, "fp-reject", "k"), "first payload"), Sent.rejected(key(variant, "fp-reject", "k"), "other payload")),
-                        new Expected(rejected, FingerprintMismatchException.class,
+                new Row(
+                        "same key, another payload (fingerprint-mismatch = REJECT)",
+                        "fp-reject",
+                        List.of(
+                                Sent.runs(key(variant, "fp-reject", "k"), "first payload"),
+                                Sent.rejected(key(variant, "fp-reject", "k"), "other payload")),
+                        new Expected(
+                                rejected,
+                                FingerprintMismatchException.class,
                                 List.of("another payload", "reused the key"))),
-                new Row("same key, another payload (default policy WARN)", "fp-default",
-                        List.of(Sent.runs(key(variant, "fp-default", "k"), "first payload"), Sent.rejected(key(variant, "fp-default", "k"), "other payload")),
-                        new Expected(Goes.ACKED_AS_DUPLICATE, null,
+                new Row(
+                        "same key, another payload (default policy WARN)",
+                        "fp-default",
+                        List.of(
+                                Sent.runs(key(variant, "fp-default", "k"), "first payload"),
+                                Sent.rejected(key(variant, "fp-default", "k"), "other payload")),
+                        new Expected(
+                                Goes.ACKED_AS_DUPLICATE,
+                                null,
                                 List.of("arrived with another payload", "treating it as the same message"))),
-                new Row("unreadable payload (JSON, ErrorHandlingDeserializer)", "json",
+                new Row(
+                        "unreadable payload (JSON, ErrorHandlingDeserializer)",
+                        "json",
                         List.of(Sent.rejected(key(variant, "json", "bad"), "{not json")),
                         new Expected(rejected, DeserializationException.class, List.of("failed to deserialize"))));
     }
@@ -541,5 +655,4 @@ abstract class BadInputTableSupport {
         bytes[prefix.length] = last;
         return bytes;
     }
-
 }

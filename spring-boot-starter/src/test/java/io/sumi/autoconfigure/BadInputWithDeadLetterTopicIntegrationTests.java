@@ -3,12 +3,8 @@ package io.sumi.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import io.sumi.consumer.FingerprintMismatchException;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
-import io.sumi.consumer.MissingIdempotencyKeyException;
 import io.sumi.testing.TestDatabase;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -40,7 +36,6 @@ import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.kafka.support.serializer.DeserializationException;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.util.backoff.FixedBackOff;
 
@@ -51,12 +46,15 @@ import org.springframework.util.backoff.FixedBackOff;
  * not an identifier, and one that names no table, must stop the application at start-up.
  * See {@link BadInputTableSupport} for what every row checks.
  */
-@SpringBootTest(classes = BadInputWithDeadLetterTopicIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=100ms",
-        "sumi.kafka.busy-max-wait=5s"})
+@SpringBootTest(
+        classes = BadInputWithDeadLetterTopicIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.kafka.busy-max-wait=5s"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)
 class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
@@ -95,10 +93,16 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
 
     static Stream<StartupRow> startupRows() {
         return Stream.of(
-                new StartupRow("ledger table name that is not an SQL identifier", "processed-messages;drop",
-                        IllegalArgumentException.class, List.of("Invalid ledger table name", "processed-messages;drop", "SQL identifier")),
-                new StartupRow("ledger table name naming no table", "no_such_ledger",
-                        IllegalStateException.class, List.of("no_such_ledger", "does not exist", "sumi.ledger.table-name", "db/sumi")));
+                new StartupRow(
+                        "ledger table name that is not an SQL identifier",
+                        "processed-messages;drop",
+                        IllegalArgumentException.class,
+                        List.of("Invalid ledger table name", "processed-messages;drop", "SQL identifier")),
+                new StartupRow(
+                        "ledger table name naming no table",
+                        "no_such_ledger",
+                        IllegalStateException.class,
+                        List.of("no_such_ledger", "does not exist", "sumi.ledger.table-name", "db/sumi")));
     }
 
     /**
@@ -114,27 +118,35 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
         Throwable failure = null;
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(StartupApp.class)
                 .web(WebApplicationType.NONE)
-                .properties("spring.datasource.url=" + database[0], "spring.datasource.username=" + database[1],
-                        "spring.datasource.password=" + database[2], "spring.flyway.locations=classpath:db/sumi/{vendor}",
-                        "spring.kafka.bootstrap-servers=" + bootstrapServers, "spring.kafka.consumer.auto-offset-reset=earliest",
-                        "spring.main.register-shutdown-hook=false", "sumi.ledger.table-name=" + row.tableName())
+                .properties(
+                        "spring.datasource.url=" + database[0],
+                        "spring.datasource.username=" + database[1],
+                        "spring.datasource.password=" + database[2],
+                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
+                        "spring.kafka.bootstrap-servers=" + bootstrapServers,
+                        "spring.kafka.consumer.auto-offset-reset=earliest",
+                        "spring.main.register-shutdown-hook=false",
+                        "sumi.ledger.table-name=" + row.tableName())
                 .run()) {
             fail("The application started with sumi.ledger.table-name=" + row.tableName());
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             failure = ex;
         }
         Throwable cause = failure;
-        while (cause != null && !(row.error().isInstance(cause) && cause.getMessage() != null
-                && cause.getMessage().contains(row.says().get(0)))) {
+        while (cause != null
+                && !(row.error().isInstance(cause)
+                        && cause.getMessage() != null
+                        && cause.getMessage().contains(row.says().get(0)))) {
             cause = cause.getCause();
         }
-        assertThat(cause).as("a %s in the start-up failure %s", row.error().getSimpleName(), failure).isNotNull();
+        assertThat(cause)
+                .as("a %s in the start-up failure %s", row.error().getSimpleName(), failure)
+                .isNotNull();
         assertSays(cause.getMessage(), row.says());
-        assertThat(committedOffset("bad-startup", topic)).as("the refused instance consumed nothing").isEqualTo(-1);
+        assertThat(committedOffset("bad-startup", topic))
+                .as("the refused instance consumed nothing")
+                .isEqualTo(-1);
     }
-
-
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
@@ -143,7 +155,8 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
 
         /** Records go to {@code <topic>-dlt}; an unreadable value is published as the bytes it arrived as. */
         @Bean
-        DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template,
+        DefaultErrorHandler errorHandler(
+                KafkaTemplate<Object, Object> template,
                 @Value("${spring.kafka.bootstrap-servers}") String bootstrapServers) {
             Map<String, Object> properties = new HashMap<>();
             properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -160,8 +173,7 @@ class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(StartupListener.class)
-    static class StartupApp {
-    }
+    static class StartupApp {}
 
     static class StartupListener {
         final List<String> seen = new ArrayList<>();

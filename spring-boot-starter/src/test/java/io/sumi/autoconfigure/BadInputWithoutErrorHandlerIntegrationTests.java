@@ -1,10 +1,5 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.FingerprintMismatchException;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
-import io.sumi.consumer.MissingIdempotencyKeyException;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -15,7 +10,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Import;
-import org.springframework.kafka.support.serializer.DeserializationException;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
@@ -25,12 +19,15 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
  * (not retried ten times), the log must say what is wrong, and the neighbours must be processed
  * exactly once. See {@link BadInputTableSupport} for what every row checks.
  */
-@SpringBootTest(classes = BadInputWithoutErrorHandlerIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=100ms",
-        "sumi.kafka.busy-max-wait=5s"})
+@SpringBootTest(
+        classes = BadInputWithoutErrorHandlerIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.kafka.busy-max-wait=5s"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)
 class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
@@ -52,10 +49,8 @@ class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
         check(row, output);
     }
 
-
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Common.class)
-    static class App {
-    }
+    static class App {}
 }

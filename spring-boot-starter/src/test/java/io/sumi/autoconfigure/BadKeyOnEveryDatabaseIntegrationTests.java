@@ -37,58 +37,86 @@ class BadKeyOnEveryDatabaseIntegrationTests {
     @ParameterizedTest(name = "{0}")
     @EnumSource(TestDatabase.class)
     void aKeyWithATrailingSpaceIsAnotherKeyThanTheOneWithout(TestDatabase database) throws Exception {
-        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(database.dataSource()).build();
+        JdbcProcessedMessageStore store =
+                JdbcProcessedMessageStore.builder(database.dataSource()).build();
         String consumer = "bad-key-" + UUID.randomUUID();
         try {
             IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
-            HandlerDefinition handler = HandlerDefinition.builder(consumer).mode(IdempotencyMode.LEASE).lease(LEASE).build();
+            HandlerDefinition handler = HandlerDefinition.builder(consumer)
+                    .mode(IdempotencyMode.LEASE)
+                    .lease(LEASE)
+                    .build();
             List<String> runs = new ArrayList<>();
             List<MessageOutcome> outcomes = new ArrayList<>();
             for (String key : List.of("k", "k ", "k", "k ")) {
-                outcomes.add(executor.execute(handler, message(key), () -> runs.add(key)).outcome());
+                outcomes.add(executor.execute(handler, message(key), () -> runs.add(key))
+                        .outcome());
             }
             assertThat(runs).containsExactly("k", "k ");
-            assertThat(outcomes).containsExactly(MessageOutcome.PROCESSED, MessageOutcome.PROCESSED,
-                    MessageOutcome.DUPLICATE, MessageOutcome.DUPLICATE);
+            assertThat(outcomes)
+                    .containsExactly(
+                            MessageOutcome.PROCESSED,
+                            MessageOutcome.PROCESSED,
+                            MessageOutcome.DUPLICATE,
+                            MessageOutcome.DUPLICATE);
             assertThat(store.find(consumer, "k ")).get().satisfies(row -> {
                 assertThat(row.messageId()).isEqualTo("k ");
                 assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
             });
-            assertThat(new JdbcTemplate(database.dataSource()).queryForList(
-                    "SELECT message_id FROM processed_messages WHERE consumer = ?", String.class, consumer))
+            assertThat(new JdbcTemplate(database.dataSource())
+                            .queryForList(
+                                    "SELECT message_id FROM processed_messages WHERE consumer = ?",
+                                    String.class,
+                                    consumer))
                     .containsExactlyInAnyOrder("k", "k ");
-        }
-        finally {
-            new JdbcTemplate(database.dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        } finally {
+            new JdbcTemplate(database.dataSource())
+                    .update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
         }
     }
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(TestDatabase.class)
     void aKeyContainingNulIsRefusedAtOnceOnEveryDatabase(TestDatabase database) throws Exception {
-        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(database.dataSource()).build();
+        JdbcProcessedMessageStore store =
+                JdbcProcessedMessageStore.builder(database.dataSource()).build();
         String consumer = "bad-key-" + UUID.randomUUID();
         try {
             IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
             for (IdempotencyMode mode : List.of(IdempotencyMode.LEASE, IdempotencyMode.AUTO)) {
-                HandlerDefinition handler = HandlerDefinition.builder(consumer).mode(mode).lease(LEASE).build();
+                HandlerDefinition handler = HandlerDefinition.builder(consumer)
+                        .mode(mode)
+                        .lease(LEASE)
+                        .build();
                 List<String> runs = new ArrayList<>();
                 assertThatThrownBy(() -> executor.execute(handler, message("a\u0000b"), () -> runs.add("ran")))
                         .as("%s mode", mode)
                         .isInstanceOf(InvalidIdempotencyKeyException.class)
-                        .satisfies(ex -> assertThat(((InvalidIdempotencyKeyException) ex).isRetryable()).isFalse())
+                        .satisfies(ex -> assertThat(((InvalidIdempotencyKeyException) ex).isRetryable())
+                                .isFalse())
                         .hasMessageContaining("NUL character (U+0000)");
                 assertThat(runs).isEmpty();
             }
-            assertThat(new JdbcTemplate(database.dataSource()).queryForObject(
-                    "SELECT COUNT(*) FROM processed_messages WHERE consumer = ?", Integer.class, consumer)).isZero();
+            assertThat(new JdbcTemplate(database.dataSource())
+                            .queryForObject(
+                                    "SELECT COUNT(*) FROM processed_messages WHERE consumer = ?",
+                                    Integer.class,
+                                    consumer))
+                    .isZero();
             // The key without the NUL is unaffected, and is not taken for it.
-            HandlerDefinition handler = HandlerDefinition.builder(consumer).mode(IdempotencyMode.LEASE).lease(LEASE).build();
-            assertThat(executor.execute(handler, message("ab"), () -> "ran").outcome()).isEqualTo(MessageOutcome.PROCESSED);
-            assertThat(store.find(consumer, "ab")).get().extracting(ProcessedMessage::status).isEqualTo(MessageStatus.COMPLETED);
-        }
-        finally {
-            new JdbcTemplate(database.dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+            HandlerDefinition handler = HandlerDefinition.builder(consumer)
+                    .mode(IdempotencyMode.LEASE)
+                    .lease(LEASE)
+                    .build();
+            assertThat(executor.execute(handler, message("ab"), () -> "ran").outcome())
+                    .isEqualTo(MessageOutcome.PROCESSED);
+            assertThat(store.find(consumer, "ab"))
+                    .get()
+                    .extracting(ProcessedMessage::status)
+                    .isEqualTo(MessageStatus.COMPLETED);
+        } finally {
+            new JdbcTemplate(database.dataSource())
+                    .update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
         }
     }
 

@@ -25,8 +25,10 @@ class IdempotentHandlerVerifierTests {
     void aListenerMethodWithoutTheKafkaBinderFailsStartUpWithAClearMessage() {
         runner.withClassLoader(new FilteredClassLoader("io.sumi.kafka")).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasMessageContaining("would be ignored")
-                    .hasMessageContaining("Listener.onMessage").hasMessageContaining("sumi-binder-spring-kafka");
+            assertThat(context.getStartupFailure())
+                    .hasMessageContaining("would be ignored")
+                    .hasMessageContaining("Listener.onMessage")
+                    .hasMessageContaining("sumi-binder-spring-kafka");
         });
     }
 
@@ -42,7 +44,9 @@ class IdempotentHandlerVerifierTests {
                 .withUserConfiguration(BadHandlers.class)
                 .run(context -> {
                     assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).hasMessageContaining("Invalid lease").hasMessageContaining("five minutes");
+                    assertThat(context.getStartupFailure())
+                            .hasMessageContaining("Invalid lease")
+                            .hasMessageContaining("five minutes");
                 });
     }
 
@@ -60,10 +64,12 @@ class IdempotentHandlerVerifierTests {
         }
 
         static class Listener {
-            @org.springframework.kafka.annotation.KafkaListener(id = "verifier", topics = "verifier.topic", autoStartup = "false")
+            @org.springframework.kafka.annotation.KafkaListener(
+                    id = "verifier",
+                    topics = "verifier.topic",
+                    autoStartup = "false")
             @IdempotentHandler
-            public void onMessage(String payload) {
-            }
+            public void onMessage(String payload) {}
         }
     }
 
@@ -75,8 +81,10 @@ class IdempotentHandlerVerifierTests {
                 .withUserConfiguration(PayloadOnlyService.class)
                 .run(context -> {
                     assertThat(context).hasFailed();
-                    assertThat(context.getStartupFailure()).rootCause()
-                            .hasMessageContaining("Service.charge").hasMessageContaining("is not a @KafkaListener method")
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining("Service.charge")
+                            .hasMessageContaining("is not a @KafkaListener method")
                             .hasMessageContaining("ConsumerRecord");
                 });
     }
@@ -96,8 +104,7 @@ class IdempotentHandlerVerifierTests {
 
         static class Service {
             @IdempotentHandler
-            public void charge(String payload) {
-            }
+            public void charge(String payload) {}
         }
     }
 
@@ -116,8 +123,7 @@ class IdempotentHandlerVerifierTests {
 
         static class BadListener {
             @IdempotentHandler(lease = "five minutes")
-            public void onMessage(String payload) {
-            }
+            public void onMessage(String payload) {}
         }
     }
 }

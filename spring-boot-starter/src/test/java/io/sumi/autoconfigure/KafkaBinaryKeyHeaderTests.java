@@ -37,16 +37,22 @@ class KafkaBinaryKeyHeaderTests {
         HandlerDefinition handler = HandlerDefinition.builder("c").build();
         for (byte[] key : List.of(BINARY_1, BINARY_2)) {
             assertThatThrownBy(() -> resolver.resolve(handler, record(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, key)))
-                    .isInstanceOfSatisfying(InvalidIdempotencyKeyException.class, ex -> assertThat(ex.isRetryable()).isFalse());
+                    .isInstanceOfSatisfying(
+                            InvalidIdempotencyKeyException.class,
+                            ex -> assertThat(ex.isRetryable()).isFalse());
         }
     }
 
     @Test
     void aKeyExpressionOverBinaryHeadersIsRejected() {
-        HandlerDefinition handler = HandlerDefinition.builder("c").keyHeaders(List.of()).keyExpression("#headers['order']").build();
+        HandlerDefinition handler = HandlerDefinition.builder("c")
+                .keyHeaders(List.of())
+                .keyExpression("#headers['order']")
+                .build();
 
         assertThatThrownBy(() -> resolver.resolve(handler, record("order", BINARY_2)))
                 .isInstanceOf(InvalidIdempotencyKeyException.class);
-        assertThat(resolver.resolve(handler, record("order", "注文-7".getBytes(StandardCharsets.UTF_8)))).isEqualTo("注文-7");
+        assertThat(resolver.resolve(handler, record("order", "注文-7".getBytes(StandardCharsets.UTF_8))))
+                .isEqualTo("注文-7");
     }
 }

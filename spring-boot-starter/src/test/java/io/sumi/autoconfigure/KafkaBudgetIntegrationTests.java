@@ -46,21 +46,24 @@ import org.springframework.util.backoff.FixedBackOff;
  * the window rolls (an injected clock, no sleeping) the breaker half-opens, the container resumes
  * and the backlog is processed. In-process KRaft broker, real PostgreSQL.
  */
-@SpringBootTest(classes = KafkaBudgetIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.consumer.lease=30s",
-        "sumi.budgets.stripe.limit=3",
-        "sumi.budgets.stripe.window=1h",
-        "sumi.budgets.stripe.cost-per-call=1",
-        "sumi.budgets.llm.limit=1000",
-        "sumi.budgets.llm.window=1h",
-        "sumi.budgets.llm.cost-per-call=100",
-        "sumi.budgets.batches.limit=5",
-        "sumi.budgets.batches.window=1h",
-        "sumi.budgets.batches.cost-per-call=1",
-        "sumi.budget-pause.check-interval=100ms"})
+@SpringBootTest(
+        classes = KafkaBudgetIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.consumer.lease=30s",
+            "sumi.budgets.stripe.limit=3",
+            "sumi.budgets.stripe.window=1h",
+            "sumi.budgets.stripe.cost-per-call=1",
+            "sumi.budgets.llm.limit=1000",
+            "sumi.budgets.llm.window=1h",
+            "sumi.budgets.llm.cost-per-call=100",
+            "sumi.budgets.batches.limit=5",
+            "sumi.budgets.batches.window=1h",
+            "sumi.budgets.batches.cost-per-call=1",
+            "sumi.budget-pause.check-interval=100ms"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
@@ -102,8 +105,10 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
     long committedOffset(String group, String topic) throws Exception {
         try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
-            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(new TopicPartition(topic, 0));
             return offset == null ? 0 : offset.offset();
         }
     }
@@ -111,7 +116,8 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
     @Test
     void anExhaustedBudgetPausesTheContainerUntilTheWindowRollsThenTheBacklogIsProcessed() throws Exception {
         MessageListenerContainer container = containers.getListenerContainer("charges");
-        assertThat(((org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?>) container).getCommonErrorHandler())
+        assertThat(((org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?>) container)
+                        .getCommonErrorHandler())
                 .isInstanceOf(BudgetAwareErrorHandler.class);
         for (int i = 1; i <= 5; i++) {
             template.send(record("budget.charges", "order-" + i, "charge 10 EUR for order-" + i));
@@ -165,7 +171,9 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         assertThat(deadLettered).isEmpty();
 
         // An operator raises the limit: the budget half-opens at once and the container resumes.
-        environment.getPropertySources().addFirst(new MapPropertySource("raised", java.util.Map.of("sumi.budgets.llm.limit", "5000")));
+        environment
+                .getPropertySources()
+                .addFirst(new MapPropertySource("raised", java.util.Map.of("sumi.budgets.llm.limit", "5000")));
         refresher.refresh();
         await().atMost(Duration.ofSeconds(30)).until(() -> provider.summaries.size() == 4);
         assertThat(budgets.budget("llm").config().limit()).isEqualTo(5_000);
@@ -194,9 +202,20 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         assertThat(budgets.budget("batches").circuitBreaker().getState()).isEqualTo(State.CLOSED);
 
         // Until then the container stays paused: no redelivery, no second refusal.
-        double refused = meters.get("sumi.budget.calls").tag("budget", "batches").tag("result", "rejected").counter().count();
-        await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(5)).until(() -> pauser.pauses("batches") == 1
-                && meters.get("sumi.budget.calls").tag("budget", "batches").tag("result", "rejected").counter().count() == refused);
+        double refused = meters.get("sumi.budget.calls")
+                .tag("budget", "batches")
+                .tag("result", "rejected")
+                .counter()
+                .count();
+        await().during(Duration.ofMillis(800))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> pauser.pauses("batches") == 1
+                        && meters.get("sumi.budget.calls")
+                                        .tag("budget", "batches")
+                                        .tag("result", "rejected")
+                                        .counter()
+                                        .count()
+                                == refused);
         assertThat(pauser.isPaused(container)).isTrue();
         assertThat(provider.batchCharges).hasSize(4);
         assertThat(deadLettered).isEmpty();
@@ -204,7 +223,8 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         // The window frees: the container resumes and the batch runs once, nothing lost or doubled.
         clock.advance(Duration.ofHours(1));
         await().atMost(Duration.ofSeconds(30)).until(() -> provider.batchCharges.size() == 6);
-        assertThat(provider.batchCharges).containsExactlyInAnyOrder("batch-1", "batch-2", "batch-3", "batch-4", "batch-5", "batch-6");
+        assertThat(provider.batchCharges)
+                .containsExactlyInAnyOrder("batch-1", "batch-2", "batch-3", "batch-4", "batch-5", "batch-6");
         await().atMost(Duration.ofSeconds(10)).until(() -> committedOffset("batchCharges", "budget.batches") == 6);
         assertThat(pauser.pauses("batches")).isEqualTo(1);
         assertThat(pauser.resumes("batches")).isEqualTo(1);
@@ -250,7 +270,9 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         KafkaAdmin.NewTopics budgetTopics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("budget.charges", 1, (short) 1), new NewTopic("budget.summaries", 1, (short) 1),
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("budget.charges", 1, (short) 1),
+                    new NewTopic("budget.summaries", 1, (short) 1),
                     new NewTopic("budget.batches", 1, (short) 1));
         }
 
@@ -286,7 +308,8 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "batches")
         public void chargeAll(List<ConsumerRecord<String, String>> records) {
             for (ConsumerRecord<String, String> record : records) {
-                provider.batchCharges.add(new String(record.headers().lastHeader("outbox-id").value(), StandardCharsets.UTF_8));
+                provider.batchCharges.add(
+                        new String(record.headers().lastHeader("outbox-id").value(), StandardCharsets.UTF_8));
             }
         }
     }

@@ -51,13 +51,16 @@ import org.springframework.util.backoff.FixedBackOff;
  * listener. A busy key is held by a claim made directly in the ledger, as a killed instance would
  * leave it, and let go once the record has been retried past Spring Kafka's default ten attempts.
  */
-@SpringBootTest(classes = KafkaErrorHandlingIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.consumer.max-poll-records=10",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=50ms",
-        "sumi.consumer.lease=30s"})
+@SpringBootTest(
+        classes = KafkaErrorHandlingIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.consumer.max-poll-records=10",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=50ms",
+            "sumi.consumer.lease=30s"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
@@ -95,7 +98,10 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
     }
 
     double count(String consumer, String outcome) {
-        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -105,12 +111,17 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
      */
     void assertBusyKeyIsRetriedUntilItCanRun(String consumer, String key, ClaimResult deadClaim) {
         await().atMost(Duration.ofSeconds(20)).until(() -> count(consumer, "busy") >= PAST_DEFAULT_ATTEMPTS);
-        assertThat(effects.count(consumer, key)).as("not run while another claim holds it").isZero();
+        assertThat(effects.count(consumer, key))
+                .as("not run while another claim holds it")
+                .isZero();
         assertThat(store.release(deadClaim.message(), "instance A was killed")).isTrue();
         await().atMost(Duration.ofSeconds(20)).until(() -> effects.count(consumer, key) == 1);
         // The effect is counted inside the handler, just before the executor completes the row.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(store.find(consumer, key)).get()
-                .extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(store.find(consumer, key))
+                        .get()
+                        .extracting(row -> row.status())
+                        .isEqualTo(MessageStatus.COMPLETED));
         assertThat(effects.count(consumer, key)).as("run exactly once").isEqualTo(1);
     }
 
@@ -129,8 +140,10 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
         assertBusyKeyIsRetriedUntilItCanRun("busy-factory", "k1", dead);
         // The user's own handler, wrapped by the budget pauser, taught rather than replaced.
-        AbstractMessageListenerContainer<?, ?> container = (AbstractMessageListenerContainer<?, ?>) registry.getListenerContainer("busy-factory");
-        assertThat(((BudgetAwareErrorHandler) container.getCommonErrorHandler()).delegate()).isSameAs(effects.factoryHandler);
+        AbstractMessageListenerContainer<?, ?> container =
+                (AbstractMessageListenerContainer<?, ?>) registry.getListenerContainer("busy-factory");
+        assertThat(((BudgetAwareErrorHandler) container.getCommonErrorHandler()).delegate())
+                .isSameAs(effects.factoryHandler);
     }
 
     @Test
@@ -167,18 +180,22 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         for (int partition = 0; partition < 3; partition++) {
             for (int i = 0; i < 5; i++) {
                 String key = i == 0 && partition == 0 ? "k1" : "p" + partition + "-" + i;
-                ProducerRecord<String, String> record = new ProducerRecord<>("busy.concurrent", partition, key, "payload of " + key);
+                ProducerRecord<String, String> record =
+                        new ProducerRecord<>("busy.concurrent", partition, key, "payload of " + key);
                 record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
                 records.add(record);
             }
         }
         send(records);
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> effects.count("busy-concurrent", "p1-4") == 1
-                && effects.count("busy-concurrent", "p2-4") == 1);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() ->
+                        effects.count("busy-concurrent", "p1-4") == 1 && effects.count("busy-concurrent", "p2-4") == 1);
         assertBusyKeyIsRetriedUntilItCanRun("busy-concurrent", "k1", dead);
         await().atMost(Duration.ofSeconds(20)).until(() -> effects.count("busy-concurrent", "p0-4") == 1);
-        assertThat(effects.counts.get("busy-concurrent")).hasSize(15).allSatisfy((key, count) -> assertThat(count.get()).as(key).isOne());
+        assertThat(effects.counts.get("busy-concurrent"))
+                .hasSize(15)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isOne());
     }
 
     /** Defect 4: a batch listener calling an annotated per-record method: each record is its own invocation. */
@@ -191,13 +208,16 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         send(records);
         registry.getListenerContainer("per-record-batch").start();
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> effects.batchListenerRecords.get() == 10
-                && count("per-record", "processed") + count("per-record", "duplicate") >= 10);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> effects.batchListenerRecords.get() == 10
+                        && count("per-record", "processed") + count("per-record", "duplicate") >= 10);
         for (int i = 0; i < 10; i++) {
             assertThat(effects.count("per-record", "r" + i)).as("r" + i).isEqualTo(1);
         }
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE consumer = 'per-record' AND status = 'COMPLETED'",
-                Integer.class)).isEqualTo(10);
+        assertThat(jdbc.queryForObject(
+                        "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'per-record' AND status = 'COMPLETED'",
+                        Integer.class))
+                .isEqualTo(10);
         assertThat(count("per-record", "duplicate")).isZero();
     }
 
@@ -208,7 +228,9 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
         await().atMost(Duration.ofSeconds(20)).until(() -> effects.fanOutKeys.size() == 3);
         assertThat(effects.fanOutKeys).containsExactlyInAnyOrder("order-1/line-0", "order-1/line-1", "order-1/line-2");
-        assertThat(store.find("fan-out-lines", "order-1/line-2")).get().extracting(row -> row.status())
+        assertThat(store.find("fan-out-lines", "order-1/line-2"))
+                .get()
+                .extracting(row -> row.status())
                 .isEqualTo(MessageStatus.COMPLETED);
         assertThat(store.find("fan-out-lines", "order-1")).isEmpty();
     }
@@ -223,7 +245,9 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         volatile DefaultErrorHandler factoryHandler;
 
         void effect(String consumer, String key) {
-            counts.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>()).computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            counts.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(key, k -> new AtomicInteger())
+                    .incrementAndGet();
         }
 
         int count(String consumer, String key) {
@@ -249,16 +273,23 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         KafkaAdmin.NewTopics topics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("busy.default", 1, (short) 1), new NewTopic("busy.factory", 1, (short) 1),
-                    new NewTopic("busy.batch", 1, (short) 1), new NewTopic("per.record", 1, (short) 1),
-                    new NewTopic("fan.out", 1, (short) 1), new NewTopic("busy.concurrent", 3, (short) 1));
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("busy.default", 1, (short) 1),
+                    new NewTopic("busy.factory", 1, (short) 1),
+                    new NewTopic("busy.batch", 1, (short) 1),
+                    new NewTopic("per.record", 1, (short) 1),
+                    new NewTopic("fan.out", 1, (short) 1),
+                    new NewTopic("busy.concurrent", 3, (short) 1));
         }
 
         /** A factory whose error handler the application sets itself (no bean): two quick retries, then the logging recoverer. */
         @Bean
-        ConcurrentKafkaListenerContainerFactory<Object, Object> userHandlerFactory(Effects effects,
-                ConcurrentKafkaListenerContainerFactoryConfigurer configurer, ConsumerFactory<Object, Object> consumerFactory) {
-            ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+        ConcurrentKafkaListenerContainerFactory<Object, Object> userHandlerFactory(
+                Effects effects,
+                ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
+                ConsumerFactory<Object, Object> consumerFactory) {
+            ConcurrentKafkaListenerContainerFactory<Object, Object> factory =
+                    new ConcurrentKafkaListenerContainerFactory<>();
             configurer.configure(factory, consumerFactory);
             effects.factoryHandler = new DefaultErrorHandler(new FixedBackOff(0, 2));
             factory.setCommonErrorHandler(effects.factoryHandler);
@@ -267,8 +298,10 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         ConcurrentKafkaListenerContainerFactory<Object, Object> batchFactory(
-                ConcurrentKafkaListenerContainerFactoryConfigurer configurer, ConsumerFactory<Object, Object> consumerFactory) {
-            ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+                ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
+                ConsumerFactory<Object, Object> consumerFactory) {
+            ConcurrentKafkaListenerContainerFactory<Object, Object> factory =
+                    new ConcurrentKafkaListenerContainerFactory<>();
             configurer.configure(factory, consumerFactory);
             factory.setBatchListener(true);
             return factory;
@@ -276,8 +309,9 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         Listeners listeners(Effects effects, Lines lines, JdbcTemplate jdbc) {
-            jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('busy-default', 'busy-factory', 'busy-batch', 'per-record',"
-                    + " 'fan-out-lines', 'busy-retryable', 'busy-concurrent')");
+            jdbc.update(
+                    "DELETE FROM processed_messages WHERE consumer IN ('busy-default', 'busy-factory', 'busy-batch', 'per-record',"
+                            + " 'fan-out-lines', 'busy-retryable', 'busy-concurrent')");
             return new Listeners(effects, lines);
         }
 
@@ -329,14 +363,20 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
             effects.effect("busy-factory", IdempotencyContext.current().key());
         }
 
-        @KafkaListener(id = "busy-batch", topics = "busy.batch", containerFactory = "batchFactory", autoStartup = "false")
+        @KafkaListener(
+                id = "busy-batch",
+                topics = "busy.batch",
+                containerFactory = "batchFactory",
+                autoStartup = "false")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void onBatch(List<ConsumerRecord<String, String>> records) {
             records.forEach(record -> effects.effect("busy-batch", record.key()));
         }
 
         @KafkaListener(id = "busy-retryable", topics = "busy.retryable")
-        @org.springframework.kafka.annotation.RetryableTopic(attempts = "3", backOff = @org.springframework.kafka.annotation.BackOff(delay = 50))
+        @org.springframework.kafka.annotation.RetryableTopic(
+                attempts = "3",
+                backOff = @org.springframework.kafka.annotation.BackOff(delay = 50))
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void onRetryable(ConsumerRecord<String, String> record) {
             effects.retryableTopics.add(record.topic());
@@ -355,7 +395,11 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         }
 
         /** Not annotated itself: guards each record through the annotated per-record method. */
-        @KafkaListener(id = "per-record-batch", topics = "per.record", containerFactory = "batchFactory", autoStartup = "false")
+        @KafkaListener(
+                id = "per-record-batch",
+                topics = "per.record",
+                containerFactory = "batchFactory",
+                autoStartup = "false")
         public void onPerRecordBatch(List<ConsumerRecord<String, String>> records) {
             for (ConsumerRecord<String, String> record : records) {
                 effects.batchListenerRecords.incrementAndGet();
@@ -367,7 +411,9 @@ class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
         @KafkaListener(id = "fan-out", topics = "fan.out")
         public void onOrder(ConsumerRecord<String, String> order) {
             for (int i = 0; i < 3; i++) {
-                lines.handleLine(MessageBuilder.withPayload("line " + i).setHeader("idempotency-key", order.key() + "/line-" + i).build());
+                lines.handleLine(MessageBuilder.withPayload("line " + i)
+                        .setHeader("idempotency-key", order.key() + "/line-" + i)
+                        .build());
             }
         }
     }

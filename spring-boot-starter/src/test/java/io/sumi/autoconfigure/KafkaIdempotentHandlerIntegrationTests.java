@@ -54,13 +54,16 @@ import org.springframework.util.backoff.FixedBackOff;
  * an in-process KRaft broker and a real PostgreSQL. One context serves every test; each test has
  * its own topic.
  */
-@SpringBootTest(classes = KafkaIdempotentHandlerIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.consumer.properties.max.poll.interval.ms=60000",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=100ms",
-        "sumi.consumer.lease=30s"})
+@SpringBootTest(
+        classes = KafkaIdempotentHandlerIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.consumer.properties.max.poll.interval.ms=60000",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.consumer.lease=30s"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
 
@@ -104,21 +107,41 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         }
         sendAndFlush(records);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.delivered.get() == 150
-                && meters.find("sumi.messages").tag("consumer", "dup-listener").tag("outcome", "duplicate").counter() != null
-                && meters.get("sumi.messages").tag("consumer", "dup-listener").tag("outcome", "duplicate").counter().count() == 100);
-        assertThat(effects.counts("dup")).hasSize(50).allSatisfy((key, count) -> assertThat(count.get()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.delivered.get() == 150
+                        && meters.find("sumi.messages")
+                                        .tag("consumer", "dup-listener")
+                                        .tag("outcome", "duplicate")
+                                        .counter()
+                                != null
+                        && meters.get("sumi.messages")
+                                        .tag("consumer", "dup-listener")
+                                        .tag("outcome", "duplicate")
+                                        .counter()
+                                        .count()
+                                == 100);
+        assertThat(effects.counts("dup"))
+                .hasSize(50)
+                .allSatisfy((key, count) -> assertThat(count.get()).isEqualTo(1));
         assertThat(effects.seenKeys).contains("dup-0", "dup-49");
-        assertThat(meters.get("sumi.messages").tag("consumer", "dup-listener").tag("outcome", "duplicate").counter().count())
+        assertThat(meters.get("sumi.messages")
+                        .tag("consumer", "dup-listener")
+                        .tag("outcome", "duplicate")
+                        .counter()
+                        .count())
                 .isEqualTo(100);
-        assertThat(store.find("dup-listener", "dup-7")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find("dup-listener", "dup-7"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @Test
     void aHandlerThatThrowsTwiceThenSucceedsIsProcessedOnceAndNotCommittedBefore() throws Exception {
         sendAndFlush(List.of(record("flaky.topic", "flaky-1", "x")));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.counts("flaky").containsKey("flaky-1"));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.counts("flaky").containsKey("flaky-1"));
         assertThat(effects.flakyAttempts.get()).isEqualTo(3);
         assertThat(effects.counts("flaky").get("flaky-1").get()).isEqualTo(1);
         // While it was failing, the group had committed nothing past the record.
@@ -135,9 +158,11 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         sendAndFlush(List.of(record("poison.topic", "poison-1", "x")));
 
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.deadLetters.containsKey("poison.topic-dlt"));
-        ConsumerRecord<String, String> dead = effects.deadLetters.get("poison.topic-dlt").get(0);
+        ConsumerRecord<String, String> dead =
+                effects.deadLetters.get("poison.topic-dlt").get(0);
         assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_MESSAGE)).contains("poisoned payload poison-1");
-        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN)).isEqualTo(IllegalStateException.class.getName());
+        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN))
+                .isEqualTo(IllegalStateException.class.getName());
         assertThat(effects.poisonAttempts.get()).isEqualTo(3);
         // The ledger never says done: the claim was released with the error.
         assertThat(store.find("poison-listener", "poison-1")).get().satisfies(row -> {
@@ -151,12 +176,20 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         sendAndFlush(List.of(new ProducerRecord<>("nokey.topic", "k", "no key here")));
 
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.deadLetters.containsKey("nokey.topic-dlt"));
-        ConsumerRecord<String, String> dead = effects.deadLetters.get("nokey.topic-dlt").get(0);
-        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN)).isEqualTo(MissingIdempotencyKeyException.class.getName());
-        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_MESSAGE)).contains("No idempotency key").contains("outbox-id");
+        ConsumerRecord<String, String> dead =
+                effects.deadLetters.get("nokey.topic-dlt").get(0);
+        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN))
+                .isEqualTo(MissingIdempotencyKeyException.class.getName());
+        assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_MESSAGE))
+                .contains("No idempotency key")
+                .contains("outbox-id");
         assertThat(dead.value()).isEqualTo("no key here");
         assertThat(effects.noKeyCalls.get()).isZero();
-        assertThat(meters.get("sumi.messages").tag("consumer", "nokey-listener").tag("outcome", "rejected").counter().count())
+        assertThat(meters.get("sumi.messages")
+                        .tag("consumer", "nokey-listener")
+                        .tag("outcome", "rejected")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
     }
 
@@ -170,12 +203,24 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         sendAndFlush(records);
         registry.getListenerContainer("batch-listener").start();
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.counts("batch").size() == 10);
-        assertThat(effects.counts("batch")).allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
-        assertThat(effects.batchFailedAtIndex.get()).as("the failure was in the middle of a batch").isGreaterThan(0);
-        assertThat(effects.batchSizes.get(0)).as("the in-batch duplicate was filtered out").isEqualTo(10);
-        assertThat(store.find("batch-listener", "b5")).get().extracting(row -> row.attempts()).isEqualTo(2);
-        assertThat(store.find("batch-listener", "b4")).get().extracting(row -> row.attempts()).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.counts("batch").size() == 10);
+        assertThat(effects.counts("batch"))
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(effects.batchFailedAtIndex.get())
+                .as("the failure was in the middle of a batch")
+                .isGreaterThan(0);
+        assertThat(effects.batchSizes.get(0))
+                .as("the in-batch duplicate was filtered out")
+                .isEqualTo(10);
+        assertThat(store.find("batch-listener", "b5"))
+                .get()
+                .extracting(row -> row.attempts())
+                .isEqualTo(2);
+        assertThat(store.find("batch-listener", "b4"))
+                .get()
+                .extracting(row -> row.attempts())
+                .isEqualTo(1);
     }
 
     @Test
@@ -189,12 +234,16 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         sendAndFlush(records);
 
         // Both groups see all 600 records: 1,200 deliveries, each processed or skipped as a duplicate.
-        await().atMost(Duration.ofSeconds(60)).until(() -> count("concurrent", "processed") + count("concurrent", "duplicate") == 1200);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> count("concurrent", "processed") + count("concurrent", "duplicate") == 1200);
         assertThat(count("concurrent", "processed")).isEqualTo(300);
         assertThat(effects.concurrentDeliveries.get()).isEqualTo(300);
         List<Map<String, Object>> rows = jdbc.queryForList(
                 "SELECT message_id, COUNT(*) AS n FROM sumi_test_effects WHERE consumer = 'concurrent' GROUP BY message_id");
-        assertThat(rows).hasSize(300).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        assertThat(rows)
+                .hasSize(300)
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
     }
 
     @Test
@@ -206,27 +255,38 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         }
         sendAndFlush(records);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> count("txauto-listener", "processed") == 20
-                && count("txauto-listener", "duplicate") == 20);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        count("txauto-listener", "processed") == 20 && count("txauto-listener", "duplicate") == 20);
         // t3's first run wrote its row and then threw: the row rolled back with the ledger row.
         List<Map<String, Object>> rows = jdbc.queryForList(
                 "SELECT message_id, COUNT(*) AS n FROM sumi_test_effects WHERE consumer = 'txauto' GROUP BY message_id");
-        assertThat(rows).hasSize(20).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
-        assertThat(effects.txAutoRunsOfT3.get()).as("t3 ran twice: once failing, once committing").isEqualTo(2);
-        assertThat(store.find("txauto-listener", "t3")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(rows)
+                .hasSize(20)
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        assertThat(effects.txAutoRunsOfT3.get())
+                .as("t3 ran twice: once failing, once committing")
+                .isEqualTo(2);
+        assertThat(store.find("txauto-listener", "t3"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     /** Issue 8, defect 1, with an error-handler bean: a busy key is retried past the bean's own attempts and never skipped. */
     @Test
     void busyKeyIsRetriedWithAnErrorHandlerBeanAndNeverDeadLettered() throws Exception {
-        io.sumi.store.ClaimResult dead = store.claim("busy-bean", new io.sumi.store.ClaimRequest("bb1", null), Duration.ofMinutes(5));
+        io.sumi.store.ClaimResult dead =
+                store.claim("busy-bean", new io.sumi.store.ClaimRequest("bb1", null), Duration.ofMinutes(5));
         assertThat(dead.outcome()).isEqualTo(io.sumi.store.ClaimOutcome.CLAIMED);
         sendAndFlush(List.of(record("busybean.topic", "bb1", "x")));
 
         await().atMost(Duration.ofSeconds(20)).until(() -> count("busy-bean", "busy") >= 15);
         assertThat(effects.counts("busy-bean")).isEmpty();
         assertThat(store.release(dead.message(), "instance A was killed")).isTrue();
-        await().atMost(Duration.ofSeconds(20)).until(() -> effects.counts("busy-bean").containsKey("bb1"));
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> effects.counts("busy-bean").containsKey("bb1"));
         assertThat(effects.counts("busy-bean").get("bb1").get()).isEqualTo(1);
         assertThat(effects.deadLetters).doesNotContainKey("busybean.topic-dlt");
     }
@@ -243,7 +303,10 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
     }
 
     double count(String consumer, String outcome) {
-        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -254,8 +317,10 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
 
     long committedOffset(String group, String topic) throws Exception {
         try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
-            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+            OffsetAndMetadata offset = client.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(new TopicPartition(topic, 0));
             return offset == null ? -1 : offset.offset();
         }
     }
@@ -308,8 +373,8 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         /** A payment provider stub that records the Idempotency-Key of every call. */
         @Bean(destroyMethod = "")
         com.sun.net.httpserver.HttpServer provider(Effects effects) throws java.io.IOException {
-            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
-                    new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+            com.sun.net.httpserver.HttpServer server =
+                    com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
             server.createContext("/charges", exchange -> {
                 String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
                 effects.providerKeys.add(key == null ? "<none>" : key);
@@ -321,24 +386,45 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         }
 
         @Bean
-        Listeners listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin, KafkaTemplate<String, String> template,
-                org.springframework.web.client.RestClient.Builder restClient, com.sun.net.httpserver.HttpServer provider) {
-            jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_test_effects (consumer VARCHAR(200), message_id VARCHAR(200), at TIMESTAMP)");
+        Listeners listeners(
+                Effects effects,
+                JdbcTemplate jdbc,
+                KafkaAdmin admin,
+                KafkaTemplate<String, String> template,
+                org.springframework.web.client.RestClient.Builder restClient,
+                com.sun.net.httpserver.HttpServer provider) {
+            jdbc.execute(
+                    "CREATE TABLE IF NOT EXISTS sumi_test_effects (consumer VARCHAR(200), message_id VARCHAR(200), at TIMESTAMP)");
             jdbc.update("DELETE FROM sumi_test_effects");
-            jdbc.update("DELETE FROM processed_messages WHERE consumer IN ('dup-listener', 'flaky-listener', 'poison-listener',"
-                    + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener', 'txauto-listener', 'busy-bean')");
-            return new Listeners(effects, jdbc, admin, template,
-                    restClient.baseUrl("http://127.0.0.1:" + provider.getAddress().getPort()).build());
+            jdbc.update(
+                    "DELETE FROM processed_messages WHERE consumer IN ('dup-listener', 'flaky-listener', 'poison-listener',"
+                            + " 'nokey-listener', 'batch-listener', 'concurrent', 'chain-listener', 'txauto-listener', 'busy-bean')");
+            return new Listeners(
+                    effects,
+                    jdbc,
+                    admin,
+                    template,
+                    restClient
+                            .baseUrl("http://127.0.0.1:" + provider.getAddress().getPort())
+                            .build());
         }
 
         @Bean
         KafkaAdmin.NewTopics topics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("dup.topic", 1, (short) 1), new NewTopic("flaky.topic", 1, (short) 1),
-                    new NewTopic("poison.topic", 1, (short) 1), new NewTopic("poison.topic-dlt", 1, (short) 1),
-                    new NewTopic("nokey.topic", 1, (short) 1), new NewTopic("nokey.topic-dlt", 1, (short) 1),
-                    new NewTopic("batch.topic", 1, (short) 1), new NewTopic("concurrent.topic", 3, (short) 1),
-                    new NewTopic("chain.topic", 1, (short) 1), new NewTopic("txauto.topic", 1, (short) 1), new NewTopic("chained.topic", 1, (short) 1),
-                    new NewTopic("busybean.topic", 1, (short) 1), new NewTopic("busybean.topic-dlt", 1, (short) 1));
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("dup.topic", 1, (short) 1),
+                    new NewTopic("flaky.topic", 1, (short) 1),
+                    new NewTopic("poison.topic", 1, (short) 1),
+                    new NewTopic("poison.topic-dlt", 1, (short) 1),
+                    new NewTopic("nokey.topic", 1, (short) 1),
+                    new NewTopic("nokey.topic-dlt", 1, (short) 1),
+                    new NewTopic("batch.topic", 1, (short) 1),
+                    new NewTopic("concurrent.topic", 3, (short) 1),
+                    new NewTopic("chain.topic", 1, (short) 1),
+                    new NewTopic("txauto.topic", 1, (short) 1),
+                    new NewTopic("chained.topic", 1, (short) 1),
+                    new NewTopic("busybean.topic", 1, (short) 1),
+                    new NewTopic("busybean.topic-dlt", 1, (short) 1));
         }
 
         @Bean
@@ -349,8 +435,10 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         ConcurrentKafkaListenerContainerFactory<Object, Object> batchFactory(
-                ConcurrentKafkaListenerContainerFactoryConfigurer configurer, ConsumerFactory<Object, Object> consumerFactory) {
-            ConcurrentKafkaListenerContainerFactory<Object, Object> factory = new ConcurrentKafkaListenerContainerFactory<>();
+                ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
+                ConsumerFactory<Object, Object> consumerFactory) {
+            ConcurrentKafkaListenerContainerFactory<Object, Object> factory =
+                    new ConcurrentKafkaListenerContainerFactory<>();
             configurer.configure(factory, consumerFactory);
             factory.setBatchListener(true);
             return factory;
@@ -365,7 +453,11 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         private final KafkaTemplate<String, String> template;
         private final org.springframework.web.client.RestClient provider;
 
-        Listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin, KafkaTemplate<String, String> template,
+        Listeners(
+                Effects effects,
+                JdbcTemplate jdbc,
+                KafkaAdmin admin,
+                KafkaTemplate<String, String> template,
                 org.springframework.web.client.RestClient provider) {
             this.effects = effects;
             this.jdbc = jdbc;
@@ -381,7 +473,9 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         public void onTransactional(String payload) {
             String key = IdempotencyContext.current().key();
             assertThat(IdempotencyContext.current().mode()).isEqualTo(IdempotencyMode.TRANSACTIONAL);
-            jdbc.update("INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('txauto', ?, CURRENT_TIMESTAMP)", key);
+            jdbc.update(
+                    "INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('txauto', ?, CURRENT_TIMESTAMP)",
+                    key);
             if (key.equals("t3") && effects.txAutoRunsOfT3.getAndIncrement() == 0) {
                 throw new IllegalStateException("fails after writing its row");
             }
@@ -415,15 +509,20 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
             effects.delivered.incrementAndGet();
         }
 
-        @KafkaListener(id = "flaky-listener", topics = "flaky.topic", groupId = KafkaIdempotentHandlerIntegrationTests.GROUP_FLAKY)
+        @KafkaListener(
+                id = "flaky-listener",
+                topics = "flaky.topic",
+                groupId = KafkaIdempotentHandlerIntegrationTests.GROUP_FLAKY)
         @IdempotentHandler
         public void onFlaky(ConsumerRecord<String, String> record) throws Exception {
             int attempt = effects.flakyAttempts.incrementAndGet();
             assertThat(IdempotencyContext.current().attempt()).isEqualTo(attempt);
             if (attempt == 2) {
                 try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
-                    OffsetAndMetadata committed = client.listConsumerGroupOffsets(GROUP_FLAKY).partitionsToOffsetAndMetadata()
-                            .get(10, TimeUnit.SECONDS).get(new TopicPartition("flaky.topic", 0));
+                    OffsetAndMetadata committed = client.listConsumerGroupOffsets(GROUP_FLAKY)
+                            .partitionsToOffsetAndMetadata()
+                            .get(10, TimeUnit.SECONDS)
+                            .get(new TopicPartition("flaky.topic", 0));
                     effects.committedWhileFailing.set(committed == null ? -1 : committed.offset());
                 }
             }
@@ -452,19 +551,29 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
             effects.effect("busy-bean", record.key());
         }
 
-        @KafkaListener(id = "dead-letters", topics = {"poison.topic-dlt", "nokey.topic-dlt", "busybean.topic-dlt"}, groupId = "dead-letters")
+        @KafkaListener(
+                id = "dead-letters",
+                topics = {"poison.topic-dlt", "nokey.topic-dlt", "busybean.topic-dlt"},
+                groupId = "dead-letters")
         public void onDeadLetter(ConsumerRecord<String, String> record) {
-            effects.deadLetters.computeIfAbsent(record.topic(), topic -> Collections.synchronizedList(new ArrayList<>())).add(record);
+            effects.deadLetters
+                    .computeIfAbsent(record.topic(), topic -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(record);
         }
 
-        @KafkaListener(id = "batch-listener", topics = "batch.topic", containerFactory = "batchFactory", autoStartup = "false")
+        @KafkaListener(
+                id = "batch-listener",
+                topics = "batch.topic",
+                containerFactory = "batchFactory",
+                autoStartup = "false")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void onBatch(List<ConsumerRecord<String, String>> records) {
             effects.batchSizes.add(records.size());
             for (int i = 0; i < records.size(); i++) {
                 ConsumerRecord<String, String> record = records.get(i);
                 if (record.key().equals("b5") && effects.batchFailedAtIndex.compareAndSet(-1, i)) {
-                    throw new BatchListenerFailedException("b5 fails once", new IllegalStateException("b5 fails once"), i);
+                    throw new BatchListenerFailedException(
+                            "b5 fails once", new IllegalStateException("b5 fails once"), i);
                 }
                 effects.effect("batch", record.key());
             }
@@ -474,7 +583,8 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(consumer = "concurrent", mode = IdempotencyMode.TRANSACTIONAL)
         public void onConcurrentA(ConsumerRecord<String, String> record) {
             effects.concurrentDeliveries.incrementAndGet();
-            jdbc.update("INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('concurrent', ?, CURRENT_TIMESTAMP)",
+            jdbc.update(
+                    "INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('concurrent', ?, CURRENT_TIMESTAMP)",
                     IdempotencyContext.current().key());
         }
 
@@ -482,7 +592,8 @@ class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(consumer = "concurrent", mode = IdempotencyMode.TRANSACTIONAL)
         public void onConcurrentB(ConsumerRecord<String, String> record) {
             effects.concurrentDeliveries.incrementAndGet();
-            jdbc.update("INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('concurrent', ?, CURRENT_TIMESTAMP)",
+            jdbc.update(
+                    "INSERT INTO sumi_test_effects (consumer, message_id, at) VALUES ('concurrent', ?, CURRENT_TIMESTAMP)",
                     IdempotencyContext.current().key());
         }
     }

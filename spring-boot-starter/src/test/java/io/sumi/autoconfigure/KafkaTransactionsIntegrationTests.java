@@ -41,14 +41,17 @@ import org.springframework.transaction.annotation.Transactional;
  * and a busy key in such a container goes to the after-rollback processor, which must retry it
  * rather than skip it after Spring Kafka's default ten attempts (defect 1).
  */
-@SpringBootTest(classes = KafkaTransactionsIntegrationTests.App.class, properties = {
-        "spring.kafka.producer.transaction-id-prefix=sumi-tx-",
-        "spring.kafka.consumer.isolation-level=read_committed",
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.listener.concurrency=1",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=50ms",
-        "sumi.consumer.lease=30s"})
+@SpringBootTest(
+        classes = KafkaTransactionsIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.producer.transaction-id-prefix=sumi-tx-",
+            "spring.kafka.consumer.isolation-level=read_committed",
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=50ms",
+            "sumi.consumer.lease=30s"
+        })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
 
@@ -75,7 +78,10 @@ class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
     }
 
     double count(String consumer, String outcome) {
-        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -88,10 +94,14 @@ class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
         }
         send(records);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> count("tx-orders", "processed") == 10 && count("tx-orders", "duplicate") == 10);
-        List<Map<String, Object>> rows = jdbc.queryForList(
-                "SELECT message_id, COUNT(*) AS n FROM sumi_test_tx_effects GROUP BY message_id");
-        assertThat(rows).hasSize(10).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> count("tx-orders", "processed") == 10 && count("tx-orders", "duplicate") == 10);
+        List<Map<String, Object>> rows =
+                jdbc.queryForList("SELECT message_id, COUNT(*) AS n FROM sumi_test_tx_effects GROUP BY message_id");
+        assertThat(rows)
+                .hasSize(10)
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
         // o3 failed after writing its row: the row and the ledger row rolled back, the record came again.
         assertThat(listeners.runsOfO3()).isEqualTo(2);
         assertThat(store.find("tx-orders", "o3")).get().satisfies(row -> {
@@ -109,7 +119,10 @@ class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
         assertThat(listeners.leaseRuns()).isZero();
         assertThat(store.release(dead.message(), "instance A was killed")).isTrue();
         await().atMost(Duration.ofSeconds(20)).until(() -> listeners.leaseRuns() == 1);
-        assertThat(store.find("tx-lease", "l1")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find("tx-lease", "l1"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @SpringBootConfiguration
@@ -130,7 +143,8 @@ class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
 
         @Bean
         KafkaAdmin.NewTopics topics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("tx.orders", 1, (short) 1), new NewTopic("tx.lease", 1, (short) 1));
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("tx.orders", 1, (short) 1), new NewTopic("tx.lease", 1, (short) 1));
         }
 
         @Bean

@@ -50,13 +50,16 @@ import org.springframework.transaction.annotation.Transactional;
  * {@code outbox-id} as its key. PostgreSQL, in a database of this test's own, so that no other
  * module's dispatcher can take these rows.
  */
-@SpringBootTest(classes = OutboxKafkaIntegrationTests.App.class, properties = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        // Long polls: a row that arrives fast was sent because its commit woke the dispatcher.
-        "sumi.outbox.dispatcher.min-poll-interval=30s",
-        "sumi.outbox.dispatcher.max-poll-interval=60s",
-        "sumi.consumer.lease=30s"})
+@SpringBootTest(
+        classes = OutboxKafkaIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            // Long polls: a row that arrives fast was sent because its commit woke the dispatcher.
+            "sumi.outbox.dispatcher.min-poll-interval=30s",
+            "sumi.outbox.dispatcher.max-poll-interval=60s",
+            "sumi.consumer.lease=30s"
+        })
 @EmbeddedKafka(partitions = 2, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class OutboxKafkaIntegrationTests {
 
@@ -116,11 +119,17 @@ class OutboxKafkaIntegrationTests {
         assertThat(header(record, "trace-id")).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
         assertThat(header(record, "schema-version")).isEqualTo("1");
         assertThat(header(record, "tenant-id")).isEqualTo("acme");
-        assertThat(mailer.keys.get("order-1")).as("the consumer's idempotency key").isEqualTo(Long.toString(id));
+        assertThat(mailer.keys.get("order-1"))
+                .as("the consumer's idempotency key")
+                .isEqualTo(Long.toString(id));
 
         OutboxRecord row = table.find(id).orElseThrow();
         assertThat(row.outcome()).isEqualTo(DispatchOutcome.SENT);
-        assertThat(meters.get("outbox.dispatch.latency").tag("topic", "mail.send").timer().count()).isGreaterThanOrEqualTo(1);
+        assertThat(meters.get("outbox.dispatch.latency")
+                        .tag("topic", "mail.send")
+                        .timer()
+                        .count())
+                .isGreaterThanOrEqualTo(1);
     }
 
     @Test
@@ -129,7 +138,8 @@ class OutboxKafkaIntegrationTests {
         await().atMost(Duration.ofSeconds(10)).until(() -> mailer.mails.get("order-2") != null);
 
         // What a dispatcher that died before marking the row would do on its next run: send it again.
-        assertThat(publisher.publish(List.of(table.find(id).orElseThrow())).failures()).isEmpty();
+        assertThat(publisher.publish(List.of(table.find(id).orElseThrow())).failures())
+                .isEmpty();
 
         await().atMost(Duration.ofSeconds(10)).until(() -> duplicates() >= 1);
         assertThat(mailer.mails.get("order-2")).hasValue(1);
@@ -139,8 +149,10 @@ class OutboxKafkaIntegrationTests {
     @Test
     void aServiceCallThatFailsAfterTheAppendLeavesNoRowAndSendsNothing() {
         assertThatThrownBy(() -> orders.place("order-3", "c@example.com", true)).hasMessage("payment declined");
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'order-3'", Integer.class)).isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM sumi_test_orders WHERE id = 'order-3'", Integer.class)).isZero();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = 'order-3'", Integer.class))
+                .isZero();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM sumi_test_orders WHERE id = 'order-3'", Integer.class))
+                .isZero();
         // A later order still goes through, and nothing of order-3 came before it.
         orders.place("order-4", "d@example.com", false);
         await().atMost(Duration.ofSeconds(10)).until(() -> mailer.received.containsKey("order-4"));
@@ -154,8 +166,10 @@ class OutboxKafkaIntegrationTests {
     }
 
     double duplicates() {
-        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages").tag("consumer", "outbox-mailer")
-                .tag("outcome", "duplicate").counter();
+        io.micrometer.core.instrument.Counter counter = meters.find("sumi.messages")
+                .tag("consumer", "outbox-mailer")
+                .tag("outcome", "duplicate")
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
@@ -178,8 +192,11 @@ class OutboxKafkaIntegrationTests {
         @Transactional
         public long place(String orderId, String email, boolean failAfterAppend) {
             jdbc.update("INSERT INTO sumi_test_orders (id, email) VALUES (?, ?)", orderId, email);
-            long id = outbox.append(OutboxMessage.builder(orderId, "mail.send", "{\"order\":\"" + orderId + "\",\"to\":\"" + email + "\"}")
-                    .schemaVersion("1").tenant("acme").build());
+            long id = outbox.append(OutboxMessage.builder(
+                            orderId, "mail.send", "{\"order\":\"" + orderId + "\",\"to\":\"" + email + "\"}")
+                    .schemaVersion("1")
+                    .tenant("acme")
+                    .build());
             if (failAfterAppend) {
                 throw new IllegalStateException("payment declined");
             }
@@ -210,12 +227,16 @@ class OutboxKafkaIntegrationTests {
         public void onMail(ConsumerRecord<String, String> record) {
             inbox.received.put(record.key(), record);
             inbox.keys.put(record.key(), IdempotencyContext.current().key());
-            inbox.mails.computeIfAbsent(record.key(), key -> new AtomicInteger()).incrementAndGet();
+            inbox.mails
+                    .computeIfAbsent(record.key(), key -> new AtomicInteger())
+                    .incrementAndGet();
         }
 
         @KafkaListener(id = "outbox-deliveries", topics = "mail.send", groupId = "outbox-deliveries")
         public void countDeliveries(ConsumerRecord<String, String> record) {
-            inbox.deliveries.computeIfAbsent(record.key(), key -> new AtomicInteger()).incrementAndGet();
+            inbox.deliveries
+                    .computeIfAbsent(record.key(), key -> new AtomicInteger())
+                    .incrementAndGet();
         }
     }
 
@@ -231,7 +252,8 @@ class OutboxKafkaIntegrationTests {
 
         @Bean
         Orders orders(JdbcTemplate jdbc, Outbox outbox) {
-            jdbc.execute("CREATE TABLE IF NOT EXISTS sumi_test_orders (id VARCHAR(64) PRIMARY KEY, email VARCHAR(200))");
+            jdbc.execute(
+                    "CREATE TABLE IF NOT EXISTS sumi_test_orders (id VARCHAR(64) PRIMARY KEY, email VARCHAR(200))");
             jdbc.update("DELETE FROM sumi_test_orders");
             jdbc.update("DELETE FROM outbox");
             jdbc.update("DELETE FROM processed_messages WHERE consumer = 'outbox-mailer'");

@@ -29,26 +29,31 @@ import org.springframework.util.backoff.FixedBackOff;
 class SumiKafkaErrorHandlerConfigurerTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, SumiAutoConfiguration.class,
-                    SumiKafkaAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    KafkaAutoConfiguration.class, SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class))
             .withPropertyValues("spring.kafka.bootstrap-servers=127.0.0.1:1");
 
     @Test
     void anErrorHandlerSumiCannotTeachFailsStartUpForAnIdempotentListener() {
-        runner.withUserConfiguration(LoggingHandler.class, IdempotentListener.class).run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
-                    .hasMessageContaining("'idempotent'").hasMessageContaining(CommonLoggingErrorHandler.class.getName())
-                    .hasMessageContaining("Use a DefaultErrorHandler").hasMessageContaining("sumi.kafka.configure-error-handlers=false");
-        });
+        runner.withUserConfiguration(LoggingHandler.class, IdempotentListener.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining("'idempotent'")
+                            .hasMessageContaining(CommonLoggingErrorHandler.class.getName())
+                            .hasMessageContaining("Use a DefaultErrorHandler")
+                            .hasMessageContaining("sumi.kafka.configure-error-handlers=false");
+                });
     }
 
     @Test
     void aContainerWithoutIdempotentHandlerKeepsAnErrorHandlerSumiCannotTeach() {
         runner.withUserConfiguration(LoggingHandler.class, PlainListener.class).run(context -> {
             assertThat(context).hasNotFailed();
-            CommonErrorHandler handler = ((AbstractMessageListenerContainer<?, ?>) context.getBean(KafkaListenerEndpointRegistry.class)
-                    .getListenerContainer("plain")).getCommonErrorHandler();
+            CommonErrorHandler handler = ((AbstractMessageListenerContainer<?, ?>)
+                            context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("plain"))
+                    .getCommonErrorHandler();
             assertThat(handler).isInstanceOf(CommonLoggingErrorHandler.class);
         });
     }
@@ -57,8 +62,9 @@ class SumiKafkaErrorHandlerConfigurerTests {
     void aContainerWithoutErrorHandlerGetsATaughtDefaultErrorHandlerBeforeItStarts() {
         runner.withUserConfiguration(IdempotentListener.class).run(context -> {
             assertThat(context).hasNotFailed();
-            CommonErrorHandler handler = ((AbstractMessageListenerContainer<?, ?>) context.getBean(KafkaListenerEndpointRegistry.class)
-                    .getListenerContainer("idempotent")).getCommonErrorHandler();
+            CommonErrorHandler handler = ((AbstractMessageListenerContainer<?, ?>)
+                            context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("idempotent"))
+                    .getCommonErrorHandler();
             assertThat(handler).isInstanceOf(DefaultErrorHandler.class);
         });
     }
@@ -66,18 +72,23 @@ class SumiKafkaErrorHandlerConfigurerTests {
     /** Taught in place it would still give a busy key to its recoverer: Spring Kafka consults no back-off function for it. */
     @Test
     void anErrorHandlerWithoutRetriesFailsStartUpForAnIdempotentListenerSayingWhatToDo() {
-        runner.withUserConfiguration(NoRetriesHandler.class, IdempotentListener.class).run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
-                    .hasMessageContaining("'idempotent'").hasMessageContaining("allows no retry")
-                    .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)");
-        });
+        runner.withUserConfiguration(NoRetriesHandler.class, IdempotentListener.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining("'idempotent'")
+                            .hasMessageContaining("allows no retry")
+                            .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)");
+                });
     }
 
     @Test
     void theHandlerWithoutRetriesThatSumiBuildsStartsForAnIdempotentListener() {
         runner.withUserConfiguration(IdempotentListener.class)
-                .withBean(CommonErrorHandler.class, () -> SumiKafkaErrorHandling.withoutRetries((record, ex) -> { }, Duration.ofSeconds(1)))
+                .withBean(
+                        CommonErrorHandler.class,
+                        () -> SumiKafkaErrorHandling.withoutRetries((record, ex) -> {}, Duration.ofSeconds(1)))
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -113,8 +124,7 @@ class SumiKafkaErrorHandlerConfigurerTests {
         static class Listener {
             @KafkaListener(id = "idempotent", topics = "t", autoStartup = "false")
             @IdempotentHandler
-            public void onMessage(String payload) {
-            }
+            public void onMessage(String payload) {}
         }
     }
 
@@ -133,8 +143,7 @@ class SumiKafkaErrorHandlerConfigurerTests {
 
         static class Listener {
             @KafkaListener(id = "plain", topics = "t", autoStartup = "false")
-            public void onMessage(String payload) {
-            }
+            public void onMessage(String payload) {}
         }
     }
 }

@@ -35,56 +35,85 @@ class SumiOutboxAutoConfigurationTests {
     /** A fresh in-memory database per context, so no context's dispatcher sees another's rows. */
     private static ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withPropertyValues("spring.datasource.url=jdbc:h2:mem:sumi_outbox_" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa", "spring.flyway.locations=classpath:db/sumi/{vendor}")
-                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class, KafkaAutoConfiguration.class, SumiOutboxAutoConfiguration.class));
+                .withPropertyValues(
+                        "spring.datasource.url=jdbc:h2:mem:sumi_outbox_" + UUID.randomUUID()
+                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
+                        "spring.datasource.username=sa",
+                        "spring.flyway.locations=classpath:db/sumi/{vendor}")
+                .withConfiguration(AutoConfigurations.of(
+                        DataSourceAutoConfiguration.class,
+                        DataSourceTransactionManagerAutoConfiguration.class,
+                        FlywayAutoConfiguration.class,
+                        KafkaAutoConfiguration.class,
+                        SumiOutboxAutoConfiguration.class));
     }
 
     @Test
     void withKafkaTheOutboxGetsAKafkaPublisherAndADispatcher() {
-        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.min-poll-interval=1h",
-                "sumi.outbox.dispatcher.max-poll-interval=1h").run(context -> {
-            assertThat(context).hasNotFailed();
-            assertThat(context).hasSingleBean(OutboxTable.class).hasSingleBean(Outbox.class).hasSingleBean(OutboxPruner.class)
-                    .hasSingleBean(OutboxMetrics.class).hasSingleBean(OutboxDispatcher.class);
-            assertThat(context.getBean(OutboxPublisher.class)).isInstanceOf(KafkaOutboxPublisher.class);
-            assertThat(context.getBean(OutboxDispatcher.class).isRunning()).isTrue();
-            assertThat(context).hasSingleBean(SumiOutboxAutoConfiguration.OutboxPruningScheduler.class);
-        });
+        runner().withPropertyValues(
+                        "spring.kafka.bootstrap-servers=localhost:1",
+                        "sumi.outbox.dispatcher.min-poll-interval=1h",
+                        "sumi.outbox.dispatcher.max-poll-interval=1h")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context)
+                            .hasSingleBean(OutboxTable.class)
+                            .hasSingleBean(Outbox.class)
+                            .hasSingleBean(OutboxPruner.class)
+                            .hasSingleBean(OutboxMetrics.class)
+                            .hasSingleBean(OutboxDispatcher.class);
+                    assertThat(context.getBean(OutboxPublisher.class)).isInstanceOf(KafkaOutboxPublisher.class);
+                    assertThat(context.getBean(OutboxDispatcher.class).isRunning())
+                            .isTrue();
+                    assertThat(context).hasSingleBean(SumiOutboxAutoConfiguration.OutboxPruningScheduler.class);
+                });
     }
 
     @Test
     void withoutAPublisherThereIsNoDispatcherButAppendsStillWork() {
-        runner().withClassLoader(new FilteredClassLoader("org.apache.kafka.clients.producer")).run(context -> {
-            assertThat(context).hasNotFailed();
-            assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxPublisher.class).doesNotHaveBean(OutboxDispatcher.class);
-            TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-            long id = tx.execute(status -> context.getBean(Outbox.class).append("order-1", "mail.send", "{}"));
-            assertThat(context.getBean(OutboxTable.class).find(id)).get().satisfies(row -> assertThat(row.pending()).isTrue());
-        });
+        runner().withClassLoader(new FilteredClassLoader("org.apache.kafka.clients.producer"))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context)
+                            .hasSingleBean(Outbox.class)
+                            .doesNotHaveBean(OutboxPublisher.class)
+                            .doesNotHaveBean(OutboxDispatcher.class);
+                    TransactionTemplate tx = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+                    long id = tx.execute(status -> context.getBean(Outbox.class).append("order-1", "mail.send", "{}"));
+                    assertThat(context.getBean(OutboxTable.class).find(id))
+                            .get()
+                            .satisfies(row -> assertThat(row.pending()).isTrue());
+                });
     }
 
     @Test
     void propertiesBind() {
-        runner().withPropertyValues("sumi.outbox.dispatcher.enabled=false", "sumi.outbox.table-name=app.outbox", "sumi.outbox.retention=7d",
-                "sumi.outbox.dispatcher.batch-size=50", "sumi.outbox.dispatcher.ordered-topics=payments,refunds",
-                "sumi.outbox.dispatcher.shadow-topics=mail.send", "sumi.outbox.dispatcher.cutoff=2026-01-01T00:00:00Z",
-                "sumi.outbox.dispatcher.backoff.initial=10s", "sumi.outbox.dispatcher.max-attempts=5",
-                "sumi.outbox.pruning.enabled=false").run(context -> {
-            SumiOutboxProperties properties = context.getBean(SumiOutboxProperties.class);
-            assertThat(properties.tableName()).isEqualTo("app.outbox");
-            assertThat(properties.retention()).isEqualTo(Duration.ofDays(7));
-            assertThat(properties.dispatcher().batchSize()).isEqualTo(50);
-            assertThat(properties.dispatcher().orderedTopics()).containsExactly("payments", "refunds");
-            assertThat(properties.dispatcher().shadowTopics()).containsExactly("mail.send");
-            assertThat(properties.dispatcher().cutoff()).isEqualTo(Instant.parse("2026-01-01T00:00:00Z"));
-            assertThat(properties.dispatcher().backoff().toBackoff().delay(2, 0)).isEqualTo(Duration.ofSeconds(20));
-            assertThat(properties.dispatcher().maxAttempts()).isEqualTo(5);
-            assertThat(context.getBean(OutboxTable.class).tableName()).isEqualTo("app.outbox");
-            assertThat(context.getBean(OutboxPruner.class).retention()).isEqualTo(Duration.ofDays(7));
-            assertThat(context).doesNotHaveBean(SumiOutboxAutoConfiguration.OutboxPruningScheduler.class);
-        });
+        runner().withPropertyValues(
+                        "sumi.outbox.dispatcher.enabled=false",
+                        "sumi.outbox.table-name=app.outbox",
+                        "sumi.outbox.retention=7d",
+                        "sumi.outbox.dispatcher.batch-size=50",
+                        "sumi.outbox.dispatcher.ordered-topics=payments,refunds",
+                        "sumi.outbox.dispatcher.shadow-topics=mail.send",
+                        "sumi.outbox.dispatcher.cutoff=2026-01-01T00:00:00Z",
+                        "sumi.outbox.dispatcher.backoff.initial=10s",
+                        "sumi.outbox.dispatcher.max-attempts=5",
+                        "sumi.outbox.pruning.enabled=false")
+                .run(context -> {
+                    SumiOutboxProperties properties = context.getBean(SumiOutboxProperties.class);
+                    assertThat(properties.tableName()).isEqualTo("app.outbox");
+                    assertThat(properties.retention()).isEqualTo(Duration.ofDays(7));
+                    assertThat(properties.dispatcher().batchSize()).isEqualTo(50);
+                    assertThat(properties.dispatcher().orderedTopics()).containsExactly("payments", "refunds");
+                    assertThat(properties.dispatcher().shadowTopics()).containsExactly("mail.send");
+                    assertThat(properties.dispatcher().cutoff()).isEqualTo(Instant.parse("2026-01-01T00:00:00Z"));
+                    assertThat(properties.dispatcher().backoff().toBackoff().delay(2, 0))
+                            .isEqualTo(Duration.ofSeconds(20));
+                    assertThat(properties.dispatcher().maxAttempts()).isEqualTo(5);
+                    assertThat(context.getBean(OutboxTable.class).tableName()).isEqualTo("app.outbox");
+                    assertThat(context.getBean(OutboxPruner.class).retention()).isEqualTo(Duration.ofDays(7));
+                    assertThat(context).doesNotHaveBean(SumiOutboxAutoConfiguration.OutboxPruningScheduler.class);
+                });
     }
 
     @Test
@@ -108,51 +137,73 @@ class SumiOutboxAutoConfigurationTests {
             assertThat(dispatcher.cutoff()).isNull();
             assertThat(dispatcher.sendTimeout()).isEqualTo(OutboxDispatcher.DEFAULT_SEND_TIMEOUT);
             assertThat(properties.kafka().sendTimeout()).isNull();
-            assertThat(properties.kafka().sendTimeoutOr(dispatcher.sendTimeout())).isEqualTo(KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
+            assertThat(properties.kafka().sendTimeoutOr(dispatcher.sendTimeout()))
+                    .isEqualTo(KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
         });
     }
 
     @Test
     void theDispatcherCanBeTurnedOffPerInstance() {
-        runner().withUserConfiguration(OwnPublisher.class).withPropertyValues("sumi.outbox.dispatcher.enabled=false").run(context -> {
-            assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxDispatcher.class);
-        });
-        runner().withUserConfiguration(OwnPublisher.class).withPropertyValues("sumi.outbox.dispatcher.min-poll-interval=1h",
-                "sumi.outbox.dispatcher.max-poll-interval=1h").run(context -> {
-            assertThat(context).hasSingleBean(OutboxDispatcher.class);
-            assertThat(context.getBean(OutboxPublisher.class)).isSameAs(OwnPublisher.PUBLISHER);
-        });
+        runner().withUserConfiguration(OwnPublisher.class)
+                .withPropertyValues("sumi.outbox.dispatcher.enabled=false")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(Outbox.class).doesNotHaveBean(OutboxDispatcher.class);
+                });
+        runner().withUserConfiguration(OwnPublisher.class)
+                .withPropertyValues(
+                        "sumi.outbox.dispatcher.min-poll-interval=1h", "sumi.outbox.dispatcher.max-poll-interval=1h")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(OutboxDispatcher.class);
+                    assertThat(context.getBean(OutboxPublisher.class)).isSameAs(OwnPublisher.PUBLISHER);
+                });
     }
 
     @Test
     void theWholeOutboxCanBeTurnedOff() {
         runner().withPropertyValues("sumi.outbox.enabled=false").run(context -> {
             assertThat(context).hasNotFailed();
-            assertThat(context).doesNotHaveBean(OutboxTable.class).doesNotHaveBean(Outbox.class).doesNotHaveBean(OutboxDispatcher.class);
+            assertThat(context)
+                    .doesNotHaveBean(OutboxTable.class)
+                    .doesNotHaveBean(Outbox.class)
+                    .doesNotHaveBean(OutboxDispatcher.class);
         });
     }
 
     @Test
     void backsOffForTheApplicationsOwnBeans() {
-        runner().withUserConfiguration(OwnOutbox.class).withPropertyValues("sumi.outbox.dispatcher.enabled=false").run(context -> {
-            assertThat(context.getBean(Outbox.class)).isSameAs(context.getBean("myOutbox"));
-            assertThat(context).hasSingleBean(Outbox.class);
-        });
+        runner().withUserConfiguration(OwnOutbox.class)
+                .withPropertyValues("sumi.outbox.dispatcher.enabled=false")
+                .run(context -> {
+                    assertThat(context.getBean(Outbox.class)).isSameAs(context.getBean("myOutbox"));
+                    assertThat(context).hasSingleBean(Outbox.class);
+                });
     }
 
     @Test
     void aSendTimeoutAboveHalfTheLeaseIsRejectedAtStartUp() {
-        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.send-timeout=61s").run(context ->
-                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("must be at most half the lease")
+        runner().withPropertyValues(
+                        "spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.send-timeout=61s")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("must be at most half the lease")
                         .hasMessageContaining("sumi.outbox.dispatcher.send-timeout"));
-        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.kafka.send-timeout=5m").run(context ->
-                assertThat(context).hasFailed().getFailure().rootCause()
+        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.kafka.send-timeout=5m")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
                         .hasMessageContaining("must not exceed sumi.outbox.dispatcher.send-timeout"));
-        runner().withPropertyValues("spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.lease=10s",
-                "sumi.outbox.dispatcher.send-timeout=5s").run(context -> {
-            assertThat(context).hasNotFailed();
-            assertThat(context.getBean(KafkaOutboxPublisher.class).sendTimeout()).isEqualTo(Duration.ofSeconds(5));
-        });
+        runner().withPropertyValues(
+                        "spring.kafka.bootstrap-servers=localhost:1",
+                        "sumi.outbox.dispatcher.lease=10s",
+                        "sumi.outbox.dispatcher.send-timeout=5s")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(KafkaOutboxPublisher.class).sendTimeout())
+                            .isEqualTo(Duration.ofSeconds(5));
+                });
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -40,25 +40,32 @@ class SumiStreamAutoConfigurationTests {
 
     @Test
     void bindsTheStreamProperties() {
-        runner.withPropertyValues("sumi.stream.busy-max-wait=90s", "sumi.stream.propagate-key=false").run(context -> {
-            StreamSettings settings = context.getBean(SumiStreamProperties.class).settings();
-            assertThat(settings.busyMaxWait()).isEqualTo(Duration.ofSeconds(90));
-            assertThat(settings.busyRetryInterval()).isEqualTo(StreamSettings.DEFAULT_BUSY_RETRY_INTERVAL);
-            assertThat(settings.keyHeader()).isNull();
-        });
+        runner.withPropertyValues("sumi.stream.busy-max-wait=90s", "sumi.stream.propagate-key=false")
+                .run(context -> {
+                    StreamSettings settings =
+                            context.getBean(SumiStreamProperties.class).settings();
+                    assertThat(settings.busyMaxWait()).isEqualTo(Duration.ofSeconds(90));
+                    assertThat(settings.busyRetryInterval()).isEqualTo(StreamSettings.DEFAULT_BUSY_RETRY_INTERVAL);
+                    assertThat(settings.keyHeader()).isNull();
+                });
     }
 
     @Test
     void anInvalidAnnotationFailsStartUpWithTheReason() {
-        runner.withUserConfiguration(BadLease.class).run(context -> assertThat(context).hasFailed()
-                .getFailure().hasMessageContaining("Invalid @IdempotentHandler").hasMessageContaining("lease"));
+        runner.withUserConfiguration(BadLease.class)
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("Invalid @IdempotentHandler")
+                        .hasMessageContaining("lease"));
     }
 
     @Test
     void backsOffForTheApplicationsOwnBeans() {
         runner.withUserConfiguration(OwnBeans.class).run(context -> {
             assertThat(context.getBean(IdempotentFunctionPostProcessor.class)).isSameAs(OwnBeans.POST_PROCESSOR);
-            assertThat(context.getBean(SumiStreamAutoConfiguration.CHANNEL_INTERCEPTOR_BEAN_NAME)).isSameAs(OwnBeans.INTERCEPTOR);
+            assertThat(context.getBean(SumiStreamAutoConfiguration.CHANNEL_INTERCEPTOR_BEAN_NAME))
+                    .isSameAs(OwnBeans.INTERCEPTOR);
         });
     }
 
@@ -70,19 +77,19 @@ class SumiStreamAutoConfigurationTests {
 
     @Test
     void staysOffWithoutSpringCloudStream() {
-        runner.withClassLoader(new FilteredClassLoader("org.springframework.cloud.stream")).run(context ->
-                assertThat(context).doesNotHaveBean(IdempotentFunctionPostProcessor.class));
+        runner.withClassLoader(new FilteredClassLoader("org.springframework.cloud.stream"))
+                .run(context -> assertThat(context).doesNotHaveBean(IdempotentFunctionPostProcessor.class));
     }
 
     @Configuration(proxyBeanMethods = false)
     static class Functions {
 
-        final Consumer<String> plain = payload -> { };
+        final Consumer<String> plain = payload -> {};
 
         @Bean
         @IdempotentHandler
         Consumer<String> orders() {
-            return payload -> { };
+            return payload -> {};
         }
 
         @Bean
@@ -103,20 +110,24 @@ class SumiStreamAutoConfigurationTests {
         @Bean
         @IdempotentHandler(lease = "soon")
         Consumer<String> orders() {
-            return payload -> { };
+            return payload -> {};
         }
     }
 
     @Configuration(proxyBeanMethods = false)
     static class OwnBeans {
 
-        static final IdempotentFunctionPostProcessor POST_PROCESSOR = new IdempotentFunctionPostProcessor(() -> {
-            throw new IllegalStateException("not used");
-        }, () -> {
-            throw new IllegalStateException("not used");
-        }, StreamSettings.ofDefaults());
+        static final IdempotentFunctionPostProcessor POST_PROCESSOR = new IdempotentFunctionPostProcessor(
+                () -> {
+                    throw new IllegalStateException("not used");
+                },
+                () -> {
+                    throw new IllegalStateException("not used");
+                },
+                StreamSettings.ofDefaults());
 
-        static final GlobalChannelInterceptorWrapper INTERCEPTOR = new GlobalChannelInterceptorWrapper(new org.springframework.messaging.support.ChannelInterceptor() { });
+        static final GlobalChannelInterceptorWrapper INTERCEPTOR =
+                new GlobalChannelInterceptorWrapper(new org.springframework.messaging.support.ChannelInterceptor() {});
 
         @Bean
         static IdempotentFunctionPostProcessor myPostProcessor() {

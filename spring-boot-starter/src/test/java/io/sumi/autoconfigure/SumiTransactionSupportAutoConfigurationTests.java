@@ -9,6 +9,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.testing.ForeignTransactionManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,6 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import io.sumi.testing.ForeignTransactionManager;
 
 /**
  * The starter's {@code TransactionSupport} (issue 8, defect 3): it opens transactions through the
@@ -52,10 +52,13 @@ class SumiTransactionSupportAutoConfigurationTests {
 
     private static ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withPropertyValues("spring.datasource.url=jdbc:h2:mem:sumi_tx_" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa", "spring.flyway.locations=classpath:db/sumi/{vendor}")
-                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class,
-                        SumiAutoConfiguration.class))
+                .withPropertyValues(
+                        "spring.datasource.url=jdbc:h2:mem:sumi_tx_" + UUID.randomUUID()
+                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
+                        "spring.datasource.username=sa",
+                        "spring.flyway.locations=classpath:db/sumi/{vendor}")
+                .withConfiguration(AutoConfigurations.of(
+                        DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class, SumiAutoConfiguration.class))
                 .withUserConfiguration(TwoManagers.class);
     }
 
@@ -68,13 +71,17 @@ class SumiTransactionSupportAutoConfigurationTests {
         runner().run(context -> {
             assertThat(context).hasNotFailed();
             IdempotentExecutor executor = context.getBean(IdempotentExecutor.class);
-            HandlerDefinition handler = HandlerDefinition.builder("tx-support").mode(IdempotencyMode.TRANSACTIONAL).build();
+            HandlerDefinition handler = HandlerDefinition.builder("tx-support")
+                    .mode(IdempotencyMode.TRANSACTIONAL)
+                    .build();
 
             assertThatThrownBy(() -> executor.execute(handler, message("k"), () -> {
-                throw new IllegalStateException("handler failed");
-            })).hasMessage("handler failed");
+                        throw new IllegalStateException("handler failed");
+                    }))
+                    .hasMessage("handler failed");
 
-            assertThat(context.getBean(ProcessedMessageStore.class).find("tx-support", "k")).as("rolled back with the handler")
+            assertThat(context.getBean(ProcessedMessageStore.class).find("tx-support", "k"))
+                    .as("rolled back with the handler")
                     .isEmpty();
         });
     }
@@ -83,15 +90,19 @@ class SumiTransactionSupportAutoConfigurationTests {
     void autoModeInsideATransactionOfAnotherManagerTakesALease() {
         runner().run(context -> {
             IdempotentExecutor executor = context.getBean(IdempotentExecutor.class);
-            HandlerDefinition handler = HandlerDefinition.builder("tx-support-auto").mode(IdempotencyMode.AUTO).build();
+            HandlerDefinition handler = HandlerDefinition.builder("tx-support-auto")
+                    .mode(IdempotencyMode.AUTO)
+                    .build();
             List<IdempotencyMode> modes = new ArrayList<>();
 
             new TransactionTemplate(context.getBean("kafkaTransactionManager", PlatformTransactionManager.class))
                     .executeWithoutResult(status -> {
                         try {
-                            executor.execute(handler, message("k"), () -> modes.add(IdempotencyContext.current().mode()));
-                        }
-                        catch (Exception ex) {
+                            executor.execute(
+                                    handler,
+                                    message("k"),
+                                    () -> modes.add(IdempotencyContext.current().mode()));
+                        } catch (Exception ex) {
                             throw new IllegalStateException(ex);
                         }
                     });

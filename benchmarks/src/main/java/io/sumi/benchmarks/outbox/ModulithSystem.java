@@ -56,8 +56,16 @@ final class ModulithSystem implements OutboxSystem {
     private ApplicationEventPublisher publisher;
     private TransactionTemplate tx;
 
-    ModulithSystem(String jdbcUrl, String user, String bootstrapServers, LagRecorder recorder, int executorThreads, int poolSize,
-            int lingerMs, boolean producerPerThread) throws Exception {
+    ModulithSystem(
+            String jdbcUrl,
+            String user,
+            String bootstrapServers,
+            LagRecorder recorder,
+            int executorThreads,
+            int poolSize,
+            int lingerMs,
+            boolean producerPerThread)
+            throws Exception {
         this.lingerMs = lingerMs;
         this.producerPerThread = producerPerThread;
         this.jdbcUrl = jdbcUrl;
@@ -71,8 +79,7 @@ final class ModulithSystem implements OutboxSystem {
     }
 
     /** The event; {@code payload} is what goes to Kafka (the externalization maps the event to it). */
-    public record BenchEvent(String aggregateId, String payload) {
-    }
+    public record BenchEvent(String aggregateId, String payload) {}
 
     private Map<String, Object> properties(boolean dropAsync) {
         Map<String, Object> p = new LinkedHashMap<>();
@@ -133,7 +140,9 @@ final class ModulithSystem implements OutboxSystem {
                 + " @ApplicationModuleListener on the Boot task executor with " + executorThreads + " threads,"
                 + " serialize-externalization false (parallel sends), Hikari pool " + poolSize
                 + ", KafkaTemplate producer: idempotent, acks=all, linger.ms " + lingerMs
-                + (producerPerThread ? ", one producer per executor thread (DefaultKafkaProducerFactory.setProducerPerThread)" : ", one shared producer (Boot default)");
+                + (producerPerThread
+                        ? ", one producer per executor thread (DefaultKafkaProducerFactory.setProducerPerThread)"
+                        : ", one shared producer (Boot default)");
     }
 
     private Connection connection() throws Exception {
@@ -142,7 +151,8 @@ final class ModulithSystem implements OutboxSystem {
 
     @Override
     public void truncate() throws Exception {
-        try (Connection connection = connection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = connection();
+                Statement statement = connection.createStatement()) {
             statement.execute("TRUNCATE event_publication");
             statement.execute("ANALYZE event_publication");
         }
@@ -164,7 +174,8 @@ final class ModulithSystem implements OutboxSystem {
                 });
             }
         }
-        try (Connection connection = connection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = connection();
+                Statement statement = connection.createStatement()) {
             statement.execute("ANALYZE event_publication");
         }
     }
@@ -173,7 +184,8 @@ final class ModulithSystem implements OutboxSystem {
     public void startDrain() {
         ensureLive();
         IncompleteEventPublications incomplete = live.getBean(IncompleteEventPublications.class);
-        Thread drain = new Thread(() -> incomplete.resubmitIncompletePublications(publication -> true), "modulith-resubmit");
+        Thread drain =
+                new Thread(() -> incomplete.resubmitIncompletePublications(publication -> true), "modulith-resubmit");
         drain.setDaemon(true);
         drain.start();
     }
@@ -185,8 +197,10 @@ final class ModulithSystem implements OutboxSystem {
 
     @Override
     public long undispatched() throws Exception {
-        try (Connection connection = connection(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT count(*) FROM event_publication WHERE completion_date IS NULL")) {
+        try (Connection connection = connection();
+                Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(
+                        "SELECT count(*) FROM event_publication WHERE completion_date IS NULL")) {
             rs.next();
             return rs.getLong(1);
         }
@@ -194,7 +208,8 @@ final class ModulithSystem implements OutboxSystem {
 
     @Override
     public void appendOne(String phase, long seq, String aggregateId) {
-        tx.executeWithoutResult(status -> publisher.publishEvent(new BenchEvent(aggregateId, Payloads.create(phase, seq, aggregateId))));
+        tx.executeWithoutResult(status ->
+                publisher.publishEvent(new BenchEvent(aggregateId, Payloads.create(phase, seq, aggregateId))));
     }
 
     @Override
@@ -210,7 +225,9 @@ final class ModulithSystem implements OutboxSystem {
         EventExternalizationConfiguration eventExternalizationConfiguration() {
             return EventExternalizationConfiguration.externalizing()
                     .select(event -> event instanceof BenchEvent)
-                    .route(BenchEvent.class, event -> RoutingTarget.forTarget(TOPIC).andKey(event.aggregateId()))
+                    .route(
+                            BenchEvent.class,
+                            event -> RoutingTarget.forTarget(TOPIC).andKey(event.aggregateId()))
                     .mapping(BenchEvent.class, BenchEvent::payload)
                     .build();
         }
@@ -242,8 +259,7 @@ final class ModulithSystem implements OutboxSystem {
         @Bean(name = "taskExecutor")
         @ConditionalOnProperty(name = "bench.drop-async", havingValue = "true")
         TaskExecutor droppingTaskExecutor() {
-            return task -> {
-            };
+            return task -> {};
         }
     }
 }

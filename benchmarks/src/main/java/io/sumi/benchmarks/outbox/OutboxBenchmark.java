@@ -44,8 +44,7 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  */
 public final class OutboxBenchmark {
 
-    private OutboxBenchmark() {
-    }
+    private OutboxBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         Map<String, String> options = new LinkedHashMap<>();
@@ -85,15 +84,40 @@ public final class OutboxBenchmark {
         List<OutboxSystem> systems = new ArrayList<>();
         try {
             if (!only.equals("modulith")) {
-                systems.add(new SumiSystem(jdbcUrl, user, broker.getBrokersAsString(), recorder, sumiBatch, sumiOrdered, pool, sumiLinger));
+                systems.add(new SumiSystem(
+                        jdbcUrl,
+                        user,
+                        broker.getBrokersAsString(),
+                        recorder,
+                        sumiBatch,
+                        sumiOrdered,
+                        pool,
+                        sumiLinger));
             }
             if (!only.equals("sumi")) {
-                systems.add(new ModulithSystem(jdbcUrl, user, broker.getBrokersAsString(), recorder, modulithThreads, pool, modulithLinger,
+                systems.add(new ModulithSystem(
+                        jdbcUrl,
+                        user,
+                        broker.getBrokersAsString(),
+                        recorder,
+                        modulithThreads,
+                        pool,
+                        modulithLinger,
                         producerPerThread));
             }
-            System.out.printf(Locale.ROOT, "Outbox benchmark: Java %s, %d cores, %s; backlog %,d; rates %s rows/s for %d s"
-                    + " (+%d s warm-up), %d writer threads, %d aggregates%n", System.getProperty("java.version"),
-                    Runtime.getRuntime().availableProcessors(), jdbcUrl, backlog, rates, seconds, warmupSeconds, writers, aggregates);
+            System.out.printf(
+                    Locale.ROOT,
+                    "Outbox benchmark: Java %s, %d cores, %s; backlog %,d; rates %s rows/s for %d s"
+                            + " (+%d s warm-up), %d writer threads, %d aggregates%n",
+                    System.getProperty("java.version"),
+                    Runtime.getRuntime().availableProcessors(),
+                    jdbcUrl,
+                    backlog,
+                    rates,
+                    seconds,
+                    warmupSeconds,
+                    writers,
+                    aggregates);
             for (OutboxSystem system : systems) {
                 System.out.println("  " + system.name() + ": " + system.settings());
             }
@@ -102,7 +126,13 @@ public final class OutboxBenchmark {
             for (OutboxSystem system : systems) {
                 system.truncate();
                 system.startLive();
-                paced(system, "jit-" + system.name(), rates.get(0), (long) rates.get(0) * warmupSeconds, writers, aggregates);
+                paced(
+                        system,
+                        "jit-" + system.name(),
+                        rates.get(0),
+                        (long) rates.get(0) * warmupSeconds,
+                        writers,
+                        aggregates);
                 awaitDrained(system, 30);
             }
 
@@ -120,9 +150,16 @@ public final class OutboxBenchmark {
                 double elapsed = (System.nanoTime() - start) / 1e9;
                 double rowsPerSecond = (rows - left) / elapsed;
                 drain.put(system.name(), new double[] {rowsPerSecond, left, elapsed, recorder.ackedInPhase()});
-                System.out.printf(Locale.ROOT, "backlog %-16s %,9.0f rows/s  (%,d rows in %.2f s%s; load took %.1f s, acked %,d)%n",
-                        system.name(), rowsPerSecond, rows - left, elapsed,
-                        left > 0 ? ", TIMED OUT with " + left + " left" : "", loadSeconds, recorder.ackedInPhase());
+                System.out.printf(
+                        Locale.ROOT,
+                        "backlog %-16s %,9.0f rows/s  (%,d rows in %.2f s%s; load took %.1f s, acked %,d)%n",
+                        system.name(),
+                        rowsPerSecond,
+                        rows - left,
+                        elapsed,
+                        left > 0 ? ", TIMED OUT with " + left + " left" : "",
+                        loadSeconds,
+                        recorder.ackedInPhase());
                 system.startLive();
             }
 
@@ -143,21 +180,29 @@ public final class OutboxBenchmark {
                     double[] p = recorder.percentilesMillis();
                     long acked = recorder.ackedInPhase();
                     lags.put(system.name() + "@" + rate, new double[] {p[0], p[1], p[2], p[3], achieved, acked, total});
-                    System.out.printf(Locale.ROOT, "steady %5d/s %-16s p50 %8.1f ms  p95 %8.1f ms  p99 %8.1f ms  max %8.1f ms"
-                            + "  (offered %.0f rows/s, acked %,d of %,d)%n", rate, system.name(), p[0], p[1], p[2], p[3], achieved,
-                            acked, total);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "steady %5d/s %-16s p50 %8.1f ms  p95 %8.1f ms  p99 %8.1f ms  max %8.1f ms"
+                                    + "  (offered %.0f rows/s, acked %,d of %,d)%n",
+                            rate,
+                            system.name(),
+                            p[0],
+                            p[1],
+                            p[2],
+                            p[3],
+                            achieved,
+                            acked,
+                            total);
                     awaitDrained(system, 30);
                 }
             }
 
             report(systems, drain, lags, rates);
-        }
-        finally {
+        } finally {
             for (OutboxSystem system : systems) {
                 try {
                     system.close();
-                }
-                catch (Exception ex) {
+                } catch (Exception ex) {
                     System.err.println("Closing " + system.name() + ": " + ex);
                 }
             }
@@ -166,9 +211,11 @@ public final class OutboxBenchmark {
         System.exit(0);
     }
 
-    private static void report(List<OutboxSystem> systems, Map<String, double[]> drain, Map<String, double[]> lags, List<Integer> rates) {
+    private static void report(
+            List<OutboxSystem> systems, Map<String, double[]> drain, Map<String, double[]> lags, List<Integer> rates) {
         System.out.println();
-        System.out.println("| measurement | " + String.join(" | ", systems.stream().map(OutboxSystem::name).toList())
+        System.out.println("| measurement | "
+                + String.join(" | ", systems.stream().map(OutboxSystem::name).toList())
                 + (systems.size() == 2 ? " | Sumi vs Modulith |" : " |"));
         System.out.println("| --- | " + "--- | ".repeat(systems.size()) + (systems.size() == 2 ? "--- |" : ""));
         StringBuilder row = new StringBuilder("| backlog drain, rows/s |");
@@ -177,8 +224,11 @@ public final class OutboxBenchmark {
             row.append(String.format(Locale.ROOT, " %,.0f%s |", d[0], d[1] > 0 ? " (timed out)" : ""));
         }
         if (systems.size() == 2) {
-            row.append(String.format(Locale.ROOT, " %.2f× the throughput |", drain.get(systems.get(0).name())[0]
-                    / drain.get(systems.get(1).name())[0]));
+            row.append(String.format(
+                    Locale.ROOT,
+                    " %.2f× the throughput |",
+                    drain.get(systems.get(0).name())[0]
+                            / drain.get(systems.get(1).name())[0]));
         }
         System.out.println(row);
         String[] labels = {"p50", "p95", "p99", "max"};
@@ -187,12 +237,19 @@ public final class OutboxBenchmark {
                 row = new StringBuilder(String.format(Locale.ROOT, "| lag %s at %,d rows/s, ms |", labels[i], rate));
                 for (OutboxSystem system : systems) {
                     double[] l = lags.get(system.name() + "@" + rate);
-                    row.append(String.format(Locale.ROOT, " %.1f%s |", l[i], l[5] < l[6] ? " (" + (long) l[5] + "/" + (long) l[6] + " acked)" : ""));
+                    row.append(String.format(
+                            Locale.ROOT,
+                            " %.1f%s |",
+                            l[i],
+                            l[5] < l[6] ? " (" + (long) l[5] + "/" + (long) l[6] + " acked)" : ""));
                 }
                 if (systems.size() == 2) {
                     double sumi = lags.get(systems.get(0).name() + "@" + rate)[i];
                     double peer = lags.get(systems.get(1).name() + "@" + rate)[i];
-                    row.append(String.format(Locale.ROOT, " %.2f× %s |", sumi <= peer ? peer / sumi : sumi / peer,
+                    row.append(String.format(
+                            Locale.ROOT,
+                            " %.2f× %s |",
+                            sumi <= peer ? peer / sumi : sumi / peer,
                             sumi <= peer ? "lower" : "HIGHER"));
                 }
                 System.out.println(row);
@@ -201,26 +258,36 @@ public final class OutboxBenchmark {
         double[] sumiDrain = drain.get("Sumi outbox");
         if (sumiDrain != null) {
             System.out.println();
-            System.out.println(verdict("backlog drain >= 20,000 rows/s", sumiDrain[0] >= 20_000 && sumiDrain[1] == 0,
+            System.out.println(verdict(
+                    "backlog drain >= 20,000 rows/s",
+                    sumiDrain[0] >= 20_000 && sumiDrain[1] == 0,
                     String.format(Locale.ROOT, "%,.0f rows/s", sumiDrain[0])));
             double[] l1000 = lags.get("Sumi outbox@1000");
             if (l1000 != null) {
-                System.out.println(verdict("p95 lag <= 50 ms at 1,000 rows/s", l1000[1] <= 50 && l1000[5] == l1000[6],
+                System.out.println(verdict(
+                        "p95 lag <= 50 ms at 1,000 rows/s",
+                        l1000[1] <= 50 && l1000[5] == l1000[6],
                         String.format(Locale.ROOT, "%.1f ms", l1000[1])));
             }
             double[] peerDrain = drain.get("Spring Modulith");
             if (peerDrain != null) {
-                System.out.println(verdict("drain ahead of the peer", sumiDrain[0] > peerDrain[0],
+                System.out.println(verdict(
+                        "drain ahead of the peer",
+                        sumiDrain[0] > peerDrain[0],
                         String.format(Locale.ROOT, "%,.0f vs %,.0f rows/s", sumiDrain[0], peerDrain[0])));
                 double[] peer1000 = lags.get("Spring Modulith@1000");
                 if (l1000 != null && peer1000 != null) {
-                    System.out.println(verdict("p95 lag at 1,000 rows/s ahead of the peer", l1000[1] < peer1000[1],
+                    System.out.println(verdict(
+                            "p95 lag at 1,000 rows/s ahead of the peer",
+                            l1000[1] < peer1000[1],
                             String.format(Locale.ROOT, "%.1f vs %.1f ms", l1000[1], peer1000[1])));
                 }
                 double[] l5000 = lags.get("Sumi outbox@5000");
                 double[] peer5000 = lags.get("Spring Modulith@5000");
                 if (l5000 != null && peer5000 != null) {
-                    System.out.println(verdict("p95 lag at 5,000 rows/s ahead of the peer", l5000[1] < peer5000[1],
+                    System.out.println(verdict(
+                            "p95 lag at 5,000 rows/s ahead of the peer",
+                            l5000[1] < peer5000[1],
                             String.format(Locale.ROOT, "%.1f vs %.1f ms", l5000[1], peer5000[1])));
                 }
             }
@@ -237,28 +304,30 @@ public final class OutboxBenchmark {
      *
      * @return the achieved rate
      */
-    static double paced(OutboxSystem system, String phase, int rate, long total, int writers, int aggregates) throws Exception {
+    static double paced(OutboxSystem system, String phase, int rate, long total, int writers, int aggregates)
+            throws Exception {
         AtomicLong next = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         long start = System.nanoTime() + 10_000_000L;
         double interval = 1e9 / rate;
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
-            Thread thread = new Thread(() -> {
-                long seq;
-                while ((seq = next.getAndIncrement()) < total && failure.get() == null) {
-                    long wait = start + (long) (seq * interval) - System.nanoTime();
-                    if (wait > 0) {
-                        LockSupport.parkNanos(wait);
-                    }
-                    try {
-                        system.appendOne(phase, seq, Payloads.aggregate(seq, aggregates));
-                    }
-                    catch (Throwable ex) {
-                        failure.compareAndSet(null, ex);
-                    }
-                }
-            }, "writer-" + w);
+            Thread thread = new Thread(
+                    () -> {
+                        long seq;
+                        while ((seq = next.getAndIncrement()) < total && failure.get() == null) {
+                            long wait = start + (long) (seq * interval) - System.nanoTime();
+                            if (wait > 0) {
+                                LockSupport.parkNanos(wait);
+                            }
+                            try {
+                                system.appendOne(phase, seq, Payloads.aggregate(seq, aggregates));
+                            } catch (Throwable ex) {
+                                failure.compareAndSet(null, ex);
+                            }
+                        }
+                    },
+                    "writer-" + w);
             thread.start();
             threads.add(thread);
         }
@@ -287,7 +356,8 @@ public final class OutboxBenchmark {
         String admin = jdbcUrl.substring(0, slash + 1) + "postgres";
         try (Connection connection = DriverManager.getConnection(admin, user, null);
                 Statement statement = connection.createStatement()) {
-            try (ResultSet rs = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database.replace("'", "''") + "'")) {
+            try (ResultSet rs = statement.executeQuery(
+                    "SELECT 1 FROM pg_database WHERE datname = '" + database.replace("'", "''") + "'")) {
                 if (rs.next()) {
                     return;
                 }

@@ -8,8 +8,7 @@ final class Payloads {
 
     private static final String PAD = "x".repeat(120);
 
-    private Payloads() {
-    }
+    private Payloads() {}
 
     static String create(String phase, long seq, String aggregateId) {
         return "{\"phase\":\"" + phase + "\",\"seq\":" + seq + ",\"aggregate\":\"" + aggregateId + "\",\"created\":"

@@ -45,8 +45,16 @@ final class SumiSystem implements OutboxSystem {
     private final boolean ordered;
     private final int lingerMs;
 
-    SumiSystem(String jdbcUrl, String user, String bootstrapServers, LagRecorder recorder, int batchSize, boolean ordered,
-            int poolSize, int lingerMs) throws Exception {
+    SumiSystem(
+            String jdbcUrl,
+            String user,
+            String bootstrapServers,
+            LagRecorder recorder,
+            int batchSize,
+            boolean ordered,
+            int poolSize,
+            int lingerMs)
+            throws Exception {
         this.batchSize = batchSize;
         this.lingerMs = lingerMs;
         this.ordered = ordered;
@@ -61,8 +69,10 @@ final class SumiSystem implements OutboxSystem {
         Map<String, Object> config = KafkaOutboxPublisher.producerConfig(
                 Map.of("bootstrap.servers", bootstrapServers, "client.id", "bench-sumi-outbox", "linger.ms", lingerMs),
                 KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
-        this.publisher = KafkaOutboxPublisher.of(() -> new TimedProducer(config, recorder), KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
-        OutboxDispatcher.Builder builder = OutboxDispatcher.builder(table, publisher).batchSize(batchSize);
+        this.publisher = KafkaOutboxPublisher.of(
+                () -> new TimedProducer(config, recorder), KafkaOutboxPublisher.DEFAULT_SEND_TIMEOUT);
+        OutboxDispatcher.Builder builder =
+                OutboxDispatcher.builder(table, publisher).batchSize(batchSize);
         if (!ordered) {
             builder.orderedTopics(List.of());
         }
@@ -75,11 +85,13 @@ final class SumiSystem implements OutboxSystem {
         String ddl;
         try (InputStream in = SumiSystem.class.getResourceAsStream("/db/sumi/postgresql/R__sumi_outbox.sql")) {
             if (in == null) {
-                throw new IllegalStateException("db/sumi/postgresql/R__sumi_outbox.sql is not on the class path (sumi-migrations)");
+                throw new IllegalStateException(
+                        "db/sumi/postgresql/R__sumi_outbox.sql is not on the class path (sumi-migrations)");
             }
             ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute(ddl);
         }
     }
@@ -91,7 +103,8 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public String settings() {
-        return "batch-size " + batchSize + ", ordered topics " + (ordered ? "* (per-aggregate order, the default)" : "none")
+        return "batch-size " + batchSize + ", ordered topics "
+                + (ordered ? "* (per-aggregate order, the default)" : "none")
                 + ", min/max poll " + OutboxDispatcher.DEFAULT_MIN_POLL_INTERVAL.toMillis() + " ms/"
                 + OutboxDispatcher.DEFAULT_MAX_POLL_INTERVAL.toSeconds() + " s (defaults), after-commit wake-up on,"
                 + " 1 dispatcher thread, Hikari pool " + dataSource.getMaximumPoolSize()
@@ -100,7 +113,8 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public void truncate() throws Exception {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute("TRUNCATE outbox");
             statement.execute("ANALYZE outbox");
         }
@@ -119,7 +133,8 @@ final class SumiSystem implements OutboxSystem {
             tx.executeWithoutResult(status -> outbox.appendAll(messages));
         }
         // As OutboxBackfill does after a bulk load (docs/outbox.md): fresh planner statistics.
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute("ANALYZE outbox");
         }
     }
@@ -136,7 +151,8 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public long undispatched() throws Exception {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")) {
             rs.next();
             return rs.getLong(1);
@@ -145,7 +161,8 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public void appendOne(String phase, long seq, String aggregateId) {
-        tx.executeWithoutResult(status -> outbox.append(OutboxMessage.of(aggregateId, TOPIC, Payloads.create(phase, seq, aggregateId))));
+        tx.executeWithoutResult(status ->
+                outbox.append(OutboxMessage.of(aggregateId, TOPIC, Payloads.create(phase, seq, aggregateId))));
     }
 
     @Override

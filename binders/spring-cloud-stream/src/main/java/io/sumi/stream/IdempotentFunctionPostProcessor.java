@@ -65,8 +65,8 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
     private final Supplier<StreamSettings> settings;
     private @Nullable ConfigurableListableBeanFactory beanFactory;
 
-    public IdempotentFunctionPostProcessor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults,
-            StreamSettings settings) {
+    public IdempotentFunctionPostProcessor(
+            Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults, StreamSettings settings) {
         this(executor, defaults, () -> settings);
     }
 
@@ -75,7 +75,9 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
      * @param defaults what annotation attributes left at their defaults mean, looked up when the first annotated bean is wrapped
      * @param settings looked up when the first annotated bean is wrapped
      */
-    public IdempotentFunctionPostProcessor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults,
+    public IdempotentFunctionPostProcessor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
             Supplier<StreamSettings> settings) {
         this.executor = memoize(executor);
         this.defaults = defaults;
@@ -94,10 +96,14 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
         boolean consumer = bean instanceof Consumer<?>;
         boolean function = bean instanceof Function<?, ?>;
         if (!consumer && !function) {
-            if (bean instanceof Supplier<?> || bean instanceof BiFunction<?, ?, ?> || bean instanceof BiConsumer<?, ?>) {
+            if (bean instanceof Supplier<?>
+                    || bean instanceof BiFunction<?, ?, ?>
+                    || bean instanceof BiConsumer<?, ?>) {
                 if (annotated(bean, beanName) != null) {
-                    throw new BeanCreationException(beanName, "@IdempotentHandler is supported on Consumer and Function beans"
-                            + " only, not on " + ClassUtils.getUserClass(bean).getName());
+                    throw new BeanCreationException(
+                            beanName,
+                            "@IdempotentHandler is supported on Consumer and Function beans" + " only, not on "
+                                    + ClassUtils.getUserClass(bean).getName());
                 }
             }
             return bean;
@@ -109,18 +115,20 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
         try {
             ResolvableType functionType = annotated.type().as(function ? Function.class : Consumer.class);
             checkInput(functionType.getGeneric(0), function);
-            HandlerDefinition definition = defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
+            HandlerDefinition definition =
+                    defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
             new MessageKeyResolver().validate(definition);
             IdempotentInvoker invoker = new IdempotentInvoker(beanName, definition, executor, settings.get());
-            return function ? new IdempotentFunction((Function<?, ?>) bean, invoker) : new IdempotentConsumer((Consumer<?>) bean, invoker);
-        }
-        catch (IllegalArgumentException | IllegalStateException ex) {
-            throw new BeanCreationException(beanName, "Invalid @IdempotentHandler on " + annotated.where() + ": " + ex.getMessage(), ex);
+            return function
+                    ? new IdempotentFunction((Function<?, ?>) bean, invoker)
+                    : new IdempotentConsumer((Consumer<?>) bean, invoker);
+        } catch (IllegalArgumentException | IllegalStateException ex) {
+            throw new BeanCreationException(
+                    beanName, "Invalid @IdempotentHandler on " + annotated.where() + ": " + ex.getMessage(), ex);
         }
     }
 
-    private record Annotated(IdempotentHandler annotation, ResolvableType type, String where) {
-    }
+    private record Annotated(IdempotentHandler annotation, ResolvableType type, String where) {}
 
     /** The annotation on the bean's factory method, or on its class's functional method. */
     private @Nullable Annotated annotated(Object bean, String beanName) {
@@ -129,17 +137,25 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             if (definition instanceof RootBeanDefinition root) {
                 Method factoryMethod = root.getResolvedFactoryMethod();
                 if (factoryMethod != null) {
-                    IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(factoryMethod, IdempotentHandler.class);
-                    return annotation == null ? null
-                            : new Annotated(annotation, ResolvableType.forMethodReturnType(factoryMethod), factoryMethod.toString());
+                    IdempotentHandler annotation =
+                            AnnotatedElementUtils.findMergedAnnotation(factoryMethod, IdempotentHandler.class);
+                    return annotation == null
+                            ? null
+                            : new Annotated(
+                                    annotation,
+                                    ResolvableType.forMethodReturnType(factoryMethod),
+                                    factoryMethod.toString());
                 }
             }
         }
         Class<?> userClass = ClassUtils.getUserClass(bean);
         for (Method method : userClass.getMethods()) {
-            if ((method.getName().equals("accept") || method.getName().equals("apply")) && method.getParameterCount() == 1
-                    && !method.isBridge() && !Modifier.isStatic(method.getModifiers())) {
-                IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class);
+            if ((method.getName().equals("accept") || method.getName().equals("apply"))
+                    && method.getParameterCount() == 1
+                    && !method.isBridge()
+                    && !Modifier.isStatic(method.getModifiers())) {
+                IdempotentHandler annotation =
+                        AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class);
                 if (annotation != null) {
                     return new Annotated(annotation, ResolvableType.forClass(userClass), method.toString());
                 }
@@ -155,7 +171,8 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
                     + " Sumi claims each message before the function runs, which needs an imperative function");
         }
         boolean batch = Collection.class.isAssignableFrom(raw)
-                || (Message.class.isAssignableFrom(raw) && Collection.class.isAssignableFrom(input.getGeneric(0).resolve(Object.class)));
+                || (Message.class.isAssignableFrom(raw)
+                        && Collection.class.isAssignableFrom(input.getGeneric(0).resolve(Object.class)));
         if (batch && function) {
             throw new IllegalStateException("batch Functions are not supported (a batch has no one key for its output):"
                     + " use a batch Consumer that sends its results with StreamBridge");

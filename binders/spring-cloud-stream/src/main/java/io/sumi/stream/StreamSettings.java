@@ -22,7 +22,10 @@ import org.jspecify.annotations.Nullable;
  *     {@code Function}'s output, {@code StreamBridge} sends) get the message's key in, unless
  *     they set it themselves; {@code null}: do not add it
  */
-public record StreamSettings(Duration busyRetryInterval, Duration busyMaxWait, @Nullable String keyHeader) {
+public record StreamSettings(
+        Duration busyRetryInterval,
+        Duration busyMaxWait,
+        @Nullable String keyHeader) {
 
     /** Default {@link #busyRetryInterval()}: 1 second. */
     public static final Duration DEFAULT_BUSY_RETRY_INTERVAL = Duration.ofSeconds(1);

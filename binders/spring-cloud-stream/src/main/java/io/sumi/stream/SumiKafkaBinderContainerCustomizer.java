@@ -52,7 +52,10 @@ public final class SumiKafkaBinderContainerCustomizer implements KafkaListenerCo
      *     {@code FailedRecordProcessor}); the message says what to do
      */
     @Override
-    public void configure(AbstractMessageListenerContainer<?, ?> container, String destinationName, String group,
+    public void configure(
+            AbstractMessageListenerContainer<?, ?> container,
+            String destinationName,
+            String group,
             ExtendedConsumerProperties<KafkaConsumerProperties> properties) {
         Duration interval = busyInterval.get();
         if (hasBindersHandlerWithoutRetries(container, properties)) {
@@ -69,11 +72,15 @@ public final class SumiKafkaBinderContainerCustomizer implements KafkaListenerCo
      * transaction and no {@code common-error-handler-bean-name}.
      */
     @SuppressWarnings("removal")
-    private static boolean hasBindersHandlerWithoutRetries(AbstractMessageListenerContainer<?, ?> container,
+    private static boolean hasBindersHandlerWithoutRetries(
+            AbstractMessageListenerContainer<?, ?> container,
             ExtendedConsumerProperties<KafkaConsumerProperties> properties) {
         KafkaConsumerProperties kafka = properties.getExtension();
-        return container.getCommonErrorHandler() != null && !properties.isBatchMode() && properties.getMaxAttempts() > 1
-                && !kafka.isEnableDlq() && !StringUtils.hasText(kafka.getCommonErrorHandlerBeanName())
+        return container.getCommonErrorHandler() != null
+                && !properties.isBatchMode()
+                && properties.getMaxAttempts() > 1
+                && !kafka.isEnableDlq()
+                && !StringUtils.hasText(kafka.getCommonErrorHandlerBeanName())
                 && container.getContainerProperties().getKafkaAwareTransactionManager() == null
                 && container.getContainerProperties().getTransactionManager() == null;
     }

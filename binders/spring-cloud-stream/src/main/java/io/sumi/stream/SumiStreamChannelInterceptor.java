@@ -54,7 +54,9 @@ public final class SumiStreamChannelInterceptor implements ChannelInterceptor {
             InboundMessages.push(message);
             return message;
         }
-        if (keyHeader == null || message instanceof ErrorMessage || message.getHeaders().containsKey(keyHeader)) {
+        if (keyHeader == null
+                || message instanceof ErrorMessage
+                || message.getHeaders().containsKey(keyHeader)) {
             return message;
         }
         String key = currentKey();
@@ -81,6 +83,7 @@ public final class SumiStreamChannelInterceptor implements ChannelInterceptor {
     }
 
     private static boolean isInputBinding(MessageChannel channel) {
-        return channel instanceof DirectWithAttributesChannel binding && "input".equals(binding.getAttribute(CHANNEL_TYPE_ATTRIBUTE));
+        return channel instanceof DirectWithAttributesChannel binding
+                && "input".equals(binding.getAttribute(CHANNEL_TYPE_ATTRIBUTE));
     }
 }

@@ -28,7 +28,8 @@ final class Effects {
 
     /** Records a message seen on {@code destination}. */
     void receive(String destination, Message<?> message) {
-        received.computeIfAbsent(destination, d -> Collections.synchronizedList(new ArrayList<>())).add(message);
+        received.computeIfAbsent(destination, d -> Collections.synchronizedList(new ArrayList<>()))
+                .add(message);
     }
 
     List<Message<?>> received(String destination) {

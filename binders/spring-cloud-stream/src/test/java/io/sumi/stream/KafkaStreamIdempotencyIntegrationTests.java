@@ -21,10 +21,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -97,7 +97,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
 
     KafkaTemplate<String, String> template() {
         Map<String, Object> props = KafkaTestUtils.producerProps(broker);
-        return new KafkaTemplate<>(new DefaultKafkaProducerFactory<>(props, new StringSerializer(), new StringSerializer()));
+        return new KafkaTemplate<>(
+                new DefaultKafkaProducerFactory<>(props, new StringSerializer(), new StringSerializer()));
     }
 
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
@@ -125,10 +126,15 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("dup", "processed") + count("dup", "duplicate") == 60);
         for (int i = 0; i < 20; i++) {
-            assertThat(effects.count("dup:" + RUN + "-dup-" + i)).as("effects of key %d", i).isEqualTo(1);
+            assertThat(effects.count("dup:" + RUN + "-dup-" + i))
+                    .as("effects of key %d", i)
+                    .isEqualTo(1);
         }
         assertThat(count("dup", "duplicate")).isEqualTo(40);
-        assertThat(store.find("dup", RUN + "-dup-7")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find("dup", RUN + "-dup-7"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @Test
@@ -137,8 +143,11 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         send(List.of(record("flaky.topic", key, "flaky payload")));
 
         // The effect is counted inside the function, the ledger row completed just after it returns.
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("flaky:" + key) == 1
-                && store.find("flaky", key).map(row -> row.status() == MessageStatus.COMPLETED).orElse(false));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.count("flaky:" + key) == 1
+                        && store.find("flaky", key)
+                                .map(row -> row.status() == MessageStatus.COMPLETED)
+                                .orElse(false));
         assertThat(effects.count("flaky-attempts:" + key)).isEqualTo(3);
         assertThat(store.find("flaky", key)).get().satisfies(row -> {
             assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
@@ -168,9 +177,16 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         String marker = RUN + "-no key here";
         send(List.of(new ProducerRecord<>("nokey.topic", "k", marker)));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.received("nokey.dlq").stream().anyMatch(m -> payload(m).equals(marker)));
-        Message<?> dead = effects.received("nokey.dlq").stream().filter(m -> payload(m).equals(marker)).findFirst().orElseThrow();
-        assertThat(header(dead, "x-exception-message")).contains("No idempotency key").contains("outbox-id");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.received("nokey.dlq").stream()
+                        .anyMatch(m -> payload(m).equals(marker)));
+        Message<?> dead = effects.received("nokey.dlq").stream()
+                .filter(m -> payload(m).equals(marker))
+                .findFirst()
+                .orElseThrow();
+        assertThat(header(dead, "x-exception-message"))
+                .contains("No idempotency key")
+                .contains("outbox-id");
         assertThat(header(dead, "x-exception-stacktrace")).contains(MissingIdempotencyKeyException.class.getName());
         assertThat(effects.count("nokey-calls")).isZero();
         // Not retried: the binder's retry classifies it as not retryable.
@@ -181,10 +197,13 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
     void aFunctionsOutputCarriesTheKeyAndADuplicateProducesNoOutput() {
         String key = RUN + "-enrich";
         // No key header: the key comes from the function's key expression, and still travels on.
-        send(List.of(new ProducerRecord<>("enrich.topic", key + ":hello"), new ProducerRecord<>("enrich.topic", key + ":hello"),
+        send(List.of(
+                new ProducerRecord<>("enrich.topic", key + ":hello"),
+                new ProducerRecord<>("enrich.topic", key + ":hello"),
                 new ProducerRecord<>("enrich.topic", key + "-last:bye")));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> outputs("enrich.out", key + "-last").size() == 1);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> outputs("enrich.out", key + "-last").size() == 1);
         List<Message<?>> outputs = outputs("enrich.out", key + ":");
         assertThat(outputs).hasSize(1);
         assertThat(payload(outputs.get(0))).isEqualTo((key + ":hello").toUpperCase());
@@ -197,7 +216,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         String key = RUN + "-relay";
         send(List.of(record("relay.topic", key, "relay me")));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> outputs("relay.out", "relay me").size() == 2);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> outputs("relay.out", "relay me").size() == 2);
         List<Message<?>> outputs = outputs("relay.out", "relay me");
         assertThat(outputs).extracting(m -> header(m, "idempotency-key")).containsExactlyInAnyOrder(key, key + "/own");
     }
@@ -206,11 +226,14 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
     void twoInstancesInOneGroupReceivingTheSameKeysConcurrentlyWriteEachEffectOnce() {
         // Command-line arguments: they override the profile's function definition (default properties would not).
         String[] database = TestDatabase.POSTGRESQL.settings();
-        secondInstance = new SpringApplicationBuilder(App.class).profiles("kafkatest").run(
-                "--spring.cloud.function.definition=concurrent",
-                "--spring.embedded.kafka.brokers=" + broker.getBrokersAsString(),
-                "--spring.datasource.url=" + database[0], "--spring.datasource.username=" + database[1],
-                "--spring.datasource.password=" + database[2]);
+        secondInstance = new SpringApplicationBuilder(App.class)
+                .profiles("kafkatest")
+                .run(
+                        "--spring.cloud.function.definition=concurrent",
+                        "--spring.embedded.kafka.brokers=" + broker.getBrokersAsString(),
+                        "--spring.datasource.url=" + database[0],
+                        "--spring.datasource.username=" + database[1],
+                        "--spring.datasource.password=" + database[2]);
         // Wait for the group to settle: four consumers (two per instance), a partition each.
         await().atMost(Duration.ofSeconds(60)).until(() -> membersWithPartitions("concurrent") == 4);
         List<ProducerRecord<String, String>> records = new ArrayList<>();
@@ -222,28 +245,42 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         }
         send(records);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> effectRows("concurrent").size() == 100
-                && store.find("concurrent", RUN + "-c99").isPresent());
-        assertThat(effectRows("concurrent")).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
-        await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'concurrent' AND message_id LIKE ? AND status = 'COMPLETED'",
-                Integer.class, RUN + "-c%") == 100);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> effectRows("concurrent").size() == 100
+                        && store.find("concurrent", RUN + "-c99").isPresent());
+        assertThat(effectRows("concurrent"))
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> jdbc.queryForObject(
+                                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'concurrent' AND message_id LIKE ? AND status = 'COMPLETED'",
+                                Integer.class,
+                                RUN + "-c%")
+                        == 100);
         assertThat(effectRows("concurrent")).hasSize(100);
         // Both instances took part.
         assertThat(deliveries(meters, "concurrent")).isPositive();
-        assertThat(deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent")).isPositive();
+        assertThat(deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent"))
+                .isPositive();
     }
 
     long membersWithPartitions(String group) throws Exception {
-        try (AdminClient client = AdminClient.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
-            ConsumerGroupDescription description = client.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+        try (AdminClient client =
+                AdminClient.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.getBrokersAsString()))) {
+            ConsumerGroupDescription description = client.describeConsumerGroups(List.of(group))
+                    .describedGroups()
+                    .get(group)
                     .get(10, TimeUnit.SECONDS);
-            return description.members().stream().filter(member -> !member.assignment().topicPartitions().isEmpty()).count();
+            return description.members().stream()
+                    .filter(member -> !member.assignment().topicPartitions().isEmpty())
+                    .count();
         }
     }
 
     static double deliveries(MeterRegistry registry, String consumer) {
-        return registry.find("sumi.messages").tag("consumer", consumer).counters().stream().mapToDouble(Counter::count).sum();
+        return registry.find("sumi.messages").tag("consumer", consumer).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     @Test
@@ -274,8 +311,14 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         // The redelivery started at the failed record: one claim for the 5 records from b5 on.
         assertThat(store.claims("batch")).hasSize(2);
         assertThat(store.claims("batch").get(1)).isEqualTo(5);
-        assertThat(store.find("batch", RUN + "-b5")).get().extracting(row -> row.attempts()).isEqualTo(2);
-        assertThat(store.find("batch", RUN + "-b4")).get().extracting(row -> row.attempts()).isEqualTo(1);
+        assertThat(store.find("batch", RUN + "-b5"))
+                .get()
+                .extracting(row -> row.attempts())
+                .isEqualTo(2);
+        assertThat(store.find("batch", RUN + "-b4"))
+                .get()
+                .extracting(row -> row.attempts())
+                .isEqualTo(1);
     }
 
     /**
@@ -289,12 +332,19 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         String key = RUN + "-busy";
         // Instance A claimed it and was killed: its lease (8 s) outlasts the in-place wait (1 s) of each of the
         // binder's 3 attempts, so only the container can still deliver it.
-        assertThat(store.claim("busy", new ClaimRequest(key, null), Duration.ofSeconds(8)).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(store.claim("busy", new ClaimRequest(key, null), Duration.ofSeconds(8))
+                        .outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
         send(List.of(record("busy.topic", key, "busy payload")));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("busy:" + key) == 1
-                && store.find("busy", key).map(row -> row.status() == MessageStatus.COMPLETED).orElse(false));
-        assertThat(count("busy", "busy")).as("the busy key was seen busy before it ran").isPositive();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.count("busy:" + key) == 1
+                        && store.find("busy", key)
+                                .map(row -> row.status() == MessageStatus.COMPLETED)
+                                .orElse(false));
+        assertThat(count("busy", "busy"))
+                .as("the busy key was seen busy before it ran")
+                .isPositive();
         assertThat(effects.count("busy:" + key)).isEqualTo(1);
     }
 
@@ -304,11 +354,16 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
     }
 
     Message<?> dlq(String topic, String key) {
-        return effects.received(topic).stream().filter(m -> key.equals(header(m, "outbox-id"))).findFirst().orElse(null);
+        return effects.received(topic).stream()
+                .filter(m -> key.equals(header(m, "outbox-id")))
+                .findFirst()
+                .orElse(null);
     }
 
     List<Message<?>> outputs(String topic, String payloadPrefix) {
-        return effects.received(topic).stream().filter(m -> payload(m).toUpperCase().startsWith(payloadPrefix.toUpperCase())).toList();
+        return effects.received(topic).stream()
+                .filter(m -> payload(m).toUpperCase().startsWith(payloadPrefix.toUpperCase()))
+                .toList();
     }
 
     @SpringBootConfiguration
@@ -319,7 +374,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         Consumer<Message<String>> dup(Effects effects) {
-            return message -> effects.effect("dup:" + IdempotencyContext.current().key());
+            return message ->
+                    effects.effect("dup:" + IdempotencyContext.current().key());
         }
 
         @Bean
@@ -343,15 +399,21 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         Consumer<Message<String>> relay(StreamBridge bridge) {
             return message -> {
                 bridge.send("relay.out", message.getPayload());
-                bridge.send("relay.out", MessageBuilder.withPayload(message.getPayload())
-                        .setHeader("idempotency-key", IdempotencyContext.current().key() + "/own").build());
+                bridge.send(
+                        "relay.out",
+                        MessageBuilder.withPayload(message.getPayload())
+                                .setHeader(
+                                        "idempotency-key",
+                                        IdempotencyContext.current().key() + "/own")
+                                .build());
             };
         }
 
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
         Consumer<String> concurrent(JdbcTemplate jdbc) {
-            return payload -> jdbc.update("INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('concurrent', ?)",
+            return payload -> jdbc.update(
+                    "INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('concurrent', ?)",
                     IdempotencyContext.current().key());
         }
 
@@ -360,11 +422,14 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         Consumer<List<String>> batch(Effects effects) {
             AtomicBoolean failed = new AtomicBoolean();
             return payloads -> {
-                effects.receive("batch-sizes", MessageBuilder.withPayload(payloads.size()).build());
+                effects.receive(
+                        "batch-sizes",
+                        MessageBuilder.withPayload(payloads.size()).build());
                 for (int i = 0; i < payloads.size(); i++) {
                     if (payloads.get(i).equals("v5") && failed.compareAndSet(false, true)) {
                         effects.effect("batch-failed");
-                        throw new BatchListenerFailedException("v5 fails once", new IllegalStateException("v5 fails once"), i);
+                        throw new BatchListenerFailedException(
+                                "v5 fails once", new IllegalStateException("v5 fails once"), i);
                     }
                     effects.effect("batch:" + payloads.get(i));
                 }
@@ -374,7 +439,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         Consumer<Message<String>> busy(Effects effects) {
-            return message -> effects.effect("busy:" + IdempotencyContext.current().key());
+            return message ->
+                    effects.effect("busy:" + IdempotencyContext.current().key());
         }
 
         /** Not idempotent: sees the DLQs and the output topics. */
@@ -383,5 +449,4 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
             return message -> effects.receive(String.valueOf(header(message, "kafka_receivedTopic")), message);
         }
     }
-
 }

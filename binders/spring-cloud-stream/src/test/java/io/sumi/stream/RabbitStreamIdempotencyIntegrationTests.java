@@ -60,8 +60,23 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         super(RUN);
     }
 
-    static final Map<String, String> QUEUES = Map.of("dup", "dup", "flaky", "flaky", "poison", "poison", "nokey", "nokey",
-            "busy", "busy", "enrich", "enrich", "concurrent", "concurrent", "enrich-out", "observer");
+    static final Map<String, String> QUEUES = Map.of(
+            "dup",
+            "dup",
+            "flaky",
+            "flaky",
+            "poison",
+            "poison",
+            "nokey",
+            "nokey",
+            "busy",
+            "busy",
+            "enrich",
+            "enrich",
+            "concurrent",
+            "concurrent",
+            "enrich-out",
+            "observer");
 
     static ConfigurableApplicationContext secondInstance;
 
@@ -84,7 +99,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         if (context != null) {
             // Stop the consumers first, or they would declare their queues again.
             BindingsLifecycleController bindings = context.getBean(BindingsLifecycleController.class);
-            for (String binding : List.of("dup", "flaky", "poison", "noKey", "busy", "enrich", "concurrent", "observer")) {
+            for (String binding :
+                    List.of("dup", "flaky", "poison", "noKey", "busy", "enrich", "concurrent", "observer")) {
                 bindings.changeState(binding + "-in-0", BindingsLifecycleController.State.STOPPED);
             }
         }
@@ -121,8 +137,10 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         if (key != null) {
             properties.setHeader("outbox-id", key);
         }
-        rabbit.send(exchange(destination), "#", new org.springframework.amqp.core.Message(payload.getBytes(StandardCharsets.UTF_8),
-                properties));
+        rabbit.send(
+                exchange(destination),
+                "#",
+                new org.springframework.amqp.core.Message(payload.getBytes(StandardCharsets.UTF_8), properties));
     }
 
     org.springframework.amqp.core.@Nullable Message deadLetter(String destination, String group) {
@@ -138,9 +156,15 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         }
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("dup", "processed") + count("dup", "duplicate") == 60);
-        assertThat(effectRows("dup")).hasSize(20).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        assertThat(effectRows("dup"))
+                .hasSize(20)
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
         assertThat(count("dup", "duplicate")).isEqualTo(40);
-        assertThat(store.find("dup", RUN + "-dup-3")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find("dup", RUN + "-dup-3"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @Test
@@ -151,10 +175,11 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("flaky:" + key) == 1);
         assertThat(effects.count("flaky-attempts:" + key)).isEqualTo(3);
         // The effect is counted inside the handler, just before the executor completes the row.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(store.find("flaky", key)).get().satisfies(row -> {
-            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
-            assertThat(row.attempts()).isEqualTo(3);
-        }));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(store.find("flaky", key)).get().satisfies(row -> {
+                    assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+                    assertThat(row.attempts()).isEqualTo(3);
+                }));
     }
 
     @Test
@@ -166,7 +191,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("poison", "poison")) != null);
         Map<String, Object> headers = dead[0].getMessageProperties().getHeaders();
         // The Rabbit binder puts its retry wrapper's text in x-exception-message; the cause is in the stack trace.
-        assertThat(String.valueOf(headers.get("x-exception-stacktrace"))).contains("IllegalStateException: poisoned payload " + key);
+        assertThat(String.valueOf(headers.get("x-exception-stacktrace")))
+                .contains("IllegalStateException: poisoned payload " + key);
         assertThat(headers.get("outbox-id")).isEqualTo(key);
         assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("poison payload");
         assertThat(effects.count("poison-attempts:" + key)).isEqualTo(3);
@@ -184,7 +210,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("nokey", "nokey")) != null);
         Map<String, Object> headers = dead[0].getMessageProperties().getHeaders();
         assertThat(String.valueOf(headers.get("x-exception-stacktrace")))
-                .contains(MissingIdempotencyKeyException.class.getName() + ": No idempotency key for a message of consumer 'noKey'")
+                .contains(MissingIdempotencyKeyException.class.getName()
+                        + ": No idempotency key for a message of consumer 'noKey'")
                 .contains("outbox-id");
         assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("no key here");
         assertThat(effects.count("nokey-calls")).isZero();
@@ -230,38 +257,56 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
     }
 
     List<Message<?>> outputs(String payload) {
-        return effects.received("enrich-out").stream().filter(m -> payload(m).equals(payload)).toList();
+        return effects.received("enrich-out").stream()
+                .filter(m -> payload(m).equals(payload))
+                .toList();
     }
 
     @Test
     void twoInstancesInOneGroupReceivingTheSameKeysConcurrentlyWriteEachEffectOnce() {
         // Command-line arguments: they override the profile's function definition.
         String[] database = TestDatabase.POSTGRESQL.settings();
-        secondInstance = new SpringApplicationBuilder(App.class).profiles("rabbittest").run(
-                "--spring.cloud.function.definition=concurrent", "--sumi.test.run=" + RUN,
-                "--spring.datasource.url=" + database[0], "--spring.datasource.username=" + database[1],
-                "--spring.datasource.password=" + database[2]);
+        secondInstance = new SpringApplicationBuilder(App.class)
+                .profiles("rabbittest")
+                .run(
+                        "--spring.cloud.function.definition=concurrent",
+                        "--sumi.test.run=" + RUN,
+                        "--spring.datasource.url=" + database[0],
+                        "--spring.datasource.username=" + database[1],
+                        "--spring.datasource.password=" + database[2]);
         for (int i = 0; i < 100; i++) {
             // Each key twice in a row: the queue's four consumers (two per instance) take them at once.
             send("concurrent", RUN + "-c" + i, "v" + i);
             send("concurrent", RUN + "-c" + i, "v" + i);
         }
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> deliveries(meters, "concurrent")
-                + deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent") >= 200
-                && effectRows("concurrent").size() == 100);
-        assertThat(effectRows("concurrent")).hasSize(100).allSatisfy(row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE consumer = 'concurrent-rabbit'"
-                + " AND message_id LIKE ? AND status = 'COMPLETED'", Integer.class, RUN + "-c%")).isEqualTo(100);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> deliveries(meters, "concurrent")
+                                        + deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent")
+                                >= 200
+                        && effectRows("concurrent").size() == 100);
+        assertThat(effectRows("concurrent"))
+                .hasSize(100)
+                .allSatisfy(
+                        row -> assertThat(((Number) row.get("n")).intValue()).isEqualTo(1));
+        assertThat(jdbc.queryForObject(
+                        "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'concurrent-rabbit'"
+                                + " AND message_id LIKE ? AND status = 'COMPLETED'",
+                        Integer.class,
+                        RUN + "-c%"))
+                .isEqualTo(100);
         assertThat(deliveries(meters, "concurrent")).isPositive();
-        assertThat(deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent")).isPositive();
+        assertThat(deliveries(secondInstance.getBean(MeterRegistry.class), "concurrent"))
+                .isPositive();
     }
 
     /** Processed and duplicate deliveries (busy ones are retried and end as one of those). */
     static double deliveries(MeterRegistry registry, String consumer) {
         return registry.find("sumi.messages").tag("consumer", consumer + "-rabbit").counters().stream()
-                .filter(c -> List.of("processed", "duplicate").contains(c.getId().getTag("outcome")))
-                .mapToDouble(Counter::count).sum();
+                .filter(c ->
+                        List.of("processed", "duplicate").contains(c.getId().getTag("outcome")))
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     @SpringBootConfiguration
@@ -272,7 +317,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
         Consumer<String> dup(JdbcTemplate jdbc) {
-            return payload -> jdbc.update("INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('dup', ?)",
+            return payload -> jdbc.update(
+                    "INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('dup', ?)",
                     IdempotencyContext.current().key());
         }
 
@@ -289,7 +335,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         @Bean
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         Consumer<String> busy(Effects effects) {
-            return payload -> effects.effect("busy:" + IdempotencyContext.current().key());
+            return payload ->
+                    effects.effect("busy:" + IdempotencyContext.current().key());
         }
 
         @Bean
@@ -301,7 +348,8 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         @Bean
         @IdempotentHandler(consumer = "concurrent-rabbit", mode = IdempotencyMode.LEASE)
         Consumer<String> concurrent(JdbcTemplate jdbc) {
-            return payload -> jdbc.update("INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('concurrent', ?)",
+            return payload -> jdbc.update(
+                    "INSERT INTO sumi_stream_effects (consumer, message_id) VALUES ('concurrent', ?)",
                     IdempotencyContext.current().key());
         }
 

@@ -48,12 +48,18 @@ abstract class StreamIdempotencyTestBase {
     }
 
     double count(String consumer, String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", consumer).tag("outcome", outcome).counter();
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
     List<Map<String, Object>> effectRows(String consumer) {
-        return jdbc.queryForList("SELECT message_id, COUNT(*) AS n FROM sumi_stream_effects WHERE consumer = ? AND message_id LIKE ?"
-                + " GROUP BY message_id", consumer, run + "-%");
+        return jdbc.queryForList(
+                "SELECT message_id, COUNT(*) AS n FROM sumi_stream_effects WHERE consumer = ? AND message_id LIKE ?"
+                        + " GROUP BY message_id",
+                consumer,
+                run + "-%");
     }
 }

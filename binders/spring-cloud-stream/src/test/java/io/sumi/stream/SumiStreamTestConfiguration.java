@@ -38,7 +38,8 @@ class SumiStreamTestConfiguration {
     }
 
     @Bean
-    IdempotentExecutor idempotentExecutor(CountingStore store, PlatformTransactionManager transactionManager, MeterRegistry meters) {
+    IdempotentExecutor idempotentExecutor(
+            CountingStore store, PlatformTransactionManager transactionManager, MeterRegistry meters) {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(TransactionSupport.of(transactionManager))
                 .meterRegistry(meters)
@@ -46,9 +47,15 @@ class SumiStreamTestConfiguration {
     }
 
     @Bean
-    static IdempotentFunctionPostProcessor idempotentFunctionPostProcessor(ObjectProvider<IdempotentExecutor> executor) {
-        return new IdempotentFunctionPostProcessor(executor::getObject,
-                () -> new HandlerDefaults(IdempotencyMode.AUTO, LEASE, FingerprintMismatchPolicy.WARN, HandlerDefinition.DEFAULT_KEY_HEADERS),
+    static IdempotentFunctionPostProcessor idempotentFunctionPostProcessor(
+            ObjectProvider<IdempotentExecutor> executor) {
+        return new IdempotentFunctionPostProcessor(
+                executor::getObject,
+                () -> new HandlerDefaults(
+                        IdempotencyMode.AUTO,
+                        LEASE,
+                        FingerprintMismatchPolicy.WARN,
+                        HandlerDefinition.DEFAULT_KEY_HEADERS),
                 new StreamSettings(Duration.ofMillis(50), Duration.ofSeconds(1), StreamSettings.DEFAULT_KEY_HEADER));
     }
 

@@ -46,7 +46,10 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     }
 
     @Override
-    public void handleRemaining(Exception thrownException, List<ConsumerRecord<?, ?>> records, Consumer<?, ?> consumer,
+    public void handleRemaining(
+            Exception thrownException,
+            List<ConsumerRecord<?, ?>> records,
+            Consumer<?, ?> consumer,
             MessageListenerContainer container) {
         Optional<BudgetExhaustedException> refusal = BudgetExhaustedException.find(thrownException);
         if (refusal.isEmpty()) {
@@ -59,7 +62,10 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     }
 
     @Override
-    public boolean handleOne(Exception thrownException, ConsumerRecord<?, ?> record, Consumer<?, ?> consumer,
+    public boolean handleOne(
+            Exception thrownException,
+            ConsumerRecord<?, ?> record,
+            Consumer<?, ?> consumer,
             MessageListenerContainer container) {
         Optional<BudgetExhaustedException> refusal = BudgetExhaustedException.find(thrownException);
         if (refusal.isEmpty()) {
@@ -70,8 +76,12 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     }
 
     @Override
-    public void handleBatch(Exception thrownException, ConsumerRecords<?, ?> data, Consumer<?, ?> consumer,
-            MessageListenerContainer container, Runnable invokeListener) {
+    public void handleBatch(
+            Exception thrownException,
+            ConsumerRecords<?, ?> data,
+            Consumer<?, ?> consumer,
+            MessageListenerContainer container,
+            Runnable invokeListener) {
         Optional<BudgetExhaustedException> refusal = BudgetExhaustedException.find(thrownException);
         if (refusal.isEmpty()) {
             delegate.handleBatch(thrownException, data, consumer, container, invokeListener);
@@ -83,8 +93,12 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     }
 
     @Override
-    public <K, V> ConsumerRecords<K, V> handleBatchAndReturnRemaining(Exception thrownException, ConsumerRecords<?, ?> data,
-            Consumer<?, ?> consumer, MessageListenerContainer container, Runnable invokeListener) {
+    public <K, V> ConsumerRecords<K, V> handleBatchAndReturnRemaining(
+            Exception thrownException,
+            ConsumerRecords<?, ?> data,
+            Consumer<?, ?> consumer,
+            MessageListenerContainer container,
+            Runnable invokeListener) {
         Optional<BudgetExhaustedException> refusal = BudgetExhaustedException.find(thrownException);
         if (refusal.isEmpty()) {
             return delegate.handleBatchAndReturnRemaining(thrownException, data, consumer, container, invokeListener);
@@ -99,8 +113,10 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
      * normally has handled the record, and the container would acknowledge it.
      */
     private static KafkaException sought(BudgetExhaustedException refusal) {
-        return new KafkaException("Budget '" + refusal.budget() + "' refused the call; sought back and paused the container",
-                KafkaException.Level.DEBUG, refusal);
+        return new KafkaException(
+                "Budget '" + refusal.budget() + "' refused the call; sought back and paused the container",
+                KafkaException.Level.DEBUG,
+                refusal);
     }
 
     private static void seekBack(Iterable<? extends ConsumerRecord<?, ?>> records, Consumer<?, ?> consumer) {
@@ -114,7 +130,10 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     // ------------------------------------------------------------------ the rest is the delegate's
 
     @Override
-    public void handleOtherException(Exception thrownException, Consumer<?, ?> consumer, MessageListenerContainer container,
+    public void handleOtherException(
+            Exception thrownException,
+            Consumer<?, ?> consumer,
+            MessageListenerContainer container,
             boolean batchListener) {
         delegate.handleOtherException(thrownException, consumer, container, batchListener);
     }
@@ -150,8 +169,8 @@ public final class BudgetAwareErrorHandler implements CommonErrorHandler {
     }
 
     @Override
-    public void onPartitionsAssigned(Consumer<?, ?> consumer, java.util.Collection<TopicPartition> partitions,
-            Runnable publishPause) {
+    public void onPartitionsAssigned(
+            Consumer<?, ?> consumer, java.util.Collection<TopicPartition> partitions, Runnable publishPause) {
         delegate.onPartitionsAssigned(consumer, partitions, publishPause);
     }
 }

@@ -66,8 +66,11 @@ public class BudgetListenerPauser implements SmartLifecycle {
      * single call would), the time it fits ({@code notBefore}, on the budget's clock) and the
      * limit it was refused under.
      */
-    private record Paused(String budget, long halfOpenedWhilePaused, @Nullable Instant notBefore, double limit) {
-    }
+    private record Paused(
+            String budget,
+            long halfOpenedWhilePaused,
+            @Nullable Instant notBefore,
+            double limit) {}
 
     private final BudgetRegistry budgets;
     private final Supplier<@Nullable ListenerContainerRegistry> containerLookup;
@@ -86,7 +89,10 @@ public class BudgetListenerPauser implements SmartLifecycle {
      * @param containers the containers whose error handlers are wrapped on start, or {@code null}
      *     to wrap none (then wrap them with {@link #errorHandler})
      */
-    public BudgetListenerPauser(BudgetRegistry budgets, @Nullable ListenerContainerRegistry containers, Duration checkInterval,
+    public BudgetListenerPauser(
+            BudgetRegistry budgets,
+            @Nullable ListenerContainerRegistry containers,
+            Duration checkInterval,
             @Nullable MeterRegistry meterRegistry) {
         this(budgets, () -> containers, checkInterval, meterRegistry);
     }
@@ -99,8 +105,11 @@ public class BudgetListenerPauser implements SmartLifecycle {
      * @param containers supplies the containers whose error handlers are wrapped on start, or
      *     {@code null} to wrap none
      */
-    public BudgetListenerPauser(BudgetRegistry budgets, Supplier<@Nullable ListenerContainerRegistry> containers,
-            Duration checkInterval, @Nullable MeterRegistry meterRegistry) {
+    public BudgetListenerPauser(
+            BudgetRegistry budgets,
+            Supplier<@Nullable ListenerContainerRegistry> containers,
+            Duration checkInterval,
+            @Nullable MeterRegistry meterRegistry) {
         this.budgets = Objects.requireNonNull(budgets, "budgets");
         this.containerLookup = Objects.requireNonNull(containers, "containers");
         if (checkInterval.isNegative() || checkInterval.isZero()) {
@@ -129,8 +138,12 @@ public class BudgetListenerPauser implements SmartLifecycle {
         }
         // No handler: Spring Kafka's default would retry a busy key 10 times at once and then skip it;
         // Sumi's classification keeps busy keys (and budget refusals that reach it) retried.
-        return new BudgetAwareErrorHandler(delegate != null ? delegate
-                : SumiKafkaErrorHandling.configure(new DefaultErrorHandler(), SumiKafkaErrorHandling.DEFAULT_BUSY_INTERVAL), this);
+        return new BudgetAwareErrorHandler(
+                delegate != null
+                        ? delegate
+                        : SumiKafkaErrorHandling.configure(
+                                new DefaultErrorHandler(), SumiKafkaErrorHandling.DEFAULT_BUSY_INTERVAL),
+                this);
     }
 
     /**
@@ -147,16 +160,26 @@ public class BudgetListenerPauser implements SmartLifecycle {
         // A batch that does not fit leaves the breaker CLOSED (a single call would still fit): without
         // waiting for its retryAt the container would resume at once and the batch be refused again
         // and again until the window frees (a busy loop).
-        Instant notBefore = state == CircuitBreaker.State.CLOSED ? refusal.retryAt().orElse(null) : null;
-        Paused entry = new Paused(refusal.budget(), state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1, notBefore,
+        Instant notBefore =
+                state == CircuitBreaker.State.CLOSED ? refusal.retryAt().orElse(null) : null;
+        Paused entry = new Paused(
+                refusal.budget(),
+                state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1,
+                notBefore,
                 refusal.limit());
         if (paused.putIfAbsent(target, entry) == null) {
             target.pause();
             pauses.computeIfAbsent(refusal.budget(), b -> new AtomicLong()).incrementAndGet();
             counter(pauseCounters, "sumi.budget.pauses", refusal.budget()).increment();
-            log.warn("Paused Kafka listener container '{}': budget '{}' refused a call ({}); {}", target.getListenerId(),
-                    refusal.budget(), refusal.reason(), notBefore != null ? "resuming when the batch fits, at " + notBefore
-                            : "resuming when it half-opens" + refusal.retryAt().map(at -> ", due " + at).orElse(""));
+            log.warn(
+                    "Paused Kafka listener container '{}': budget '{}' refused a call ({}); {}",
+                    target.getListenerId(),
+                    refusal.budget(),
+                    refusal.reason(),
+                    notBefore != null
+                            ? "resuming when the batch fits, at " + notBefore
+                            : "resuming when it half-opens"
+                                    + refusal.retryAt().map(at -> ", due " + at).orElse(""));
         }
         // A budget that moved on while we paused (another thread's probe closed it) must not strand us.
         if (budget != null) {
@@ -185,21 +208,30 @@ public class BudgetListenerPauser implements SmartLifecycle {
         paused.forEach((container, entry) -> {
             // A refused batch waits until it fits (the window frees its retryAt), unless the budget
             // transitioned or an operator changed its limit meanwhile.
-            if (entry.budget().equals(budget) && entry.notBefore() != null && !transition
-                    && target.now().isBefore(entry.notBefore()) && target.config().limit() == entry.limit()) {
+            if (entry.budget().equals(budget)
+                    && entry.notBefore() != null
+                    && !transition
+                    && target.now().isBefore(entry.notBefore())
+                    && target.config().limit() == entry.limit()) {
                 return;
             }
             // Paused while half-open: the probe ran elsewhere; wait until it closed the breaker, or
             // the breaker half-opened again (the probe failed, the breaker reopened and its wait
             // ended), or no call is running any more (the probe was given back undecided: its
             // message was a duplicate or busy), so that some container can make the probe.
-            boolean ready = state == CircuitBreaker.State.CLOSED || entry.halfOpenedWhilePaused() < 0
-                    || halfOpened > entry.halfOpenedWhilePaused() || target.callsInFlight() == 0;
+            boolean ready = state == CircuitBreaker.State.CLOSED
+                    || entry.halfOpenedWhilePaused() < 0
+                    || halfOpened > entry.halfOpenedWhilePaused()
+                    || target.callsInFlight() == 0;
             if (entry.budget().equals(budget) && ready && paused.remove(container, entry)) {
                 container.resume();
                 resumes.computeIfAbsent(budget, b -> new AtomicLong()).incrementAndGet();
                 counter(resumeCounters, "sumi.budget.resumes", budget).increment();
-                log.info("Resumed Kafka listener container '{}': budget '{}' is {}", container.getListenerId(), budget, state);
+                log.info(
+                        "Resumed Kafka listener container '{}': budget '{}' is {}",
+                        container.getListenerId(),
+                        budget,
+                        state);
             }
         });
     }
@@ -226,16 +258,21 @@ public class BudgetListenerPauser implements SmartLifecycle {
     }
 
     private Counter counter(Map<String, Counter> counters, String name, String budget) {
-        return counters.computeIfAbsent(budget, b -> Counter.builder(name)
-                .description("Kafka listener containers paused or resumed for a budget").tag("budget", b).register(meterRegistry));
+        return counters.computeIfAbsent(
+                budget,
+                b -> Counter.builder(name)
+                        .description("Kafka listener containers paused or resumed for a budget")
+                        .tag("budget", b)
+                        .register(meterRegistry));
     }
 
     private MessageListenerContainer topLevel(MessageListenerContainer container) {
         ListenerContainerRegistry containers = this.containers;
         if (containers != null) {
             for (MessageListenerContainer candidate : containers.getAllListenerContainers()) {
-                if (candidate == container || (candidate instanceof ConcurrentMessageListenerContainer<?, ?> concurrent
-                        && concurrent.getContainers().contains(container))) {
+                if (candidate == container
+                        || (candidate instanceof ConcurrentMessageListenerContainer<?, ?> concurrent
+                                && concurrent.getContainers().contains(container))) {
                     return candidate;
                 }
             }
@@ -262,14 +299,17 @@ public class BudgetListenerPauser implements SmartLifecycle {
             return thread;
         });
         long period = checkInterval.toMillis();
-        executor.scheduleWithFixedDelay(() -> {
-            try {
-                check();
-            }
-            catch (RuntimeException ex) {
-                log.warn("Checking paused listener containers failed; the next check tries again", ex);
-            }
-        }, period, period, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        check();
+                    } catch (RuntimeException ex) {
+                        log.warn("Checking paused listener containers failed; the next check tries again", ex);
+                    }
+                },
+                period,
+                period,
+                TimeUnit.MILLISECONDS);
         scheduler = executor;
     }
 

@@ -50,10 +50,8 @@ public class IdempotencyKeyProducerInterceptor implements ProducerInterceptor<Ob
     }
 
     @Override
-    public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
-    }
+    public void onAcknowledgement(RecordMetadata metadata, Exception exception) {}
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

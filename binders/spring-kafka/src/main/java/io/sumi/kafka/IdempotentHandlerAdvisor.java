@@ -1,9 +1,9 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.IdempotentHandler;
+import java.lang.reflect.Method;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
-import java.lang.reflect.Method;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.StaticMethodMatcher;

@@ -88,7 +88,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
     @Override
     public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
-        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
+        Class<?> targetClass = target != null
+                ? AopUtils.getTargetClass(target)
+                : invocation.getMethod().getDeclaringClass();
         HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
         Object[] args = invocation.getArguments();
 
@@ -96,7 +98,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         // not to another annotated method that listener calls: that one is guarded with the
         // message of its own arguments (a batch listener calling handle(record) per record, a
         // listener fanning out to sub-messages). A nested guarded call is never the listener's.
-        boolean listenerInvocation = isListenerMethod(invocation.getMethod()) && IdempotencyContext.find().isEmpty();
+        boolean listenerInvocation = isListenerMethod(invocation.getMethod())
+                && IdempotencyContext.find().isEmpty();
         if (listenerInvocation) {
             ConsumerRecords<?, ?> batch = CurrentRecords.batch();
             if (batch != null) {
@@ -106,7 +109,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
             if (current != null) {
-                return executor().execute(definition, new KafkaInboundMessage(current), () -> proceed(invocation)).value();
+                return executor()
+                        .execute(definition, new KafkaInboundMessage(current), () -> proceed(invocation))
+                        .value();
             }
         }
         InboundMessage message = singleMessage(args);
@@ -115,15 +120,19 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (records != null) {
                 return invokeBatch(invocation, definition, records);
             }
-            throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
-                    + " was called without a message: " + (listenerInvocation
-                            ? "Sumi's record interceptor must be installed on its container factory (the starter does), or give"
-                                    + " it a ConsumerRecord or Message parameter"
-                            : "it is not the @KafkaListener method the container invokes, so its key must come from its own"
-                                    + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
-                                    + " @IdempotentHandler on the @KafkaListener method"));
+            throw new IllegalStateException(
+                    "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
+                            + " was called without a message: "
+                            + (listenerInvocation
+                                    ? "Sumi's record interceptor must be installed on its container factory (the starter does), or give"
+                                            + " it a ConsumerRecord or Message parameter"
+                                    : "it is not the @KafkaListener method the container invokes, so its key must come from its own"
+                                            + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
+                                            + " @IdempotentHandler on the @KafkaListener method"));
         }
-        return executor().execute(definition, message, () -> proceed(invocation)).value();
+        return executor()
+                .execute(definition, message, () -> proceed(invocation))
+                .value();
     }
 
     /**
@@ -149,15 +158,18 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             return;
         }
         for (Class<?> type : method.getParameterTypes()) {
-            if (ConsumerRecord.class.isAssignableFrom(type) || Message.class.isAssignableFrom(type) || List.class.isAssignableFrom(type)
+            if (ConsumerRecord.class.isAssignableFrom(type)
+                    || Message.class.isAssignableFrom(type)
+                    || List.class.isAssignableFrom(type)
                     || ConsumerRecords.class.isAssignableFrom(type)) {
                 return;
             }
         }
-        throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
-                + " is not a @KafkaListener method and has no message parameter, so Sumi cannot tell which message it guards"
-                + " (the record the container delivers belongs to the listener that calls it). Give it a ConsumerRecord,"
-                + " Message<?> or List<ConsumerRecord> parameter, or put @IdempotentHandler on the @KafkaListener method");
+        throw new IllegalStateException(
+                "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
+                        + " is not a @KafkaListener method and has no message parameter, so Sumi cannot tell which message it guards"
+                        + " (the record the container delivers belongs to the listener that calls it). Give it a ConsumerRecord,"
+                        + " Message<?> or List<ConsumerRecord> parameter, or put @IdempotentHandler on the @KafkaListener method");
     }
 
     /**
@@ -175,7 +187,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             String defaultConsumer;
             KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-            defaultConsumer = listener != null && !listener.id().isBlank() ? listener.id()
+            defaultConsumer = listener != null && !listener.id().isBlank()
+                    ? listener.id()
                     : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
             // The method's own transaction may start inside Sumi's advice; AUTO must still mean
             // "in the handler's transaction".
@@ -184,8 +197,11 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (transactional == null) {
                 transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
             }
-            HandlerDefinition definition = defaults.resolve(annotation, defaultConsumer,
-                    transactional == null ? null : transactional.transactionManager(), m.toString());
+            HandlerDefinition definition = defaults.resolve(
+                    annotation,
+                    defaultConsumer,
+                    transactional == null ? null : transactional.transactionManager(),
+                    m.toString());
             executor().keyResolver().validate(definition);
             return definition;
         });
@@ -220,7 +236,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         return null;
     }
 
-    private @Nullable Object invokeBatch(MethodInvocation invocation, HandlerDefinition definition, List<ConsumerRecord<?, ?>> records)
+    private @Nullable Object invokeBatch(
+            MethodInvocation invocation, HandlerDefinition definition, List<ConsumerRecord<?, ?>> records)
             throws Exception {
         List<InboundMessage> messages = new ArrayList<>(records.size());
         records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
@@ -229,8 +246,7 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             executor().executeBatch(definition, messages, indexes -> {
                 try {
                     proceedClone(invocation, indexes.size() == records.size() ? args : filter(args, records, indexes));
-                }
-                catch (BatchListenerFailedException ex) {
+                } catch (BatchListenerFailedException ex) {
                     int original = originalIndex(ex, records, indexes);
                     if (original < 0) {
                         throw ex;
@@ -238,17 +254,20 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     throw new BatchFailedException(original, ex.getCause() != null ? ex.getCause() : ex);
                 }
             });
-        }
-        catch (BatchFailedException ex) {
+        } catch (BatchFailedException ex) {
             Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
             ConsumerRecord<?, ?> failed = records.get(ex.index());
-            throw new BatchListenerFailedException("Record " + failed.topic() + "-" + failed.partition() + "@" + failed.offset()
-                    + " (index " + ex.index() + ") failed: " + cause.getMessage(), cause, ex.index());
+            throw new BatchListenerFailedException(
+                    "Record " + failed.topic() + "-" + failed.partition() + "@" + failed.offset() + " (index "
+                            + ex.index() + ") failed: " + cause.getMessage(),
+                    cause,
+                    ex.index());
         }
         return null;
     }
 
-    private static int originalIndex(BatchListenerFailedException ex, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
+    private static int originalIndex(
+            BatchListenerFailedException ex, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
         if (ex.getRecord() != null) {
             for (int i = 0; i < records.size(); i++) {
                 if (records.get(i) == ex.getRecord()) {
@@ -268,15 +287,21 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             Object arg = args[a];
             if (arg instanceof List<?> list && list.size() == size) {
                 filtered[a] = pick(list, indexes);
-            }
-            else if (arg instanceof ConsumerRecords<?, ?>) {
+            } else if (arg instanceof ConsumerRecords<?, ?>) {
                 filtered[a] = consumerRecords(records, indexes);
-            }
-            else if (arg instanceof Message<?> message && message.getPayload() instanceof List<?> payload && payload.size() == size) {
+            } else if (arg instanceof Message<?> message
+                    && message.getPayload() instanceof List<?> payload
+                    && payload.size() == size) {
                 Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders().forEach((name, value) -> headers.put(name,
-                        value instanceof List<?> values && values.size() == size ? pick(values, indexes) : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes)).copyHeaders(headers).build();
+                message.getHeaders()
+                        .forEach((name, value) -> headers.put(
+                                name,
+                                value instanceof List<?> values && values.size() == size
+                                        ? pick(values, indexes)
+                                        : value));
+                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
+                        .copyHeaders(headers)
+                        .build();
             }
         }
         return filtered;
@@ -295,7 +320,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         Map<TopicPartition, List<ConsumerRecord>> byPartition = new LinkedHashMap<>();
         for (int index : indexes) {
             ConsumerRecord<?, ?> record = records.get(index);
-            byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), tp -> new ArrayList<>()).add(record);
+            byPartition
+                    .computeIfAbsent(new TopicPartition(record.topic(), record.partition()), tp -> new ArrayList<>())
+                    .add(record);
         }
         return new ConsumerRecords(byPartition, Map.of());
     }
@@ -306,7 +333,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      */
     private static void proceedClone(MethodInvocation invocation, Object[] args) throws Exception {
         if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)) {
-            throw new IllegalStateException("@IdempotentHandler batch methods must be called through a Spring AOP proxy");
+            throw new IllegalStateException(
+                    "@IdempotentHandler batch methods must be called through a Spring AOP proxy");
         }
         proceed(proxyInvocation.invocableClone(args));
     }
@@ -314,11 +342,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
     private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
         try {
             return invocation.proceed();
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             throw ex;
-        }
-        catch (Throwable ex) {
+        } catch (Throwable ex) {
             throw new UndeclaredThrowableException(ex);
         }
     }

@@ -36,7 +36,8 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(SumiErrorHandlerConfigurer.class);
 
-    private static final @Nullable Field HANDLER_METHOD = ReflectionUtils.findField(MessagingMessageListenerAdapter.class, "handlerMethod");
+    private static final @Nullable Field HANDLER_METHOD =
+            ReflectionUtils.findField(MessagingMessageListenerAdapter.class, "handlerMethod");
 
     private final Supplier<? extends ListenerContainerRegistry> containers;
     private final Duration busyInterval;
@@ -56,19 +57,22 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
     public void start() {
         for (MessageListenerContainer container : containers.get().getAllListenerContainers()) {
             if (container.isRunning()) {
-                log.warn("Kafka listener container '{}' was started before Sumi configured its error handler; a busy key it"
-                        + " meets before its next restart may be skipped", container.getListenerId());
+                log.warn(
+                        "Kafka listener container '{}' was started before Sumi configured its error handler; a busy key it"
+                                + " meets before its next restart may be skipped",
+                        container.getListenerId());
             }
             if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
                 try {
                     SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
-                }
-                catch (IllegalStateException ex) {
+                } catch (IllegalStateException ex) {
                     if (runsIdempotentHandler(listenerContainer) != Boolean.FALSE) {
                         throw ex;
                     }
-                    log.debug("Container '{}' runs no @IdempotentHandler; its error handler is left as it is: {}",
-                            container.getListenerId(), ex.getMessage());
+                    log.debug(
+                            "Container '{}' runs no @IdempotentHandler; its error handler is left as it is: {}",
+                            container.getListenerId(),
+                            ex.getMessage());
                 }
             }
         }
@@ -87,13 +91,16 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
                 return null;
             }
             ReflectionUtils.makeAccessible(HANDLER_METHOD);
-            bean = ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler ? handler.getBean() : null;
+            bean = ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler
+                    ? handler.getBean()
+                    : null;
         }
         if (bean == null) {
             return null;
         }
-        return !MethodIntrospector.selectMethods(AopUtils.getTargetClass(bean),
-                (MethodIntrospector.MetadataLookup<Boolean>) m -> AnnotatedElementUtils.hasAnnotation(m, IdempotentHandler.class) ? true : null)
+        return !MethodIntrospector.selectMethods(
+                        AopUtils.getTargetClass(bean), (MethodIntrospector.MetadataLookup<Boolean>)
+                                m -> AnnotatedElementUtils.hasAnnotation(m, IdempotentHandler.class) ? true : null)
                 .isEmpty();
     }
 

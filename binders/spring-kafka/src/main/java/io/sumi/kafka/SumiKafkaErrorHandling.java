@@ -75,10 +75,10 @@ public final class SumiKafkaErrorHandling {
     private static final Logger log = LoggerFactory.getLogger(SumiKafkaErrorHandling.class);
 
     /** {@code FailedRecordProcessor.failureTracker} and {@code FailedRecordTracker.noRetries}: private in Spring Kafka. */
-    private static final @Nullable Field FAILURE_TRACKER = ReflectionUtils.findField(FailedRecordProcessor.class, "failureTracker");
+    private static final @Nullable Field FAILURE_TRACKER =
+            ReflectionUtils.findField(FailedRecordProcessor.class, "failureTracker");
 
-    private SumiKafkaErrorHandling() {
-    }
+    private SumiKafkaErrorHandling() {}
 
     /**
      * Classifies Sumi's exceptions on {@code handler}, with the back-offs described above.
@@ -94,7 +94,8 @@ public final class SumiKafkaErrorHandling {
      */
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
         if (!allowsRetries(handler)) {
-            log.warn(withoutRetriesMessage("The error handler " + handler.getClass().getName()));
+            log.warn(withoutRetriesMessage(
+                    "The error handler " + handler.getClass().getName()));
         }
         return classify(handler, busyInterval);
     }
@@ -123,7 +124,8 @@ public final class SumiKafkaErrorHandling {
      *
      * @param recoverer {@code null} for Spring Kafka's default, which only logs
      */
-    public static DefaultErrorHandler withoutRetries(@Nullable ConsumerRecordRecoverer recoverer, Duration busyInterval) {
+    public static DefaultErrorHandler withoutRetries(
+            @Nullable ConsumerRecordRecoverer recoverer, Duration busyInterval) {
         return classify(new WithoutRetries(recoverer), busyInterval);
     }
 
@@ -148,14 +150,14 @@ public final class SumiKafkaErrorHandling {
             }
             ReflectionUtils.makeAccessible(FAILURE_TRACKER);
             Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
-            Field noRetries = tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
+            Field noRetries =
+                    tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
             if (noRetries == null) {
                 return false;
             }
             ReflectionUtils.makeAccessible(noRetries);
             return !(boolean) ReflectionUtils.getField(noRetries, tracker);
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             return false;
         }
     }
@@ -163,15 +165,17 @@ public final class SumiKafkaErrorHandling {
     private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval) {
         // The handler withoutRetries builds stops at once for other exceptions, however often it is taught.
         @Nullable BackOff otherwise = handler instanceof WithoutRetries ? new FixedBackOff(0, 0) : null;
-        handler.addNotRetryableExceptions(MissingIdempotencyKeyException.class, InvalidIdempotencyKeyException.class,
+        handler.addNotRetryableExceptions(
+                MissingIdempotencyKeyException.class,
+                InvalidIdempotencyKeyException.class,
                 FingerprintMismatchException.class);
         // Classified retryable explicitly, because a not-retryable classification wins over the back-off
         // function: a handler whose classifications default to false (the one @RetryableTopic /
         // non-blocking retries install on every container) would otherwise give a busy key to its
         // recoverer at once, i.e. forward it through the retry topics to the DLT although it never
         // failed. (ReconciliationRequiredException was not retryable in earlier versions.)
-        handler.addRetryableExceptions(MessageBusyException.class, BudgetExhaustedException.class,
-                ReconciliationRequiredException.class);
+        handler.addRetryableExceptions(
+                MessageBusyException.class, BudgetExhaustedException.class, ReconciliationRequiredException.class);
         long interval = Math.max(1, busyInterval.toMillis());
         FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
         ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);
@@ -194,7 +198,8 @@ public final class SumiKafkaErrorHandling {
      *     recoverer): {@code busyMaxWait} is ignored; use {@link #configure(FailedRecordProcessor, Duration)}
      */
     @Deprecated(since = "0.1.0")
-    public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval, Duration busyMaxWait) {
+    public static <T extends FailedRecordProcessor> T configure(
+            T handler, Duration busyInterval, Duration busyMaxWait) {
         return configure(handler, busyInterval);
     }
 
@@ -213,28 +218,28 @@ public final class SumiKafkaErrorHandling {
         CommonErrorHandler handler = container.getCommonErrorHandler();
         if (handler == null) {
             container.setCommonErrorHandler(configure(new DefaultErrorHandler(), busyInterval));
-        }
-        else if (!teach(container, handler, busyInterval)) {
+        } else if (!teach(container, handler, busyInterval)) {
             throw cannotTeach(container, "error handler", handler);
         }
         AfterRollbackProcessor<?, ?> rollback = container.getAfterRollbackProcessor();
         if (rollback instanceof FailedRecordProcessor processor && allowsRetries(processor)) {
             classify(processor, busyInterval);
-        }
-        else if (rollback instanceof FailedRecordProcessor processor && isTransactional(container)) {
-            throw new IllegalStateException(withoutRetriesMessage("Kafka listener container '" + container.getListenerId()
-                    + "' has the after-rollback processor " + processor.getClass().getName() + ", which"));
-        }
-        else if (rollback != null && isTransactional(container)) {
+        } else if (rollback instanceof FailedRecordProcessor processor && isTransactional(container)) {
+            throw new IllegalStateException(withoutRetriesMessage(
+                    "Kafka listener container '" + container.getListenerId() + "' has the after-rollback processor "
+                            + processor.getClass().getName() + ", which"));
+        } else if (rollback != null && isTransactional(container)) {
             throw cannotTeach(container, "after-rollback processor", rollback);
         }
     }
 
-    private static boolean teach(AbstractMessageListenerContainer<?, ?> container, CommonErrorHandler handler, Duration busyInterval) {
+    private static boolean teach(
+            AbstractMessageListenerContainer<?, ?> container, CommonErrorHandler handler, Duration busyInterval) {
         if (handler instanceof FailedRecordProcessor processor) {
             if (!allowsRetries(processor)) {
-                throw new IllegalStateException(withoutRetriesMessage("Kafka listener container '" + container.getListenerId()
-                        + "' has the error handler " + processor.getClass().getName() + ", which"));
+                throw new IllegalStateException(withoutRetriesMessage(
+                        "Kafka listener container '" + container.getListenerId() + "' has the error handler "
+                                + processor.getClass().getName() + ", which"));
             }
             classify(processor, busyInterval);
             return true;
@@ -248,17 +253,21 @@ public final class SumiKafkaErrorHandling {
                 || container.getContainerProperties().getTransactionManager() != null;
     }
 
-    private static IllegalStateException cannotTeach(AbstractMessageListenerContainer<?, ?> container, String what, Object handler) {
-        return new IllegalStateException("Kafka listener container '" + container.getListenerId() + "' has the " + what + " "
-                + handler.getClass().getName() + ", which Sumi cannot teach its exceptions: with it, a message whose key another"
-                + " consumer holds (MessageBusyException) or whose budget is spent (BudgetExhaustedException) could be skipped."
-                + " Use a DefaultErrorHandler (or another FailedRecordProcessor) with your recoverer and back-off, and Sumi"
-                + " classifies its exceptions on it; or set sumi.kafka.configure-error-handlers=false and classify them yourself"
-                + " (see docs/kafka-error-handling.md)");
+    private static IllegalStateException cannotTeach(
+            AbstractMessageListenerContainer<?, ?> container, String what, Object handler) {
+        return new IllegalStateException(
+                "Kafka listener container '" + container.getListenerId() + "' has the " + what + " "
+                        + handler.getClass().getName()
+                        + ", which Sumi cannot teach its exceptions: with it, a message whose key another"
+                        + " consumer holds (MessageBusyException) or whose budget is spent (BudgetExhaustedException) could be skipped."
+                        + " Use a DefaultErrorHandler (or another FailedRecordProcessor) with your recoverer and back-off, and Sumi"
+                        + " classifies its exceptions on it; or set sumi.kafka.configure-error-handlers=false and classify them yourself"
+                        + " (see docs/kafka-error-handling.md)");
     }
 
     private static String withoutRetriesMessage(String subject) {
-        return subject + " allows no retry (a back-off such as FixedBackOff(0, 0)), so Sumi cannot teach it its exceptions:"
+        return subject
+                + " allows no retry (a back-off such as FixedBackOff(0, 0)), so Sumi cannot teach it its exceptions:"
                 + " Spring Kafka then gives every failure to the recoverer at once, including a message whose key another"
                 + " consumer holds (MessageBusyException), whose budget is spent (BudgetExhaustedException) or which awaits"
                 + " reconciliation (ReconciliationRequiredException), which would be dead-lettered or skipped. Use"

@@ -24,11 +24,13 @@ public final class SumiListenerContainerFactoryPostProcessor implements BeanPost
         if (bean instanceof AbstractKafkaListenerContainerFactory factory) {
             RecordInterceptor existingRecord = factory.getRecordInterceptor();
             if (!(existingRecord instanceof RecordCapturingInterceptor)) {
-                factory.setRecordInterceptor(existingRecord == null ? capturing : new CompositeRecordInterceptor(existingRecord, capturing));
+                factory.setRecordInterceptor(
+                        existingRecord == null ? capturing : new CompositeRecordInterceptor(existingRecord, capturing));
             }
             BatchInterceptor existingBatch = factory.getBatchInterceptor();
             if (!(existingBatch instanceof RecordCapturingInterceptor)) {
-                factory.setBatchInterceptor(existingBatch == null ? capturing : new CompositeBatchInterceptor(existingBatch, capturing));
+                factory.setBatchInterceptor(
+                        existingBatch == null ? capturing : new CompositeBatchInterceptor(existingBatch, capturing));
             }
         }
         return bean;

@@ -32,13 +32,26 @@ class BudgetListenerPauserTests {
 
     private final MutableClock clock = MutableClock.at("2026-03-01T10:00:00Z");
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    private final BudgetRegistry budgets = BudgetRegistry.builder().clock(clock).meterRegistry(meters)
-            .budget("stripe", BudgetConfig.custom().limit(1_000).window(Duration.ofHours(1)).minimumNumberOfCalls(2)
-                    .slidingWindowSize(2).failureRateThreshold(50).waitDurationInOpenState(OPEN_WAIT).build())
+    private final BudgetRegistry budgets = BudgetRegistry.builder()
+            .clock(clock)
+            .meterRegistry(meters)
+            .budget(
+                    "stripe",
+                    BudgetConfig.custom()
+                            .limit(1_000)
+                            .window(Duration.ofHours(1))
+                            .minimumNumberOfCalls(2)
+                            .slidingWindowSize(2)
+                            .failureRateThreshold(50)
+                            .waitDurationInOpenState(OPEN_WAIT)
+                            .build())
             .build();
     private final Budget stripe = budgets.budget("stripe");
-    private final BudgetListenerPauser pauser = new BudgetListenerPauser(budgets, (org.springframework.kafka.listener.ListenerContainerRegistry) null,
-            Duration.ofSeconds(1), meters);
+    private final BudgetListenerPauser pauser = new BudgetListenerPauser(
+            budgets,
+            (org.springframework.kafka.listener.ListenerContainerRegistry) null,
+            Duration.ofSeconds(1),
+            meters);
     private final KafkaMessageListenerContainer<String, String> container = container("charges");
 
     private static KafkaMessageListenerContainer<String, String> container(String id) {
@@ -51,8 +64,9 @@ class BudgetListenerPauserTests {
     private void openTheBreaker() {
         for (int i = 0; i < 2; i++) {
             assertThatThrownBy(() -> stripe.call(() -> {
-                throw new UncheckedIOException(new IOException("HTTP 502"));
-            })).isInstanceOf(UncheckedIOException.class);
+                        throw new UncheckedIOException(new IOException("HTTP 502"));
+                    }))
+                    .isInstanceOf(UncheckedIOException.class);
         }
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
     }
@@ -77,7 +91,8 @@ class BudgetListenerPauserTests {
     }
 
     private static BudgetExhaustedException refusal() {
-        return new BudgetExhaustedException("stripe", BudgetExhaustedException.Reason.CIRCUIT_OPEN, 0, 1_000, null, "breaker open");
+        return new BudgetExhaustedException(
+                "stripe", BudgetExhaustedException.Reason.CIRCUIT_OPEN, 0, 1_000, null, "breaker open");
     }
 
     @Test
@@ -96,7 +111,11 @@ class BudgetListenerPauserTests {
         assertThat(pauser.isPaused(container)).isFalse();
         assertThat(pauser.pauses("stripe")).isEqualTo(1);
         assertThat(pauser.resumes("stripe")).isEqualTo(1);
-        assertThat(meters.get("sumi.budget.resumes").tag("budget", "stripe").counter().count()).isEqualTo(1);
+        assertThat(meters.get("sumi.budget.resumes")
+                        .tag("budget", "stripe")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
@@ -104,12 +123,16 @@ class BudgetListenerPauserTests {
         BudgetPermit probe = pauseWhileAnotherContainerRunsTheProbe();
 
         pauser.check();
-        assertThat(container.isPauseRequested()).as("the probe is still running elsewhere").isTrue();
+        assertThat(container.isPauseRequested())
+                .as("the probe is still running elsewhere")
+                .isTrue();
 
         probe.onSuccess();
         probe.release();
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.CLOSED);
-        assertThat(container.isPauseRequested()).as("resumed by the transition to CLOSED").isFalse();
+        assertThat(container.isPauseRequested())
+                .as("resumed by the transition to CLOSED")
+                .isFalse();
     }
 
     @Test
@@ -123,7 +146,9 @@ class BudgetListenerPauserTests {
 
         clock.advance(OPEN_WAIT);
         pauser.check();
-        assertThat(container.isPauseRequested()).as("half-opened again: this container may probe").isFalse();
+        assertThat(container.isPauseRequested())
+                .as("half-opened again: this container may probe")
+                .isFalse();
     }
 
     @Test
@@ -136,7 +161,9 @@ class BudgetListenerPauserTests {
         pauser.check();
 
         assertThat(stripe.callsInFlight()).isEqualTo(1);
-        assertThat(container.isPauseRequested()).as("a new half-opening: this container may make the new probe").isFalse();
+        assertThat(container.isPauseRequested())
+                .as("a new half-opening: this container may make the new probe")
+                .isFalse();
         slowCall.release();
     }
 

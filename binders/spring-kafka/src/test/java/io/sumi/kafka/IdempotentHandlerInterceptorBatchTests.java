@@ -34,7 +34,8 @@ import org.springframework.messaging.support.MessageBuilder;
 class IdempotentHandlerInterceptorBatchTests {
 
     private final List<ConsumerRecord<String, String>> batch = IntStream.range(0, 5)
-            .mapToObj(i -> new ConsumerRecord<>("orders", i % 2, 100 + i, "key-" + i, "value-" + i)).toList();
+            .mapToObj(i -> new ConsumerRecord<>("orders", i % 2, 100 + i, "key-" + i, "value-" + i))
+            .toList();
 
     /** An executor that runs the batch body with every index but the duplicates, and passes failures through. */
     static final class SkippingExecutor implements IdempotentExecutor {
@@ -51,9 +52,12 @@ class IdempotentHandlerInterceptorBatchTests {
         }
 
         @Override
-        public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
-                throws Exception {
-            List<Integer> indexes = IntStream.range(0, messages.size()).filter(i -> !duplicates.contains(i)).boxed().toList();
+        public BatchResult executeBatch(
+                HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception {
+            List<Integer> indexes = IntStream.range(0, messages.size())
+                    .filter(i -> !duplicates.contains(i))
+                    .boxed()
+                    .toList();
             body.run(indexes);
             return new BatchResult(indexes.size(), duplicates.size());
         }
@@ -71,8 +75,12 @@ class IdempotentHandlerInterceptorBatchTests {
         RuntimeException failure;
 
         @IdempotentHandler
-        public void onBatch(List<ConsumerRecord<String, String>> records, List<String> values, ConsumerRecords<String, String> polled,
-                Message<List<String>> message, String notPerRecord) {
+        public void onBatch(
+                List<ConsumerRecord<String, String>> records,
+                List<String> values,
+                ConsumerRecords<String, String> polled,
+                Message<List<String>> message,
+                String notPerRecord) {
             calls.add(new Object[] {records, values, polled, message, notPerRecord});
             if (failure != null) {
                 throw failure;
@@ -83,21 +91,26 @@ class IdempotentHandlerInterceptorBatchTests {
     private Listener listener(Listener target, Set<Integer> duplicates) {
         ProxyFactory factory = new ProxyFactory(target);
         factory.setProxyTargetClass(true);
-        factory.addAdvice(new IdempotentHandlerInterceptor(new SkippingExecutor(duplicates), HandlerDefaults.standard()));
+        factory.addAdvice(
+                new IdempotentHandlerInterceptor(new SkippingExecutor(duplicates), HandlerDefaults.standard()));
         return (Listener) factory.getProxy();
     }
 
     private void deliver(Listener proxy) {
         List<String> values = batch.stream().map(ConsumerRecord::value).toList();
         List<String> keys = batch.stream().map(ConsumerRecord::key).toList();
-        Message<List<String>> message = MessageBuilder.withPayload(values).setHeader("kafka_receivedMessageKey", keys)
-                .setHeader("single", "kept").build();
+        Message<List<String>> message = MessageBuilder.withPayload(values)
+                .setHeader("kafka_receivedMessageKey", keys)
+                .setHeader("single", "kept")
+                .build();
         proxy.onBatch(batch, values, polled(batch), message, "not per record");
     }
 
     private static ConsumerRecords<String, String> polled(List<ConsumerRecord<String, String>> records) {
         Map<TopicPartition, List<ConsumerRecord<String, String>>> byPartition = new java.util.LinkedHashMap<>();
-        records.forEach(r -> byPartition.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), tp -> new ArrayList<>()).add(r));
+        records.forEach(r -> byPartition
+                .computeIfAbsent(new TopicPartition(r.topic(), r.partition()), tp -> new ArrayList<>())
+                .add(r));
         return new ConsumerRecords<>(byPartition, Map.of());
     }
 
@@ -109,7 +122,8 @@ class IdempotentHandlerInterceptorBatchTests {
 
         assertThat(target.calls).hasSize(1);
         Object[] args = target.calls.get(0);
-        assertThat((List<ConsumerRecord<String, String>>) args[0]).containsExactly(batch.get(0), batch.get(2), batch.get(4));
+        assertThat((List<ConsumerRecord<String, String>>) args[0])
+                .containsExactly(batch.get(0), batch.get(2), batch.get(4));
         assertThat((List<String>) args[1]).containsExactly("value-0", "value-2", "value-4");
         List<ConsumerRecord<String, String>> polled = new ArrayList<>();
         ((ConsumerRecords<String, String>) args[2]).forEach(polled::add);
@@ -145,16 +159,20 @@ class IdempotentHandlerInterceptorBatchTests {
     @Test
     void aFailedRecordNamedByTheMethodIsFoundInTheBatch() {
         Listener target = new Listener();
-        target.failure = new BatchListenerFailedException("smtp down", new IllegalStateException("smtp down"), batch.get(4));
+        target.failure =
+                new BatchListenerFailedException("smtp down", new IllegalStateException("smtp down"), batch.get(4));
 
         assertThatThrownBy(() -> deliver(listener(target, Set.of(1, 3))))
-                .isInstanceOfSatisfying(BatchListenerFailedException.class, ex -> assertThat(ex.getIndex()).isEqualTo(4));
+                .isInstanceOfSatisfying(
+                        BatchListenerFailedException.class,
+                        ex -> assertThat(ex.getIndex()).isEqualTo(4));
     }
 
     @Test
     void anIndexOutsideTheFilteredListIsPassedOnUnchanged() {
         Listener target = new Listener();
-        BatchListenerFailedException failure = new BatchListenerFailedException("bad index", new IllegalStateException("x"), 7);
+        BatchListenerFailedException failure =
+                new BatchListenerFailedException("bad index", new IllegalStateException("x"), 7);
         target.failure = failure;
 
         assertThatThrownBy(() -> deliver(listener(target, Set.of(1, 3)))).isSameAs(failure);

@@ -44,13 +44,14 @@ class SumiKafkaErrorHandlingTests {
     private final ConsumerRecord<String, String> record = new ConsumerRecord<>("orders", 0, 7, "key", "value");
     private final MockConsumer<String, String> consumer = new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
     private final List<ConsumerRecord<?, ?>> recovered = new ArrayList<>();
-    private final KafkaMessageListenerContainer<String, String> container = container("orders", record -> { });
+    private final KafkaMessageListenerContainer<String, String> container = container("orders", record -> {});
 
-    private static KafkaMessageListenerContainer<String, String> container(String id, MessageListener<String, String> listener) {
+    private static KafkaMessageListenerContainer<String, String> container(
+            String id, MessageListener<String, String> listener) {
         ContainerProperties properties = new ContainerProperties("orders");
         properties.setMessageListener(listener);
-        KafkaMessageListenerContainer<String, String> container = new KafkaMessageListenerContainer<>(
-                new DefaultKafkaConsumerFactory<>(Map.of()), properties);
+        KafkaMessageListenerContainer<String, String> container =
+                new KafkaMessageListenerContainer<>(new DefaultKafkaConsumerFactory<>(Map.of()), properties);
         container.setBeanName(id);
         return container;
     }
@@ -63,7 +64,8 @@ class SumiKafkaErrorHandlingTests {
     /** How many failed deliveries of the record it took until the recoverer had it; -1 if not within {@code attempts}. */
     private int failuresUntilRecovered(CommonErrorHandler handler, Exception cause, int attempts) {
         for (int i = 1; i <= attempts; i++) {
-            if (handler.handleOne(new ListenerExecutionFailedException("listener failed", cause), record, consumer, container)) {
+            if (handler.handleOne(
+                    new ListenerExecutionFailedException("listener failed", cause), record, consumer, container)) {
                 return i;
             }
         }
@@ -74,7 +76,8 @@ class SumiKafkaErrorHandlingTests {
     void aMessageWithoutKeyGoesToTheRecovererAtOnce() {
         DefaultErrorHandler handler = SumiKafkaErrorHandling.configure(handler(), BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(handler, new MissingIdempotencyKeyException("no key"), 5)).isEqualTo(1);
+        assertThat(failuresUntilRecovered(handler, new MissingIdempotencyKeyException("no key"), 5))
+                .isEqualTo(1);
         assertThat(recovered).containsExactly(record);
     }
 
@@ -82,15 +85,16 @@ class SumiKafkaErrorHandlingTests {
     void aBusyKeyIsRetriedWithoutLimitAndNeverRecovered() {
         DefaultErrorHandler handler = SumiKafkaErrorHandling.configure(handler(), BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50)).isEqualTo(-1);
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
         assertThat(recovered).isEmpty();
     }
 
     @Test
     void aBudgetRefusalIsRetriedWithoutLimitAndNeverRecovered() {
         DefaultErrorHandler handler = SumiKafkaErrorHandling.configure(handler(), BUSY_INTERVAL);
-        BudgetExhaustedException refusal = new BudgetExhaustedException("stripe", BudgetExhaustedException.Reason.LIMIT_REACHED, 3, 3,
-                null, "spent");
+        BudgetExhaustedException refusal = new BudgetExhaustedException(
+                "stripe", BudgetExhaustedException.Reason.LIMIT_REACHED, 3, 3, null, "spent");
 
         assertThat(failuresUntilRecovered(handler, refusal, 50)).isEqualTo(-1);
     }
@@ -102,14 +106,16 @@ class SumiKafkaErrorHandlingTests {
         SumiKafkaErrorHandling.configure(handler, BUSY_INTERVAL);
 
         // Its back-off doubles from 1 ms: a few failures stay quick.
-        assertThat(failuresUntilRecovered(handler, new ReconciliationRequiredException("charges", "k", "RECONCILE"), 6)).isEqualTo(-1);
+        assertThat(failuresUntilRecovered(handler, new ReconciliationRequiredException("charges", "k", "RECONCILE"), 6))
+                .isEqualTo(-1);
     }
 
     @Test
     void otherFailuresKeepTheHandlersOwnBackOff() {
         DefaultErrorHandler handler = SumiKafkaErrorHandling.configure(handler(), BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 10)).isEqualTo(3);
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 10))
+                .isEqualTo(3);
     }
 
     /**
@@ -118,43 +124,57 @@ class SumiKafkaErrorHandlingTests {
      */
     @Test
     void aContainerWhoseHandlerAllowsNoRetryIsRefusedWithWhatToDo() {
-        container.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+        container.setCommonErrorHandler(
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
 
         assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("allows no retry")
                 .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)")
                 .hasMessageContaining("at least one retry");
     }
 
     @Test
     void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerIsRefused() {
-        BudgetListenerPauser pauser = new BudgetListenerPauser(io.sumi.consumer.budget.BudgetRegistry.builder().build(),
-                (ListenerContainerRegistry) null, Duration.ofSeconds(1), null);
+        BudgetListenerPauser pauser = new BudgetListenerPauser(
+                io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                (ListenerContainerRegistry) null,
+                Duration.ofSeconds(1),
+                null);
         container.setCommonErrorHandler(pauser.errorHandler(new DefaultErrorHandler(new FixedBackOff(0, 0))));
 
         assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'orders'").hasMessageContaining("allows no retry");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("allows no retry");
     }
 
     @Test
     void withoutRetriesRetriesABusyKeyAndGivesOtherFailuresToTheRecovererAtOnce() {
-        DefaultErrorHandler handler = SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
+        DefaultErrorHandler handler =
+                SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50)).isEqualTo(-1);
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
         assertThat(recovered).isEmpty();
-        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5)).isEqualTo(1);
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5))
+                .isEqualTo(1);
         assertThat(recovered).containsExactly(record);
     }
 
     @Test
     void withoutRetriesKeepsRecoveringAtOnceWhenTaughtAgain() {
-        DefaultErrorHandler handler = SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
+        DefaultErrorHandler handler =
+                SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
         container.setCommonErrorHandler(handler);
 
         SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50)).isEqualTo(-1);
-        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5)).isEqualTo(1);
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5))
+                .isEqualTo(1);
     }
 
     @Test
@@ -162,28 +182,34 @@ class SumiKafkaErrorHandlingTests {
         SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
 
         assertThat(container.getCommonErrorHandler()).isInstanceOf(DefaultErrorHandler.class);
-        assertThat(failuresUntilRecovered(container.getCommonErrorHandler(), new MessageBusyException("busy"), 30)).isEqualTo(-1);
+        assertThat(failuresUntilRecovered(container.getCommonErrorHandler(), new MessageBusyException("busy"), 30))
+                .isEqualTo(-1);
     }
 
     @Test
     void aHandlerInsideTheBudgetAwareHandlerIsTaught() {
         DefaultErrorHandler delegate = handler();
-        BudgetListenerPauser pauser = new BudgetListenerPauser(io.sumi.consumer.budget.BudgetRegistry.builder().build(),
-                (ListenerContainerRegistry) null, Duration.ofSeconds(1), null);
+        BudgetListenerPauser pauser = new BudgetListenerPauser(
+                io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                (ListenerContainerRegistry) null,
+                Duration.ofSeconds(1),
+                null);
         container.setCommonErrorHandler(pauser.errorHandler(delegate));
 
         SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
 
-        assertThat(failuresUntilRecovered(delegate, new MissingIdempotencyKeyException("no key"), 5)).isEqualTo(1);
+        assertThat(failuresUntilRecovered(delegate, new MissingIdempotencyKeyException("no key"), 5))
+                .isEqualTo(1);
     }
 
     @Test
     void anErrorHandlerSumiCannotTeachIsRefusedWithWhatToDo() {
-        container.setCommonErrorHandler(new CommonErrorHandler() { });
+        container.setCommonErrorHandler(new CommonErrorHandler() {});
 
         assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'orders'").hasMessageContaining("cannot teach")
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("cannot teach")
                 .hasMessageContaining("sumi.kafka.configure-error-handlers=false");
     }
 
@@ -191,21 +217,19 @@ class SumiKafkaErrorHandlingTests {
 
         @Override
         @IdempotentHandler
-        public void onMessage(ConsumerRecord<String, String> data) {
-        }
+        public void onMessage(ConsumerRecord<String, String> data) {}
     }
 
     static class PlainListener implements MessageListener<String, String> {
 
         @Override
-        public void onMessage(ConsumerRecord<String, String> data) {
-        }
+        public void onMessage(ConsumerRecord<String, String> data) {}
     }
 
     @Test
     void theConfigurerLeavesAnUnteachableHandlerOnAContainerWithoutIdempotentHandler() {
         KafkaMessageListenerContainer<String, String> plain = container("plain", new PlainListener());
-        CommonErrorHandler custom = new CommonErrorHandler() { };
+        CommonErrorHandler custom = new CommonErrorHandler() {};
         plain.setCommonErrorHandler(custom);
         KafkaMessageListenerContainer<String, String> bare = container("bare", new PlainListener());
 
@@ -218,20 +242,25 @@ class SumiKafkaErrorHandlingTests {
     @Test
     void theConfigurerRefusesAnUnteachableHandlerOnAContainerRunningAnIdempotentHandler() {
         KafkaMessageListenerContainer<String, String> guarded = container("guarded", new GuardedListener());
-        guarded.setCommonErrorHandler(new CommonErrorHandler() { });
+        guarded.setCommonErrorHandler(new CommonErrorHandler() {});
         SumiErrorHandlerConfigurer configurer = new SumiErrorHandlerConfigurer(() -> registry(guarded), BUSY_INTERVAL);
 
-        assertThatThrownBy(configurer::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("'guarded'");
+        assertThatThrownBy(configurer::start)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'guarded'");
         assertThat(configurer.isRunning()).isFalse();
     }
 
     @Test
     void theConfigurerRefusesAHandlerWithoutRetriesOnAContainerRunningAnIdempotentHandler() {
         KafkaMessageListenerContainer<String, String> guarded = container("guarded", new GuardedListener());
-        guarded.setCommonErrorHandler(new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+        guarded.setCommonErrorHandler(
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
         SumiErrorHandlerConfigurer configurer = new SumiErrorHandlerConfigurer(() -> registry(guarded), BUSY_INTERVAL);
 
-        assertThatThrownBy(configurer::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("'guarded'")
+        assertThatThrownBy(configurer::start)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'guarded'")
                 .hasMessageContaining("withoutRetries");
     }
 
@@ -241,18 +270,25 @@ class SumiKafkaErrorHandlingTests {
 
             @Override
             public MessageListenerContainer getListenerContainer(String id) {
-                return all.stream().filter(c -> id.equals(c.getListenerId())).findFirst().orElse(null);
+                return all.stream()
+                        .filter(c -> id.equals(c.getListenerId()))
+                        .findFirst()
+                        .orElse(null);
             }
 
             @Override
             public Collection<MessageListenerContainer> getListenerContainersMatching(Predicate<String> idMatcher) {
-                return all.stream().filter(c -> idMatcher.test(c.getListenerId())).toList();
+                return all.stream()
+                        .filter(c -> idMatcher.test(c.getListenerId()))
+                        .toList();
             }
 
             @Override
             public Collection<MessageListenerContainer> getListenerContainersMatching(
                     BiPredicate<String, MessageListenerContainer> matcher) {
-                return all.stream().filter(c -> matcher.test(c.getListenerId(), c)).toList();
+                return all.stream()
+                        .filter(c -> matcher.test(c.getListenerId(), c))
+                        .toList();
             }
 
             @Override
@@ -262,7 +298,9 @@ class SumiKafkaErrorHandlingTests {
 
             @Override
             public Set<String> getListenerContainerIds() {
-                return Set.copyOf(all.stream().map(MessageListenerContainer::getListenerId).toList());
+                return Set.copyOf(all.stream()
+                        .map(MessageListenerContainer::getListenerId)
+                        .toList());
             }
 
             @Override

@@ -3,7 +3,6 @@ package io.sumi.examples.charge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.examples.support.DemoLauncher;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -37,8 +36,13 @@ public class ChargeConsumerApplication {
 
     @Bean
     KafkaAdmin.NewTopics chargeTopics(ChargeConsumerProperties properties) {
-        return new KafkaAdmin.NewTopics(TopicBuilder.name(properties.topic()).partitions(properties.partitions()).build(),
-                TopicBuilder.name(properties.deadLetterTopic()).partitions(properties.partitions()).build());
+        return new KafkaAdmin.NewTopics(
+                TopicBuilder.name(properties.topic())
+                        .partitions(properties.partitions())
+                        .build(),
+                TopicBuilder.name(properties.deadLetterTopic())
+                        .partitions(properties.partitions())
+                        .build());
     }
 
     /**
@@ -48,9 +52,11 @@ public class ChargeConsumerApplication {
      * reaches this handler (the container is paused instead).
      */
     @Bean
-    DefaultErrorHandler chargeErrorHandler(KafkaTemplate<Object, Object> template, ChargeConsumerProperties properties) {
+    DefaultErrorHandler chargeErrorHandler(
+            KafkaTemplate<Object, Object> template, ChargeConsumerProperties properties) {
         ChargeConsumerProperties.Retry retry = properties.retry();
-        DefaultErrorHandler handler = new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template),
+        DefaultErrorHandler handler = new DefaultErrorHandler(
+                new DeadLetterPublishingRecoverer(template),
                 new FixedBackOff(retry.interval().toMillis(), Math.max(0, retry.maxAttempts() - 1)));
         handler.addNotRetryableExceptions(InvalidChargeRequestException.class, PaymentDeclinedException.class);
         return handler;
@@ -59,7 +65,8 @@ public class ChargeConsumerApplication {
     /** The provider's client, built from Boot's builder, which carries Sumi's Idempotency-Key interceptor. */
     @Bean
     PaymentGateway paymentGateway(RestClient.Builder builder, ChargeConsumerProperties properties) {
-        return new PaymentGateway(builder.baseUrl(properties.providerUrl().toString()).build());
+        return new PaymentGateway(
+                builder.baseUrl(properties.providerUrl().toString()).build());
     }
 
     /** Sumi's meters ({@code sumi.messages}, {@code sumi.budget.*}) need a registry; with Actuator, use its registry. */

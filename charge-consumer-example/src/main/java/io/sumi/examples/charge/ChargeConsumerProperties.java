@@ -14,8 +14,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param retry how a failed charge is retried before it is dead-lettered
  */
 @ConfigurationProperties("charge-consumer")
-public record ChargeConsumerProperties(@DefaultValue("payment.charge") String topic, @DefaultValue("3") int partitions,
-        @DefaultValue("http://127.0.0.1:12111") URI providerUrl, @DefaultValue Retry retry) {
+public record ChargeConsumerProperties(
+        @DefaultValue("payment.charge") String topic,
+        @DefaultValue("3") int partitions,
+        @DefaultValue("http://127.0.0.1:12111") URI providerUrl,
+        @DefaultValue Retry retry) {
 
     /** The dead-letter topic: Spring Kafka's default name. */
     public String deadLetterTopic() {
@@ -26,6 +29,7 @@ public record ChargeConsumerProperties(@DefaultValue("payment.charge") String to
      * @param interval time between attempts
      * @param maxAttempts attempts in all before the record is dead-lettered
      */
-    public record Retry(@DefaultValue("1s") Duration interval, @DefaultValue("10") int maxAttempts) {
-    }
+    public record Retry(
+            @DefaultValue("1s") Duration interval,
+            @DefaultValue("10") int maxAttempts) {}
 }

@@ -35,6 +35,12 @@ public class ChargeListener {
     public void charge(String payload) {
         ChargeRequest request = ChargeRequest.parse(payload);
         String chargeId = gateway.charge(request);
-        log.debug("Charged {} {} {} for {}: {}", request.amount(), request.currency(), request.customer(), request.order(), chargeId);
+        log.debug(
+                "Charged {} {} {} for {}: {}",
+                request.amount(),
+                request.currency(),
+                request.customer(),
+                request.order(),
+                chargeId);
     }
 }

@@ -25,19 +25,22 @@ public record ChargeRequest(String order, String customer, long amount, String c
         for (String pair : payload.split("&")) {
             int eq = pair.indexOf('=');
             if (eq > 0) {
-                fields.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                fields.put(
+                        URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
                         URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
             }
         }
         try {
-            ChargeRequest request = new ChargeRequest(required(fields, "order"), required(fields, "customer"),
-                    Long.parseLong(required(fields, "amount")), required(fields, "currency"));
+            ChargeRequest request = new ChargeRequest(
+                    required(fields, "order"),
+                    required(fields, "customer"),
+                    Long.parseLong(required(fields, "amount")),
+                    required(fields, "currency"));
             if (request.amount() <= 0) {
                 throw new InvalidChargeRequestException("amount must be positive: " + payload);
             }
             return request;
-        }
-        catch (NumberFormatException ex) {
+        } catch (NumberFormatException ex) {
             throw new InvalidChargeRequestException("amount is not a number: " + payload);
         }
     }
@@ -52,7 +55,8 @@ public record ChargeRequest(String order, String customer, long amount, String c
 
     /** The request as form fields, for the topic and for the provider. */
     public String toForm() {
-        return "order=" + encode(order) + "&customer=" + encode(customer) + "&amount=" + amount + "&currency=" + encode(currency);
+        return "order=" + encode(order) + "&customer=" + encode(customer) + "&amount=" + amount + "&currency="
+                + encode(currency);
     }
 
     private static String encode(String value) {

@@ -4,8 +4,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.http.MediaType;
 import org.springframework.web.client.HttpClientErrorException;
-import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.HttpServerErrorException;
+import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
 
 /**
@@ -33,15 +33,18 @@ public class PaymentGateway {
     public String charge(ChargeRequest request) {
         String body;
         try {
-            body = client.post().uri("/v1/charges").contentType(MediaType.APPLICATION_FORM_URLENCODED).body(request.toForm())
-                    .retrieve().body(String.class);
-        }
-        catch (HttpClientErrorException ex) {
-            throw new PaymentDeclinedException("The provider declined the charge of " + request.order() + ": " + ex.getStatusCode()
-                    + " " + ex.getResponseBodyAsString());
-        }
-        catch (HttpServerErrorException | ResourceAccessException ex) {
-            throw new PaymentProviderUnavailableException("The provider did not charge " + request.order() + ": " + ex.getMessage(), ex);
+            body = client.post()
+                    .uri("/v1/charges")
+                    .contentType(MediaType.APPLICATION_FORM_URLENCODED)
+                    .body(request.toForm())
+                    .retrieve()
+                    .body(String.class);
+        } catch (HttpClientErrorException ex) {
+            throw new PaymentDeclinedException("The provider declined the charge of " + request.order() + ": "
+                    + ex.getStatusCode() + " " + ex.getResponseBodyAsString());
+        } catch (HttpServerErrorException | ResourceAccessException ex) {
+            throw new PaymentProviderUnavailableException(
+                    "The provider did not charge " + request.order() + ": " + ex.getMessage(), ex);
         }
         Matcher matcher = ID.matcher(body == null ? "" : body);
         if (!matcher.find()) {

@@ -17,7 +17,8 @@ class ChargeRequestTests {
     @Test
     void unreadableRequestsAreRejected() {
         assertThatThrownBy(() -> ChargeRequest.parse("order=o&customer=c&currency=eur"))
-                .isInstanceOf(InvalidChargeRequestException.class).hasMessageContaining("amount");
+                .isInstanceOf(InvalidChargeRequestException.class)
+                .hasMessageContaining("amount");
         assertThatThrownBy(() -> ChargeRequest.parse("order=o&customer=c&amount=-5&currency=eur"))
                 .isInstanceOf(InvalidChargeRequestException.class);
     }

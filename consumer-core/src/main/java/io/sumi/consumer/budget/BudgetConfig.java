@@ -117,8 +117,10 @@ public final class BudgetConfig {
 
     @Override
     public String toString() {
-        return "BudgetConfig[limit=" + limit + ", window=" + window + ", costPerCall=" + costPerCall + ", failureRateThreshold="
-                + failureRateThreshold + "%, slidingWindowSize=" + slidingWindowSize + ", minimumNumberOfCalls=" + minimumNumberOfCalls
+        return "BudgetConfig[limit=" + limit + ", window=" + window + ", costPerCall=" + costPerCall
+                + ", failureRateThreshold="
+                + failureRateThreshold + "%, slidingWindowSize=" + slidingWindowSize + ", minimumNumberOfCalls="
+                + minimumNumberOfCalls
                 + ", waitDurationInOpenState=" + waitDurationInOpenState + ", permittedCallsInHalfOpenState="
                 + permittedCallsInHalfOpenState + "]";
     }
@@ -136,8 +138,7 @@ public final class BudgetConfig {
         private int permittedCallsInHalfOpenState = DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE;
         private Predicate<Throwable> recordFailure = failure -> true;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         private Builder(BudgetConfig base) {
             this.limit = base.limit;
@@ -208,18 +209,22 @@ public final class BudgetConfig {
                 throw new IllegalArgumentException("The window of a budget must be positive, was " + window);
             }
             if (!(costPerCall >= 0) || costPerCall > limit) {
-                throw new IllegalArgumentException("The cost per call must be between 0 and the limit (" + limit + "), was " + costPerCall);
+                throw new IllegalArgumentException(
+                        "The cost per call must be between 0 and the limit (" + limit + "), was " + costPerCall);
             }
             if (!(failureRateThreshold > 0 && failureRateThreshold <= 100)) {
-                throw new IllegalArgumentException("The failure rate threshold is a percentage in (0, 100], was " + failureRateThreshold);
+                throw new IllegalArgumentException(
+                        "The failure rate threshold is a percentage in (0, 100], was " + failureRateThreshold);
             }
             if (slidingWindowSize < 1 || minimumNumberOfCalls < 1 || permittedCallsInHalfOpenState < 1) {
-                throw new IllegalArgumentException("sliding-window-size, minimum-number-of-calls and permitted-calls-in-half-open-state"
-                        + " must be at least 1, were " + slidingWindowSize + ", " + minimumNumberOfCalls + ", "
-                        + permittedCallsInHalfOpenState);
+                throw new IllegalArgumentException(
+                        "sliding-window-size, minimum-number-of-calls and permitted-calls-in-half-open-state"
+                                + " must be at least 1, were " + slidingWindowSize + ", " + minimumNumberOfCalls + ", "
+                                + permittedCallsInHalfOpenState);
             }
             if (waitDurationInOpenState.isNegative() || waitDurationInOpenState.isZero()) {
-                throw new IllegalArgumentException("wait-duration-in-open-state must be positive, was " + waitDurationInOpenState);
+                throw new IllegalArgumentException(
+                        "wait-duration-in-open-state must be positive, was " + waitDurationInOpenState);
             }
             return new BudgetConfig(this);
         }

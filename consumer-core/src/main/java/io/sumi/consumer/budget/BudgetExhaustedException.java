@@ -33,8 +33,8 @@ public class BudgetExhaustedException extends IdempotencyException {
     private final double limit;
     private final @Nullable Instant retryAt;
 
-    public BudgetExhaustedException(String budget, Reason reason, double spent, double limit, @Nullable Instant retryAt,
-            String message) {
+    public BudgetExhaustedException(
+            String budget, Reason reason, double spent, double limit, @Nullable Instant retryAt, String message) {
         super(message);
         this.budget = budget;
         this.reason = reason;

@@ -60,8 +60,9 @@ public interface BudgetPermit {
      * @throws IllegalStateException outside a budgeted call
      */
     static BudgetPermit current() {
-        return find().orElseThrow(() -> new IllegalStateException("No budgeted call is running on this thread (a permit is"
-                + " current only inside an @IdempotentHandler with a budget, or inside Budget.call)"));
+        return find().orElseThrow(
+                        () -> new IllegalStateException("No budgeted call is running on this thread (a permit is"
+                                + " current only inside an @IdempotentHandler with a budget, or inside Budget.call)"));
     }
 
     /** The permit of the budgeted call running on this thread, if any. */

@@ -64,7 +64,8 @@ public interface BudgetRegistry {
      */
     default IdempotentExecutor decorate(IdempotentExecutor executor) {
         return executor instanceof BudgetedIdempotentExecutor budgeted && budgeted.budgets() == this
-                ? executor : new BudgetedIdempotentExecutor(executor, this);
+                ? executor
+                : new BudgetedIdempotentExecutor(executor, this);
     }
 
     /** Starts a builder. */
@@ -86,8 +87,7 @@ public interface BudgetRegistry {
         private Clock clock = Clock.systemUTC();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Adds a budget. */
         public Builder budget(String name, BudgetConfig config) {

@@ -8,8 +8,7 @@ final class CurrentPermit {
 
     private static final ThreadLocal<@Nullable BudgetPermit> CURRENT = new ThreadLocal<>();
 
-    private CurrentPermit() {
-    }
+    private CurrentPermit() {}
 
     static BudgetPermit.Scope open(BudgetPermit permit) {
         BudgetPermit previous = CURRENT.get();
@@ -17,8 +16,7 @@ final class CurrentPermit {
         return () -> {
             if (previous == null) {
                 CURRENT.remove();
-            }
-            else {
+            } else {
                 CURRENT.set(previous);
             }
         };

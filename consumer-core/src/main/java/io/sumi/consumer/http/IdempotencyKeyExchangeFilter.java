@@ -38,7 +38,9 @@ public final class IdempotencyKeyExchangeFilter implements ExchangeFilterFunctio
             return next.exchange(request);
         }
         return IdempotencyContext.find()
-                .map(context -> next.exchange(ClientRequest.from(request).header(headerName, format.format(context)).build()))
+                .map(context -> next.exchange(ClientRequest.from(request)
+                        .header(headerName, format.format(context))
+                        .build()))
                 .orElseGet(() -> next.exchange(request));
     }
 }

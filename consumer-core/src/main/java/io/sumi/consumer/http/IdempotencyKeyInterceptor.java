@@ -41,7 +41,8 @@ public final class IdempotencyKeyInterceptor implements ClientHttpRequestInterce
     }
 
     @Override
-    public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution) throws IOException {
+    public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+            throws IOException {
         if (!request.getHeaders().containsHeader(headerName)) {
             currentKey().ifPresent(key -> request.getHeaders().set(headerName, key));
         }

@@ -32,8 +32,15 @@ import org.jspecify.annotations.Nullable;
  * @param token the claim token of the batch's claims (one claim call: one token for all); 0 if none
  * @param mismatches the indexes, up to the stop, whose fingerprint differs from the ledger's
  */
-record BatchPlan(List<Integer> run, List<String> runKeys, int duplicates, int stop, @Nullable Stop stopReason,
-        List<String> release, long token, List<Integer> mismatches) {
+record BatchPlan(
+        List<Integer> run,
+        List<String> runKeys,
+        int duplicates,
+        int stop,
+        @Nullable Stop stopReason,
+        List<String> release,
+        long token,
+        List<Integer> mismatches) {
 
     /** Why a batch stops before its end. */
     enum Stop {
@@ -68,7 +75,10 @@ record BatchPlan(List<Integer> run, List<String> runKeys, int duplicates, int st
      * @param uncertain which {@code CLAIMED} rows are uncertain takeovers (lease mode; a transactional claim is
      *     inserted {@code COMPLETED}, which is never uncertain)
      */
-    static BatchPlan of(List<ClaimRequest> requests, List<ClaimResult> results, FingerprintMismatchPolicy policy,
+    static BatchPlan of(
+            List<ClaimRequest> requests,
+            List<ClaimResult> results,
+            FingerprintMismatchPolicy policy,
             Predicate<ProcessedMessage> uncertain) {
         List<Integer> run = new ArrayList<>();
         List<String> runKeys = new ArrayList<>();
@@ -92,18 +102,17 @@ record BatchPlan(List<Integer> run, List<String> runKeys, int duplicates, int st
             ProcessedMessage row = result.message();
             if (row.status() == MessageStatus.RECONCILE) {
                 stopReason = Stop.AWAITING_RECONCILIATION;
-            }
-            else if (result.outcome() == ClaimOutcome.BUSY) {
+            } else if (result.outcome() == ClaimOutcome.BUSY) {
                 stopReason = Stop.BUSY;
-            }
-            else if (fingerprintsDiffer(request, row)) {
+            } else if (fingerprintsDiffer(request, row)) {
                 mismatches.add(i);
                 if (policy == FingerprintMismatchPolicy.REJECT) {
                     stopReason = Stop.FINGERPRINT_REJECTED;
                 }
             }
             // The first occurrence of a key this batch claimed runs; a repeated key is a duplicate.
-            boolean firstClaim = stopReason == null && result.outcome() == ClaimOutcome.CLAIMED && seen.add(request.messageId());
+            boolean firstClaim =
+                    stopReason == null && result.outcome() == ClaimOutcome.CLAIMED && seen.add(request.messageId());
             if (firstClaim && uncertain.test(row)) {
                 stopReason = Stop.UNCERTAIN;
             }
@@ -114,8 +123,7 @@ record BatchPlan(List<Integer> run, List<String> runKeys, int duplicates, int st
             if (firstClaim) {
                 run.add(i);
                 runKeys.add(request.messageId());
-            }
-            else {
+            } else {
                 duplicates++;
             }
         }

@@ -14,7 +14,12 @@ import org.jspecify.annotations.Nullable;
  * @param cause why the batch stopped at {@code stop}; {@code null} if it did not
  * @param reported the handler's own {@link BatchFailedException}, thrown on unchanged (lease mode), if any
  */
-record BatchRun(int processed, int duplicates, int stop, @Nullable Throwable cause, @Nullable BatchFailedException reported) {
+record BatchRun(
+        int processed,
+        int duplicates,
+        int stop,
+        @Nullable Throwable cause,
+        @Nullable BatchFailedException reported) {
 
     static BatchRun stoppedAt(int stop, @Nullable Throwable cause) {
         return new BatchRun(0, 0, stop, cause, null);

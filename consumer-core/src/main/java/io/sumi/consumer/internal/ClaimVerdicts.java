@@ -76,12 +76,14 @@ final class ClaimVerdicts {
      * Logs and counts a fingerprint mismatch found while planning; returns the exception to stop
      * at if the handler's policy rejects it, {@code null} if the message is treated as the same.
      */
-    @Nullable FingerprintMismatchException reportMismatch(HandlerDefinition handler, ClaimRequest request, ProcessedMessage row) {
+    @Nullable
+    FingerprintMismatchException reportMismatch(HandlerDefinition handler, ClaimRequest request, ProcessedMessage row) {
         String expected = String.valueOf(row.fingerprint());
         String actual = String.valueOf(request.fingerprint());
         recorder.fingerprintMismatch(handler.consumer());
         String text = "Key '" + request.messageId() + "' of consumer '" + handler.consumer()
-                + "' arrived with another payload than the first time (fingerprint " + abbreviate(actual) + ", ledger has "
+                + "' arrived with another payload than the first time (fingerprint " + abbreviate(actual)
+                + ", ledger has "
                 + abbreviate(expected) + "): a producer reused the key for another message";
         if (handler.fingerprintPolicy() == FingerprintMismatchPolicy.REJECT) {
             log.warn("{}; rejecting it", text);
@@ -96,8 +98,9 @@ final class ClaimVerdicts {
      * its stop stands for; an uncertain takeover is marked {@code RECONCILE} here (the one ledger
      * write of planning). {@code null} if the plan does not stop.
      */
-    @Nullable IdempotencyException stopOf(HandlerDefinition handler, List<ClaimRequest> requests, List<ClaimResult> results,
-            BatchPlan plan) {
+    @Nullable
+    IdempotencyException stopOf(
+            HandlerDefinition handler, List<ClaimRequest> requests, List<ClaimResult> results, BatchPlan plan) {
         FingerprintMismatchException rejection = null;
         for (int i : plan.mismatches()) {
             rejection = reportMismatch(handler, requests.get(i), results.get(i).message());
@@ -117,7 +120,8 @@ final class ClaimVerdicts {
     }
 
     /** The handler's reconcile-after window, else the executor's; {@code null} or zero: none. */
-    @Nullable Duration reconcileWindow(HandlerDefinition handler) {
+    @Nullable
+    Duration reconcileWindow(HandlerDefinition handler) {
         return handler.reconcileAfter() != null ? handler.reconcileAfter() : reconcileAfter;
     }
 
@@ -128,7 +132,10 @@ final class ClaimVerdicts {
      * executor and a store with different clocks cannot disagree about it.
      */
     static boolean isUncertain(@Nullable Duration window, Duration lease, ProcessedMessage row) {
-        if (window == null || window.isZero() || row.status() != MessageStatus.IN_PROGRESS || row.attempts() < 2
+        if (window == null
+                || window.isZero()
+                || row.status() != MessageStatus.IN_PROGRESS
+                || row.attempts() < 2
                 || row.leaseUntil() == null) {
             return false;
         }
@@ -144,17 +151,23 @@ final class ClaimVerdicts {
     IdempotencyException markUncertain(HandlerDefinition handler, ProcessedMessage row) {
         Duration window = reconcileWindow(handler);
         String text = "Key '" + row.messageId() + "' of consumer '" + handler.consumer() + "' was first claimed at "
-                + row.firstSeenAt() + " and never completed (attempt " + row.attempts() + ", last error: " + row.lastError()
-                + "); that is longer ago than the provider's idempotency-key window (" + window + "), so running it again could"
+                + row.firstSeenAt() + " and never completed (attempt " + row.attempts() + ", last error: "
+                + row.lastError()
+                + "); that is longer ago than the provider's idempotency-key window (" + window
+                + "), so running it again could"
                 + " repeat its effect. Marked RECONCILE and not run: check the provider for this key, then complete or delete"
                 + " the ledger row";
         boolean marked;
         try {
-            marked = store.markForReconciliation(row, "RECONCILE: uncertain outcome after " + window
-                    + (row.lastError() != null ? "; last error: " + row.lastError() : ""));
-        }
-        catch (UnsupportedOperationException ex) {
-            log.error("{}; the ledger cannot hold it for reconciliation ({}), so it is only released", text, ex.getMessage());
+            marked = store.markForReconciliation(
+                    row,
+                    "RECONCILE: uncertain outcome after " + window
+                            + (row.lastError() != null ? "; last error: " + row.lastError() : ""));
+        } catch (UnsupportedOperationException ex) {
+            log.error(
+                    "{}; the ledger cannot hold it for reconciliation ({}), so it is only released",
+                    text,
+                    ex.getMessage());
             releaseQuietly(row, new IllegalStateException(text));
             marked = true;
         }
@@ -171,17 +184,21 @@ final class ClaimVerdicts {
     void releaseQuietly(ProcessedMessage claim, Throwable failure) {
         try {
             store.release(claim, summary(failure));
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             // The original failure matters more; the lease will expire on its own.
             failure.addSuppressed(ex);
         }
     }
 
     static ReconciliationRequiredException awaitingReconciliation(HandlerDefinition handler, ProcessedMessage row) {
-        return new ReconciliationRequiredException(handler.consumer(), row.messageId(), "Key '" + row.messageId()
-                + "' of consumer '" + handler.consumer() + "' awaits reconciliation (ledger status RECONCILE since an uncertain"
-                + " outcome; " + row.lastError() + "): it is not run until an operator completes or deletes its ledger row");
+        return new ReconciliationRequiredException(
+                handler.consumer(),
+                row.messageId(),
+                "Key '" + row.messageId()
+                        + "' of consumer '" + handler.consumer()
+                        + "' awaits reconciliation (ledger status RECONCILE since an uncertain"
+                        + " outcome; " + row.lastError()
+                        + "): it is not run until an operator completes or deletes its ledger row");
     }
 
     static MessageBusyException busy(HandlerDefinition handler, ProcessedMessage holder) {

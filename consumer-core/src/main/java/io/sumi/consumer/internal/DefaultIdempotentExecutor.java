@@ -56,7 +56,10 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final LeaseExecution lease;
     private final TransactionalExecution transactional;
 
-    public DefaultIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactions, MeterRegistry meterRegistry,
+    public DefaultIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            MeterRegistry meterRegistry,
             MessageKeyResolver keyResolver) {
         this(store, transactions, meterRegistry, keyResolver, null);
     }
@@ -65,8 +68,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
      *     or zero: uncertain outcomes are not detected unless a handler sets a window
      */
-    public DefaultIdempotentExecutor(ProcessedMessageStore store, TransactionSupport transactions, MeterRegistry meterRegistry,
-            MessageKeyResolver keyResolver, @Nullable Duration reconcileAfter) {
+    public DefaultIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver,
+            @Nullable Duration reconcileAfter) {
         this.store = store;
         this.transactions = transactions;
         this.recorder = new OutcomeRecorder(meterRegistry);
@@ -82,7 +89,8 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     }
 
     @Override
-    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
+    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body)
+            throws Exception {
         String consumer = handler.consumer();
         HandlerRun run = recorder.handlerRun(consumer);
         HandlerResult<T> result;
@@ -91,12 +99,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             result = mode(handler) == IdempotencyMode.TRANSACTIONAL
                     ? transactional.execute(handler, request, body, run)
                     : lease.execute(handler, request, body, run);
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             recorder.message(consumer, Outcome.of(ex, run.started()));
             throw ex;
         }
-        recorder.message(consumer, result.outcome() == MessageOutcome.PROCESSED ? Outcome.PROCESSED : Outcome.DUPLICATE);
+        recorder.message(
+                consumer, result.outcome() == MessageOutcome.PROCESSED ? Outcome.PROCESSED : Outcome.DUPLICATE);
         return result;
     }
 
@@ -109,8 +117,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         for (InboundMessage message : messages) {
             try {
                 requests.add(new ClaimRequest(key(handler, message), message.fingerprint()));
-            }
-            catch (IdempotencyException ex) {
+            } catch (IdempotencyException ex) {
                 recorder.message(consumer, Outcome.REJECTED);
                 keyStop = ex;
                 break;
@@ -122,8 +129,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             result = mode(handler) == IdempotencyMode.TRANSACTIONAL
                     ? transactional.executeBatch(handler, requests, keyStop, body, run)
                     : lease.executeBatch(handler, requests, keyStop, body, run);
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             if (!run.threwFromBatchHandler(ex)) {
                 // A ledger or transaction failure; a failed handler run is counted where it ran.
                 recorder.message(consumer, Outcome.FAILED);
@@ -156,8 +162,8 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private String key(HandlerDefinition handler, InboundMessage message) {
         String key = keyResolver.resolve(handler, message);
         if (key.isEmpty()) {
-            throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer()
-                    + "' is empty; a key must identify the message");
+            throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '"
+                    + handler.consumer() + "' is empty; a key must identify the message");
         }
         for (int i = 0; i < key.length(); i++) {
             char c = key.charAt(i);
@@ -165,25 +171,29 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             if (c == '\u0000') {
                 // PostgreSQL cannot store NUL in text; other ledgers would then disagree with it.
                 problem = "a NUL character (U+0000), which no ledger can store";
-            }
-            else if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+            } else if (Character.isHighSurrogate(c)
+                    && i + 1 < key.length()
+                    && Character.isLowSurrogate(key.charAt(i + 1))) {
                 i++;
-            }
-            else if (Character.isSurrogate(c)) {
-                problem = "an unpaired surrogate (U+" + Integer.toHexString(c).toUpperCase(Locale.ROOT) + "), which has no UTF-8 form";
+            } else if (Character.isSurrogate(c)) {
+                problem = "an unpaired surrogate (U+" + Integer.toHexString(c).toUpperCase(Locale.ROOT)
+                        + "), which has no UTF-8 form";
             }
             if (problem != null) {
-                throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer()
-                        + "' contains " + problem + " at index " + i + "; it is rejected, not altered, so that two keys never"
-                        + " collide. Send keys as plain text (e.g. hex or Base64 of a binary id)");
+                throw new InvalidIdempotencyKeyException(
+                        "The idempotency key of a message of consumer '" + handler.consumer()
+                                + "' contains " + problem + " at index " + i
+                                + "; it is rejected, not altered, so that two keys never"
+                                + " collide. Send keys as plain text (e.g. hex or Base64 of a binary id)");
             }
         }
         if (key.length() > store.maxKeyLength()) {
-            throw new InvalidIdempotencyKeyException("The idempotency key of a message of consumer '" + handler.consumer() + "' is "
-                    + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
-                    + " (keys are rejected, not truncated, so that two long keys never collide). Shorten the key at the"
-                    + " producer, or derive a shorter one with @IdempotentHandler(key = \"...\") (e.g. a hash of it). Key starts with: "
-                    + key.substring(0, Math.min(40, key.length())));
+            throw new InvalidIdempotencyKeyException(
+                    "The idempotency key of a message of consumer '" + handler.consumer() + "' is "
+                            + key.length() + " characters long; the ledger takes at most " + store.maxKeyLength()
+                            + " (keys are rejected, not truncated, so that two long keys never collide). Shorten the key at the"
+                            + " producer, or derive a shorter one with @IdempotentHandler(key = \"...\") (e.g. a hash of it). Key starts with: "
+                            + key.substring(0, Math.min(40, key.length())));
         }
         return key;
     }

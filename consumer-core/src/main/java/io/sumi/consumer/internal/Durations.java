@@ -14,8 +14,7 @@ public final class Durations {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /**
      * @throws IllegalArgumentException naming {@code what} if {@code text} is not a duration
@@ -35,9 +34,9 @@ public final class Durations {
         }
         try {
             return Duration.parse(text.trim());
-        }
-        catch (DateTimeParseException ex) {
-            throw new IllegalArgumentException("Invalid " + what + " '" + text + "': expected e.g. 30s, 5m, 2h, 14d or PT5M", ex);
+        } catch (DateTimeParseException ex) {
+            throw new IllegalArgumentException(
+                    "Invalid " + what + " '" + text + "': expected e.g. 30s, 5m, 2h, 14d or PT5M", ex);
         }
     }
 }

@@ -7,9 +7,9 @@ import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyException;
 import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.store.ClaimOutcome;
@@ -77,8 +77,7 @@ final class LeaseExecution {
         ProcessedMessage row = claim.message();
         try {
             verdicts.checkFingerprint(handler, request, row);
-        }
-        catch (FingerprintMismatchException ex) {
+        } catch (FingerprintMismatchException ex) {
             verdicts.releaseQuietly(row, ex);
             throw ex;
         }
@@ -86,11 +85,11 @@ final class LeaseExecution {
             throw verdicts.markUncertain(handler, row);
         }
         T value;
-        try (IdempotencyContext.Scope scope = new IdempotencyContext(request.messageId(), handler.consumer(), row.attempts(),
-                IdempotencyMode.LEASE).open()) {
+        try (IdempotencyContext.Scope scope = new IdempotencyContext(
+                        request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE)
+                .open()) {
             value = run.run(body);
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             // Release so the redelivery can claim at once; the exception itself goes on unchanged.
             verdicts.releaseQuietly(row, ex);
             throw ex;
@@ -115,12 +114,21 @@ final class LeaseExecution {
      * Runs a batch whose {@code requests} all have usable keys; {@code keyStop} is why the batch
      * ends after them (a message without a usable key), if it does.
      */
-    BatchRun executeBatch(HandlerDefinition handler, List<ClaimRequest> requests, @Nullable IdempotencyException keyStop,
-            BatchBody body, HandlerRun run) throws Exception {
+    BatchRun executeBatch(
+            HandlerDefinition handler,
+            List<ClaimRequest> requests,
+            @Nullable IdempotencyException keyStop,
+            BatchBody body,
+            HandlerRun run)
+            throws Exception {
         String consumer = handler.consumer();
-        List<ClaimResult> results = requests.isEmpty() ? List.of() : store.claimAll(consumer, requests, handler.lease());
+        List<ClaimResult> results =
+                requests.isEmpty() ? List.of() : store.claimAll(consumer, requests, handler.lease());
         Duration window = verdicts.reconcileWindow(handler);
-        BatchPlan plan = BatchPlan.of(requests, results, handler.fingerprintPolicy(),
+        BatchPlan plan = BatchPlan.of(
+                requests,
+                results,
+                handler.fingerprintPolicy(),
                 row -> ClaimVerdicts.isUncertain(window, handler.lease(), row));
         HeldClaims held = new HeldClaims(consumer, plan.token(), plan.runKeys(), plan.release());
         try {
@@ -137,8 +145,7 @@ final class LeaseExecution {
             }
             try {
                 run.run(body, plan.run());
-            }
-            catch (BatchFailedException reported) {
+            } catch (BatchFailedException reported) {
                 // The handler says which message failed: the ones it ran before it are done.
                 List<String> done = new ArrayList<>();
                 for (int k = 0; k < plan.run().size() && plan.run().get(k) < reported.index(); k++) {
@@ -147,8 +154,7 @@ final class LeaseExecution {
                 List<String> notCompleted;
                 try {
                     notCompleted = held.complete(done);
-                }
-                catch (RuntimeException completeFailed) {
+                } catch (RuntimeException completeFailed) {
                     // The index would tell the container that the messages before it are done, and
                     // it would ack them; their rows are not COMPLETED (and are released here), so a
                     // later copy would run them again with nothing recording that they ran. The
@@ -170,8 +176,7 @@ final class LeaseExecution {
                 return stopAtLost(handler, plan, notCompleted);
             }
             return new BatchRun(plan.run().size(), plan.duplicates(), stop, cause, null);
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             // Attempt to release everything not completed; the original error goes on unchanged.
             held.releaseRest(ex, ex);
             throw ex;
@@ -192,7 +197,12 @@ final class LeaseExecution {
         // The handler ran for it, and it is not done.
         recorder.message(handler.consumer(), OutcomeRecorder.Outcome.FAILED);
         // Every message before the stop that the batch did not run is a duplicate.
-        return new BatchRun(j, index - j, index, lostBeforeCompletion(handler, plan.runKeys().get(j)), null);
+        return new BatchRun(
+                j,
+                index - j,
+                index,
+                lostBeforeCompletion(handler, plan.runKeys().get(j)),
+                null);
     }
 
     /** Whether the ledger's row of {@code key} is COMPLETED (read again, after a completion found the claim gone). */
@@ -202,7 +212,8 @@ final class LeaseExecution {
 
     private static MessageBusyException lostBeforeCompletion(HandlerDefinition handler, String key) {
         return new MessageBusyException("The lease of message '" + key + "' of consumer '" + handler.consumer()
-                + "' was lost to another consumer before completion (the handler ran longer than its lease of " + handler.lease()
+                + "' was lost to another consumer before completion (the handler ran longer than its lease of "
+                + handler.lease()
                 + "); the message will be delivered again. Raise the lease above the handler's longest run");
     }
 
@@ -242,12 +253,10 @@ final class LeaseExecution {
             List<String> notCompleted;
             try {
                 notCompleted = completeAll(done);
-            }
-            catch (RuntimeException first) {
+            } catch (RuntimeException first) {
                 try {
                     notCompleted = completeAll(done);
-                }
-                catch (RuntimeException second) {
+                } catch (RuntimeException second) {
                     first.addSuppressed(second);
                     throw first;
                 }
@@ -297,8 +306,7 @@ final class LeaseExecution {
                 try {
                     store.releaseAll(consumer, token, rest, ClaimVerdicts.summary(failure));
                     return;
-                }
-                catch (RuntimeException ex) {
+                } catch (RuntimeException ex) {
                     // Once more: a claim left leased makes every redelivery BUSY for the whole lease.
                     if (ex != thrown) {
                         thrown.addSuppressed(ex);
@@ -310,8 +318,12 @@ final class LeaseExecution {
 
     private void leaseLost(String consumer, int count, String example) {
         recorder.leaseLost(consumer, count);
-        log.warn("Consumer '{}' lost the lease of {} message(s) to another consumer while its handler ran (e.g. {}); the"
-                + " handler ran more than once for them, and a message its taker did not complete is delivered again: raise"
-                + " the lease above the handler's longest run", consumer, count, example);
+        log.warn(
+                "Consumer '{}' lost the lease of {} message(s) to another consumer while its handler ran (e.g. {}); the"
+                        + " handler ran more than once for them, and a message its taker did not complete is delivered again: raise"
+                        + " the lease above the handler's longest run",
+                consumer,
+                count,
+                example);
     }
 }

@@ -43,7 +43,12 @@ final class OutcomeRecorder {
 
     /** How a message ended, the {@code outcome} tag of {@code sumi.messages}. */
     enum Outcome {
-        PROCESSED, DUPLICATE, BUSY, FAILED, REJECTED, RECONCILE;
+        PROCESSED,
+        DUPLICATE,
+        BUSY,
+        FAILED,
+        REJECTED,
+        RECONCILE;
 
         final String tag = name().toLowerCase(Locale.ROOT);
 
@@ -67,8 +72,7 @@ final class OutcomeRecorder {
         }
     }
 
-    private record Key(String consumer, String what) {
-    }
+    private record Key(String consumer, String what) {}
 
     private final MeterRegistry registry;
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
@@ -104,38 +108,61 @@ final class OutcomeRecorder {
     // ---------------------------------------------------------------- events
 
     void fingerprintMismatch(String consumer) {
-        counters.computeIfAbsent(new Key(consumer, FINGERPRINT_MISMATCHES), key -> Counter.builder(FINGERPRINT_MISMATCHES)
-                .description("Keys that arrived again with another payload")
-                .tag("consumer", consumer).register(registry)).increment();
+        counters.computeIfAbsent(
+                        new Key(consumer, FINGERPRINT_MISMATCHES),
+                        key -> Counter.builder(FINGERPRINT_MISMATCHES)
+                                .description("Keys that arrived again with another payload")
+                                .tag("consumer", consumer)
+                                .register(registry))
+                .increment();
     }
 
     void leaseLost(String consumer, int amount) {
-        counters.computeIfAbsent(new Key(consumer, LEASES_LOST), key -> Counter.builder(LEASES_LOST)
-                .description("Claims whose lease was lost to another consumer while the handler ran")
-                .tag("consumer", consumer).register(registry)).increment(amount);
+        counters.computeIfAbsent(
+                        new Key(consumer, LEASES_LOST),
+                        key -> Counter.builder(LEASES_LOST)
+                                .description("Claims whose lease was lost to another consumer while the handler ran")
+                                .tag("consumer", consumer)
+                                .register(registry))
+                .increment(amount);
     }
 
     void reconcileMarked(String consumer) {
-        counters.computeIfAbsent(new Key(consumer, RECONCILE_MARKED), key -> Counter.builder(RECONCILE_MARKED)
-                .description("Messages whose outcome was uncertain and that were marked for reconciliation")
-                .tag("consumer", consumer).register(registry)).increment();
+        counters.computeIfAbsent(
+                        new Key(consumer, RECONCILE_MARKED),
+                        key -> Counter.builder(RECONCILE_MARKED)
+                                .description(
+                                        "Messages whose outcome was uncertain and that were marked for reconciliation")
+                                .tag("consumer", consumer)
+                                .register(registry))
+                .increment();
     }
 
     // ---------------------------------------------------------------- meters
 
     private void count(String consumer, Outcome outcome, int amount) {
         if (amount > 0) {
-            counters.computeIfAbsent(new Key(consumer, outcome.tag), key -> Counter.builder(MESSAGES)
-                    .description("Messages seen by idempotent handlers, by outcome")
-                    .tag("consumer", consumer).tag("outcome", outcome.tag).register(registry)).increment(amount);
+            counters.computeIfAbsent(
+                            new Key(consumer, outcome.tag),
+                            key -> Counter.builder(MESSAGES)
+                                    .description("Messages seen by idempotent handlers, by outcome")
+                                    .tag("consumer", consumer)
+                                    .tag("outcome", outcome.tag)
+                                    .register(registry))
+                    .increment(amount);
         }
     }
 
     private void handlerDuration(String consumer, boolean success, long nanos) {
         String result = success ? "success" : "failure";
-        timers.computeIfAbsent(new Key(consumer, result), key -> Timer.builder(HANDLER_DURATION)
-                .description("Time spent in idempotent handlers")
-                .tag("consumer", consumer).tag("result", result).register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(
+                        new Key(consumer, result),
+                        key -> Timer.builder(HANDLER_DURATION)
+                                .description("Time spent in idempotent handlers")
+                                .tag("consumer", consumer)
+                                .tag("result", result)
+                                .register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -160,8 +187,7 @@ final class OutcomeRecorder {
             T value;
             try {
                 value = body.run();
-            }
-            catch (Exception | Error ex) {
+            } catch (Exception | Error ex) {
                 handlerDuration(consumer, false, System.nanoTime() - start);
                 throw ex;
             }
@@ -178,8 +204,7 @@ final class OutcomeRecorder {
             long start = System.nanoTime();
             try {
                 body.run(indexes);
-            }
-            catch (Exception | Error ex) {
+            } catch (Exception | Error ex) {
                 handlerDuration(consumer, false, System.nanoTime() - start);
                 count(consumer, Outcome.FAILED, 1);
                 batchFailure = ex;
@@ -198,7 +223,9 @@ final class OutcomeRecorder {
          * ledger error that replaced the handler's report), and is therefore counted already.
          */
         boolean threwFromBatchHandler(Throwable failure) {
-            return batchFailure != null && (failure == batchFailure || List.of(failure.getSuppressed()).contains(batchFailure));
+            return batchFailure != null
+                    && (failure == batchFailure
+                            || List.of(failure.getSuppressed()).contains(batchFailure));
         }
     }
 }

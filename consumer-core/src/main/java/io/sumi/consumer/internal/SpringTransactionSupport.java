@@ -32,8 +32,10 @@ public final class SpringTransactionSupport implements TransactionSupport {
     public SpringTransactionSupport(PlatformTransactionManager transactionManager, DataSource ledgerDataSource) {
         this.template = new TransactionTemplate(transactionManager);
         // Transaction managers bind the target of a TransactionAwareDataSourceProxy, not the proxy.
-        this.ledgerDataSource = ledgerDataSource instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null
-                ? proxy.getTargetDataSource() : ledgerDataSource;
+        this.ledgerDataSource =
+                ledgerDataSource instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null
+                        ? proxy.getTargetDataSource()
+                        : ledgerDataSource;
     }
 
     @Override
@@ -47,8 +49,7 @@ public final class SpringTransactionSupport implements TransactionSupport {
         }
         try {
             return !holder.getConnection().getAutoCommit();
-        }
-        catch (SQLException | IllegalStateException ex) {
+        } catch (SQLException | IllegalStateException ex) {
             return false; // no usable connection (IllegalStateException: the holder's was released)
         }
     }
@@ -62,27 +63,26 @@ public final class SpringTransactionSupport implements TransactionSupport {
                 }
                 try {
                     return work.call();
-                }
-                catch (RuntimeException | Error ex) {
+                } catch (RuntimeException | Error ex) {
                     throw ex;
-                }
-                catch (Exception ex) {
+                } catch (Exception ex) {
                     // TransactionTemplate rolls back on unchecked exceptions only; carry checked ones out.
                     throw new CheckedCarrier(ex);
                 }
             });
-        }
-        catch (CheckedCarrier carrier) {
+        } catch (CheckedCarrier carrier) {
             throw carrier.checked;
         }
     }
 
     private IllegalTransactionStateException notTakingPart() {
-        return new IllegalTransactionStateException("Transactional mode needs a transaction that the ledger's DataSource takes part"
-                + " in, but the ledger's DataSource does not take part in the active transaction (" + template.getTransactionManager()
-                + " manages another resource: another DataSource, Kafka, a custom manager): the ledger row would commit on its own."
-                + " Nothing was claimed. Run the handler in a transaction of a transaction manager for the ledger's DataSource, or"
-                + " use mode = LEASE (mode = AUTO picks a lease in this case).");
+        return new IllegalTransactionStateException(
+                "Transactional mode needs a transaction that the ledger's DataSource takes part"
+                        + " in, but the ledger's DataSource does not take part in the active transaction ("
+                        + template.getTransactionManager()
+                        + " manages another resource: another DataSource, Kafka, a custom manager): the ledger row would commit on its own."
+                        + " Nothing was claimed. Run the handler in a transaction of a transaction manager for the ledger's DataSource, or"
+                        + " use mode = LEASE (mode = AUTO picks a lease in this case).");
     }
 
     private static final class CheckedCarrier extends RuntimeException {

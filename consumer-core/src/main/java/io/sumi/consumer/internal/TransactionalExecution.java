@@ -51,7 +51,10 @@ final class TransactionalExecution {
     private final ClaimVerdicts verdicts;
     private final OutcomeRecorder recorder;
 
-    TransactionalExecution(ProcessedMessageStore store, TransactionSupport transactions, ClaimVerdicts verdicts,
+    TransactionalExecution(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            ClaimVerdicts verdicts,
             OutcomeRecorder recorder) {
         this.store = store;
         this.transactions = transactions;
@@ -71,8 +74,12 @@ final class TransactionalExecution {
                 return verdicts.notClaimed(handler, request, claim);
             }
             verdicts.checkFingerprint(handler, request, claim.message());
-            try (IdempotencyContext.Scope scope = new IdempotencyContext(request.messageId(), handler.consumer(),
-                    claim.message().attempts(), IdempotencyMode.TRANSACTIONAL).open()) {
+            try (IdempotencyContext.Scope scope = new IdempotencyContext(
+                            request.messageId(),
+                            handler.consumer(),
+                            claim.message().attempts(),
+                            IdempotencyMode.TRANSACTIONAL)
+                    .open()) {
                 return new HandlerResult<>(MessageOutcome.PROCESSED, run.run(body));
             }
         });
@@ -81,15 +88,23 @@ final class TransactionalExecution {
     // ---------------------------------------------------------------- batches
 
     /** One pass: committed ({@code cause == null}, all of its prefix done) or stopped at {@code stop}. */
-    private record Pass(int processed, int duplicates, int stop, @Nullable Throwable cause) {
-    }
+    private record Pass(
+            int processed,
+            int duplicates,
+            int stop,
+            @Nullable Throwable cause) {}
 
     /**
      * Runs a batch whose {@code requests} all have usable keys; {@code keyStop} is why the batch
      * ends after them (a message without a usable key), if it does.
      */
-    BatchRun executeBatch(HandlerDefinition handler, List<ClaimRequest> requests, @Nullable IdempotencyException keyStop,
-            BatchBody body, HandlerRun run) throws Exception {
+    BatchRun executeBatch(
+            HandlerDefinition handler,
+            List<ClaimRequest> requests,
+            @Nullable IdempotencyException keyStop,
+            BatchBody body,
+            HandlerRun run)
+            throws Exception {
         boolean joined = transactions.isTransactionActive();
         int limit = requests.size();
         Throwable cause = keyStop;
@@ -107,13 +122,17 @@ final class TransactionalExecution {
         return BatchRun.stoppedAt(0, cause);
     }
 
-    private Pass pass(HandlerDefinition handler, List<ClaimRequest> prefix, BatchBody body, HandlerRun run) throws Exception {
+    private Pass pass(HandlerDefinition handler, List<ClaimRequest> prefix, BatchBody body, HandlerRun run)
+            throws Exception {
         String consumer = handler.consumer();
         Duration window = verdicts.reconcileWindow(handler);
         try {
             BatchPlan plan = transactions.inTransaction(() -> {
                 List<ClaimResult> results = store.claimAllCompleted(consumer, prefix);
-                BatchPlan planned = BatchPlan.of(prefix, results, handler.fingerprintPolicy(),
+                BatchPlan planned = BatchPlan.of(
+                        prefix,
+                        results,
+                        handler.fingerprintPolicy(),
                         row -> ClaimVerdicts.isUncertain(window, handler.lease(), row));
                 IdempotencyException refusal = verdicts.stopOf(handler, prefix, results, planned);
                 if (refusal != null) {
@@ -126,8 +145,7 @@ final class TransactionalExecution {
                 return planned;
             });
             return new Pass(plan.run().size(), plan.duplicates(), prefix.size(), null);
-        }
-        catch (BatchFailedException stopped) {
+        } catch (BatchFailedException stopped) {
             if (run.threwFromBatchHandler(stopped) && (stopped.index() <= 0 || stopped.index() >= prefix.size())) {
                 // The handler reported the first message (nothing before it is done) or one this pass
                 // did not run: its report goes on as it is.

@@ -33,7 +33,11 @@ class BudgetTests {
     final List<String> transitions = new CopyOnWriteArrayList<>();
 
     BudgetRegistry registry(String name, BudgetConfig config) {
-        BudgetRegistry registry = BudgetRegistry.builder().clock(clock).meterRegistry(meters).budget(name, config).build();
+        BudgetRegistry registry = BudgetRegistry.builder()
+                .clock(clock)
+                .meterRegistry(meters)
+                .budget(name, config)
+                .build();
         registry.addListener((budget, from, to) -> transitions.add(budget.name() + ":" + from + "->" + to));
         return registry;
     }
@@ -45,7 +49,8 @@ class BudgetTests {
 
     @Test
     void theCallAfterTheLimitFailsFastWithTheBudgetExceptionAndOpensTheBreaker() throws Exception {
-        Budget stripe = registry("stripe", BudgetConfig.of(3, Duration.ofHours(1))).budget("stripe");
+        Budget stripe =
+                registry("stripe", BudgetConfig.of(3, Duration.ofHours(1))).budget("stripe");
         AtomicInteger calls = new AtomicInteger();
         Instant first = clock.instant();
         for (int i = 0; i < 3; i++) {
@@ -67,14 +72,24 @@ class BudgetTests {
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
         // The breaker opened when the third call used the last unit, not only when the fourth asked.
         assertThat(transitions).containsExactly("stripe:CLOSED->OPEN");
-        assertThat(meters.get("sumi.budget.openings").tag("budget", "stripe").tag("reason", "limit_reached").counter().count())
+        assertThat(meters.get("sumi.budget.openings")
+                        .tag("budget", "stripe")
+                        .tag("reason", "limit_reached")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
-        assertThat(meters.get("sumi.budget.calls").tag("budget", "stripe").tag("result", "rejected").counter().count()).isEqualTo(1);
+        assertThat(meters.get("sumi.budget.calls")
+                        .tag("budget", "stripe")
+                        .tag("result", "rejected")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
     }
 
     @Test
     void whenTheWindowRollsTheBreakerHalfOpensAndASuccessfulProbeClosesIt() throws Exception {
-        Budget stripe = registry("stripe", BudgetConfig.of(2, Duration.ofHours(1))).budget("stripe");
+        Budget stripe =
+                registry("stripe", BudgetConfig.of(2, Duration.ofHours(1))).budget("stripe");
         stripe.call(() -> "a");
         clock.advance(Duration.ofMinutes(10));
         stripe.call(() -> "b");
@@ -89,26 +104,36 @@ class BudgetTests {
 
         // One probe at a time: a second caller is refused while the probe runs, although budget is left.
         BudgetPermit probe = stripe.acquire();
-        assertThatThrownBy(stripe::acquire).isInstanceOfSatisfying(BudgetExhaustedException.class,
-                ex -> assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN));
+        assertThatThrownBy(stripe::acquire)
+                .isInstanceOfSatisfying(
+                        BudgetExhaustedException.class,
+                        ex -> assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN));
         probe.onSuccess();
 
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.CLOSED);
-        assertThat(transitions).containsExactly("stripe:CLOSED->OPEN", "stripe:OPEN->HALF_OPEN", "stripe:HALF_OPEN->CLOSED");
+        assertThat(transitions)
+                .containsExactly("stripe:CLOSED->OPEN", "stripe:OPEN->HALF_OPEN", "stripe:HALF_OPEN->CLOSED");
         assertThat(stripe.call(() -> "c")).isEqualTo("c");
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
     }
 
     @Test
     void aProbeThatFailsOpensTheBreakerAgain() throws Exception {
-        Budget stripe = registry("stripe", BudgetConfig.custom().limit(1).window(Duration.ofMinutes(1)).build()).budget("stripe");
+        Budget stripe = registry(
+                        "stripe",
+                        BudgetConfig.custom()
+                                .limit(1)
+                                .window(Duration.ofMinutes(1))
+                                .build())
+                .budget("stripe");
         stripe.call(() -> "a");
         clock.advance(Duration.ofMinutes(1));
         assertThat(stripe.refresh()).isEqualTo(State.HALF_OPEN);
 
         assertThatThrownBy(() -> stripe.call(() -> {
-            throw new IllegalStateException("provider answered 503");
-        })).hasMessage("provider answered 503");
+                    throw new IllegalStateException("provider answered 503");
+                }))
+                .hasMessage("provider answered 503");
 
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
     }
@@ -116,7 +141,13 @@ class BudgetTests {
     @Test
     void aVariableCostRecordedAfterTheCallIsHonoured() throws Exception {
         // An LLM budget: 10,000 tokens an hour; a call reserves 1,000 until its usage is known.
-        Budget openai = registry("openai", BudgetConfig.custom().limit(10_000).window(Duration.ofHours(1)).costPerCall(1_000).build())
+        Budget openai = registry(
+                        "openai",
+                        BudgetConfig.custom()
+                                .limit(10_000)
+                                .window(Duration.ofHours(1))
+                                .costPerCall(1_000)
+                                .build())
                 .budget("openai");
 
         openai.call(() -> 4_000, tokens -> tokens);
@@ -157,23 +188,35 @@ class BudgetTests {
 
     @Test
     void failuresOpenTheBreakerWhileBudgetIsLeft() throws Exception {
-        BudgetConfig config = BudgetConfig.custom().limit(1_000).window(Duration.ofHours(1)).minimumNumberOfCalls(4)
-                .slidingWindowSize(4).failureRateThreshold(50).waitDurationInOpenState(Duration.ofSeconds(30)).build();
+        BudgetConfig config = BudgetConfig.custom()
+                .limit(1_000)
+                .window(Duration.ofHours(1))
+                .minimumNumberOfCalls(4)
+                .slidingWindowSize(4)
+                .failureRateThreshold(50)
+                .waitDurationInOpenState(Duration.ofSeconds(30))
+                .build();
         Budget stripe = registry("stripe", config).budget("stripe");
         stripe.call(() -> "ok");
         stripe.call(() -> "ok");
         for (int i = 0; i < 2; i++) {
             assertThatThrownBy(() -> stripe.call(() -> {
-                throw new UncheckedIOException("HTTP 502", new java.io.IOException("502"));
-            })).isInstanceOf(UncheckedIOException.class);
+                        throw new UncheckedIOException("HTTP 502", new java.io.IOException("502"));
+                    }))
+                    .isInstanceOf(UncheckedIOException.class);
         }
 
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
-        assertThatThrownBy(() -> stripe.call(() -> "not made")).isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
-            assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN);
-            assertThat(ex.retryAt()).contains(clock.instant().plusSeconds(30));
-        });
-        assertThat(meters.get("sumi.budget.openings").tag("budget", "stripe").tag("reason", "circuit_open").counter().count())
+        assertThatThrownBy(() -> stripe.call(() -> "not made"))
+                .isInstanceOfSatisfying(BudgetExhaustedException.class, ex -> {
+                    assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.CIRCUIT_OPEN);
+                    assertThat(ex.retryAt()).contains(clock.instant().plusSeconds(30));
+                });
+        assertThat(meters.get("sumi.budget.openings")
+                        .tag("budget", "stripe")
+                        .tag("reason", "circuit_open")
+                        .counter()
+                        .count())
                 .isEqualTo(1);
 
         clock.advance(Duration.ofSeconds(30));
@@ -183,13 +226,18 @@ class BudgetTests {
 
     @Test
     void exceptionsTheConfigurationDoesNotRecordAreNoFailures() throws Exception {
-        BudgetConfig config = BudgetConfig.custom().limit(1_000).minimumNumberOfCalls(2).slidingWindowSize(2)
-                .recordFailure(failure -> !(failure instanceof IllegalArgumentException)).build();
+        BudgetConfig config = BudgetConfig.custom()
+                .limit(1_000)
+                .minimumNumberOfCalls(2)
+                .slidingWindowSize(2)
+                .recordFailure(failure -> !(failure instanceof IllegalArgumentException))
+                .build();
         Budget stripe = registry("stripe", config).budget("stripe");
         for (int i = 0; i < 5; i++) {
             assertThatThrownBy(() -> stripe.call(() -> {
-                throw new IllegalArgumentException("card declined");
-            })).isInstanceOf(IllegalArgumentException.class);
+                        throw new IllegalArgumentException("card declined");
+                    }))
+                    .isInstanceOf(IllegalArgumentException.class);
         }
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.CLOSED);
         assertThat(stripe.spent()).isEqualTo(5);
@@ -213,21 +261,48 @@ class BudgetTests {
 
         registry.update("stripe", BudgetConfig.of(3, Duration.ofHours(1)));
         assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.OPEN);
-        assertThat(meters.get("sumi.budget.limit").tag("budget", "stripe").gauge().value()).isEqualTo(3);
+        assertThat(meters.get("sumi.budget.limit")
+                        .tag("budget", "stripe")
+                        .gauge()
+                        .value())
+                .isEqualTo(3);
     }
 
     @Test
     void gaugesShowSpendRemainingAndState() throws Exception {
-        Budget stripe = registry("stripe", BudgetConfig.of(4, Duration.ofHours(1))).budget("stripe");
+        Budget stripe =
+                registry("stripe", BudgetConfig.of(4, Duration.ofHours(1))).budget("stripe");
         stripe.call(() -> "a");
 
-        assertThat(meters.get("sumi.budget.spent").tag("budget", "stripe").gauge().value()).isEqualTo(1);
-        assertThat(meters.get("sumi.budget.remaining").tag("budget", "stripe").gauge().value()).isEqualTo(3);
-        assertThat(meters.get("sumi.budget.state").tag("budget", "stripe").tag("state", "closed").gauge().value()).isEqualTo(1);
-        assertThat(meters.get("sumi.budget.state").tag("budget", "stripe").tag("state", "open").gauge().value()).isZero();
+        assertThat(meters.get("sumi.budget.spent")
+                        .tag("budget", "stripe")
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+        assertThat(meters.get("sumi.budget.remaining")
+                        .tag("budget", "stripe")
+                        .gauge()
+                        .value())
+                .isEqualTo(3);
+        assertThat(meters.get("sumi.budget.state")
+                        .tag("budget", "stripe")
+                        .tag("state", "closed")
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+        assertThat(meters.get("sumi.budget.state")
+                        .tag("budget", "stripe")
+                        .tag("state", "open")
+                        .gauge()
+                        .value())
+                .isZero();
 
         clock.advance(Duration.ofHours(1));
-        assertThat(meters.get("sumi.budget.spent").tag("budget", "stripe").gauge().value()).isZero();
+        assertThat(meters.get("sumi.budget.spent")
+                        .tag("budget", "stripe")
+                        .gauge()
+                        .value())
+                .isZero();
     }
 
     @Test
@@ -245,8 +320,7 @@ class BudgetTests {
                 for (int i = 0; i < 20; i++) {
                     try {
                         budget.call(made::incrementAndGet);
-                    }
-                    catch (BudgetExhaustedException ex) {
+                    } catch (BudgetExhaustedException ex) {
                         refused++;
                     }
                 }
@@ -268,10 +342,15 @@ class BudgetTests {
     @Test
     void invalidConfigurationsAreRejected() {
         assertThatThrownBy(() -> BudgetConfig.custom().build()).hasMessageContaining("positive, finite limit");
-        assertThatThrownBy(() -> BudgetConfig.custom().limit(5).costPerCall(6).build()).hasMessageContaining("cost per call");
-        assertThatThrownBy(() -> BudgetConfig.custom().limit(5).window(Duration.ZERO).build()).hasMessageContaining("window");
-        assertThatThrownBy(() -> registry("x", BudgetConfig.of(1, Duration.ofHours(1))).budget("y"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sumi.budgets.y.limit");
+        assertThatThrownBy(() -> BudgetConfig.custom().limit(5).costPerCall(6).build())
+                .hasMessageContaining("cost per call");
+        assertThatThrownBy(() ->
+                        BudgetConfig.custom().limit(5).window(Duration.ZERO).build())
+                .hasMessageContaining("window");
+        assertThatThrownBy(() ->
+                        registry("x", BudgetConfig.of(1, Duration.ofHours(1))).budget("y"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sumi.budgets.y.limit");
         assertThatThrownBy(BudgetPermit::current).isInstanceOf(IllegalStateException.class);
     }
 }

@@ -26,6 +26,7 @@ class HttpKeyPassthroughTests {
 
     /** What the provider stub saw: the Idempotency-Key header of each request, or "<none>". */
     final List<String> seenKeys = new CopyOnWriteArrayList<>();
+
     HttpServer provider;
     String baseUrl;
 
@@ -55,7 +56,10 @@ class HttpKeyPassthroughTests {
 
     @Test
     void restClientCallsCarryTheKeyInsideAHandlerOnly() {
-        RestClient client = RestClient.builder().baseUrl(baseUrl).requestInterceptor(new IdempotencyKeyInterceptor()).build();
+        RestClient client = RestClient.builder()
+                .baseUrl(baseUrl)
+                .requestInterceptor(new IdempotencyKeyInterceptor())
+                .build();
 
         try (IdempotencyContext.Scope scope = handler("order-17")) {
             client.post().uri("/charges").body("amount=10").retrieve().body(String.class);
@@ -80,23 +84,42 @@ class HttpKeyPassthroughTests {
 
     @Test
     void webClientCallsCarryTheKeyInsideAHandlerOnly() {
-        WebClient client = WebClient.builder().baseUrl(baseUrl).clientConnector(new JdkClientHttpConnector())
-                .filter(new IdempotencyKeyExchangeFilter()).build();
+        WebClient client = WebClient.builder()
+                .baseUrl(baseUrl)
+                .clientConnector(new JdkClientHttpConnector())
+                .filter(new IdempotencyKeyExchangeFilter())
+                .build();
 
         try (IdempotencyContext.Scope scope = handler("order-19")) {
-            client.post().uri("/charges").bodyValue("amount=10").retrieve().bodyToMono(String.class).block();
+            client.post()
+                    .uri("/charges")
+                    .bodyValue("amount=10")
+                    .retrieve()
+                    .bodyToMono(String.class)
+                    .block();
         }
-        client.post().uri("/charges").bodyValue("amount=10").retrieve().bodyToMono(String.class).block();
+        client.post()
+                .uri("/charges")
+                .bodyValue("amount=10")
+                .retrieve()
+                .bodyToMono(String.class)
+                .block();
 
         assertThat(seenKeys).containsExactly("order-19", "<none>");
     }
 
     @Test
     void aStepSuffixGivesEachCallOfAHandlerItsOwnKey() {
-        RestClient charge = RestClient.builder().baseUrl(baseUrl)
-                .requestInterceptor(new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("charge"))).build();
-        RestClient receipt = RestClient.builder().baseUrl(baseUrl)
-                .requestInterceptor(new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("receipt"))).build();
+        RestClient charge = RestClient.builder()
+                .baseUrl(baseUrl)
+                .requestInterceptor(
+                        new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("charge")))
+                .build();
+        RestClient receipt = RestClient.builder()
+                .baseUrl(baseUrl)
+                .requestInterceptor(
+                        new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("receipt")))
+                .build();
 
         try (IdempotencyContext.Scope scope = handler("order-20")) {
             charge.post().uri("/charges").retrieve().body(String.class);
@@ -109,10 +132,17 @@ class HttpKeyPassthroughTests {
 
     @Test
     void aKeyTheCallerSetItselfIsKept() {
-        RestClient client = RestClient.builder().baseUrl(baseUrl).requestInterceptor(new IdempotencyKeyInterceptor()).build();
+        RestClient client = RestClient.builder()
+                .baseUrl(baseUrl)
+                .requestInterceptor(new IdempotencyKeyInterceptor())
+                .build();
 
         try (IdempotencyContext.Scope scope = handler("order-21")) {
-            client.post().uri("/charges").header("Idempotency-Key", "explicit").retrieve().body(String.class);
+            client.post()
+                    .uri("/charges")
+                    .header("Idempotency-Key", "explicit")
+                    .retrieve()
+                    .body(String.class);
         }
 
         assertThat(seenKeys).containsExactly("explicit");

@@ -31,14 +31,26 @@ class BatchPlanTests {
     final List<ClaimResult> results = new ArrayList<>();
 
     void add(String key, ClaimOutcome outcome) {
-        add(key, null, outcome, outcome == ClaimOutcome.DUPLICATE ? MessageStatus.COMPLETED : MessageStatus.IN_PROGRESS, null);
+        add(
+                key,
+                null,
+                outcome,
+                outcome == ClaimOutcome.DUPLICATE ? MessageStatus.COMPLETED : MessageStatus.IN_PROGRESS,
+                null);
     }
 
-    void add(String key, @Nullable String fingerprint, ClaimOutcome outcome, MessageStatus status, @Nullable String ledgerFingerprint) {
+    void add(
+            String key,
+            @Nullable String fingerprint,
+            ClaimOutcome outcome,
+            MessageStatus status,
+            @Nullable String ledgerFingerprint) {
         requests.add(new ClaimRequest(key, fingerprint));
         long token = outcome == ClaimOutcome.CLAIMED ? TOKEN : 7L;
-        results.add(new ClaimResult(outcome, new ProcessedMessage("c", key, status, token, NOW.plusSeconds(300), 1,
-                ledgerFingerprint, null, NOW, null)));
+        results.add(new ClaimResult(
+                outcome,
+                new ProcessedMessage(
+                        "c", key, status, token, NOW.plusSeconds(300), 1, ledgerFingerprint, null, NOW, null)));
     }
 
     BatchPlan plan() {
@@ -147,7 +159,8 @@ class BatchPlanTests {
         add("old", ClaimOutcome.CLAIMED);
         add("b", ClaimOutcome.CLAIMED);
 
-        BatchPlan plan = plan(FingerprintMismatchPolicy.REJECT, row -> row.messageId().equals("old"));
+        BatchPlan plan =
+                plan(FingerprintMismatchPolicy.REJECT, row -> row.messageId().equals("old"));
 
         assertThat(plan.stopReason()).isEqualTo(Stop.UNCERTAIN);
         assertThat(plan.stop()).isEqualTo(1);

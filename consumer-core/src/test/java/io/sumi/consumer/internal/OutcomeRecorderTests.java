@@ -23,7 +23,8 @@ class OutcomeRecorderTests {
     @Test
     void beforeTheHandlerRanARefusalIsCountedAsWhatItRefused() {
         assertThat(Outcome.of(new MessageBusyException("busy"), false)).isEqualTo(Outcome.BUSY);
-        assertThat(Outcome.of(new ReconciliationRequiredException("c", "k", "r"), false)).isEqualTo(Outcome.RECONCILE);
+        assertThat(Outcome.of(new ReconciliationRequiredException("c", "k", "r"), false))
+                .isEqualTo(Outcome.RECONCILE);
         assertThat(Outcome.of(new FingerprintMismatchException("f"), false)).isEqualTo(Outcome.REJECTED);
         assertThat(Outcome.of(new InvalidIdempotencyKeyException("k"), false)).isEqualTo(Outcome.REJECTED);
         assertThat(Outcome.of(new IllegalStateException("ledger down"), false)).isEqualTo(Outcome.FAILED);
@@ -31,7 +32,8 @@ class OutcomeRecorderTests {
 
     @Test
     void onceTheHandlerRanEveryFailureIsAFailureEvenARefusalTheHandlerThrewItself() {
-        assertThat(Outcome.of(new MessageBusyException("from a nested call"), true)).isEqualTo(Outcome.FAILED);
+        assertThat(Outcome.of(new MessageBusyException("from a nested call"), true))
+                .isEqualTo(Outcome.FAILED);
         assertThat(Outcome.of(new IllegalStateException("commit failed"), true)).isEqualTo(Outcome.FAILED);
     }
 
@@ -41,11 +43,16 @@ class OutcomeRecorderTests {
         assertThat(run.started()).isFalse();
 
         assertThatThrownBy(() -> run.run(() -> {
-            throw new IllegalStateException("boom");
-        })).hasMessage("boom");
+                    throw new IllegalStateException("boom");
+                }))
+                .hasMessage("boom");
 
         assertThat(run.started()).isTrue();
-        assertThat(meters.get(OutcomeRecorder.HANDLER_DURATION).tag("result", "failure").timer().count()).isEqualTo(1);
+        assertThat(meters.get(OutcomeRecorder.HANDLER_DURATION)
+                        .tag("result", "failure")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
         assertThat(meters.find(OutcomeRecorder.MESSAGES).counters()).isEmpty();
     }
 
@@ -54,36 +61,55 @@ class OutcomeRecorderTests {
         HandlerRun run = recorder.handlerRun("c");
         BatchFailedException reported = new BatchFailedException(1, new IllegalStateException("b failed"));
 
-        assertThatThrownBy(() -> run.run(indexes -> {
-            throw reported;
-        }, List.of(0, 1))).isSameAs(reported);
+        assertThatThrownBy(() -> run.run(
+                        indexes -> {
+                            throw reported;
+                        },
+                        List.of(0, 1)))
+                .isSameAs(reported);
 
         assertThat(run.threwFromBatchHandler(reported)).isTrue();
-        assertThat(run.threwFromBatchHandler(new BatchFailedException(1, new IllegalStateException("b failed")))).isFalse();
-        assertThat(meters.get(OutcomeRecorder.MESSAGES).tag("outcome", "failed").counter().count()).isEqualTo(1.0);
+        assertThat(run.threwFromBatchHandler(new BatchFailedException(1, new IllegalStateException("b failed"))))
+                .isFalse();
+        assertThat(meters.get(OutcomeRecorder.MESSAGES)
+                        .tag("outcome", "failed")
+                        .counter()
+                        .count())
+                .isEqualTo(1.0);
     }
 
     @Test
     void aLedgerErrorCarryingTheHandlersReportIsKnownAsTheHandlersOwn() {
         HandlerRun run = recorder.handlerRun("c");
         BatchFailedException reported = new BatchFailedException(1, new IllegalStateException("b failed"));
-        assertThatThrownBy(() -> run.run(indexes -> {
-            throw reported;
-        }, List.of(0, 1))).isSameAs(reported);
+        assertThatThrownBy(() -> run.run(
+                        indexes -> {
+                            throw reported;
+                        },
+                        List.of(0, 1)))
+                .isSameAs(reported);
 
         // Completing the messages before the stop failed: the ledger's error replaces the report (NEW-2).
         IllegalStateException ledgerDown = new IllegalStateException("ledger down");
         ledgerDown.addSuppressed(reported);
 
         assertThat(run.threwFromBatchHandler(ledgerDown)).isTrue();
-        assertThat(run.threwFromBatchHandler(new IllegalStateException("ledger down"))).isFalse();
+        assertThat(run.threwFromBatchHandler(new IllegalStateException("ledger down")))
+                .isFalse();
     }
 
     @Test
     void aBatchCountsItsDoneMessagesAndNothingForZero() {
         recorder.batch("c", 3, 0);
 
-        assertThat(meters.get(OutcomeRecorder.MESSAGES).tag("outcome", "processed").counter().count()).isEqualTo(3.0);
-        assertThat(meters.find(OutcomeRecorder.MESSAGES).tag("outcome", "duplicate").counter()).isNull();
+        assertThat(meters.get(OutcomeRecorder.MESSAGES)
+                        .tag("outcome", "processed")
+                        .counter()
+                        .count())
+                .isEqualTo(3.0);
+        assertThat(meters.find(OutcomeRecorder.MESSAGES)
+                        .tag("outcome", "duplicate")
+                        .counter())
+                .isNull();
     }
 }

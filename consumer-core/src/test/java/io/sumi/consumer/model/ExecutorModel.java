@@ -116,7 +116,11 @@ final class ExecutorModel implements AutoCloseable {
     private static volatile @Nullable DataSourceTransactionManager foreign;
 
     /** What the reference model says about a key. */
-    enum KeyState { FREE, HELD, COMPLETED }
+    enum KeyState {
+        FREE,
+        HELD,
+        COMPLETED
+    }
 
     /** A handler failure the harness throws on purpose. */
     static final class HandlerFailure extends RuntimeException {
@@ -142,15 +146,26 @@ final class ExecutorModel implements AutoCloseable {
         Instance(int id) {
             this.id = id;
             Clock clock = config.skewedClock() && id == 1 ? Clock.offset(Clock.systemUTC(), SKEW) : Clock.systemUTC();
-            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).clock(clock).build();
+            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource)
+                    .databaseType(databaseType)
+                    .clock(clock)
+                    .build();
             if (config.cache(id)) {
                 ledger = new CachingProcessedMessageStore(ledger, 10_000, Duration.ofHours(1));
             }
             this.store = new FaultInjectingStore(ledger);
             PlatformTransactionManager transactions = misconfigured() ? foreignTransactions() : ledgerTransactions;
-            BudgetRegistry budgets = config.budgeted() ? BudgetRegistry.builder()
-                    .budget("model", BudgetConfig.custom().limit(1e12).window(Duration.ofHours(1)).recordFailure(t -> false).build())
-                    .build() : null;
+            BudgetRegistry budgets = config.budgeted()
+                    ? BudgetRegistry.builder()
+                            .budget(
+                                    "model",
+                                    BudgetConfig.custom()
+                                            .limit(1e12)
+                                            .window(Duration.ofHours(1))
+                                            .recordFailure(t -> false)
+                                            .build())
+                            .build()
+                    : null;
             this.executor = IdempotentExecutor.builder(store)
                     .transactionSupport(TransactionSupport.of(transactions))
                     .meterRegistry(new SimpleMeterRegistry())
@@ -218,13 +233,19 @@ final class ExecutorModel implements AutoCloseable {
         this.jdbc = new JdbcTemplate(dataSource);
         this.databaseType = DatabaseType.of(dataSource);
         PREPARED.computeIfAbsent(database, db -> {
-            jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL)");
+            jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS
+                    + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL)");
             return true;
         });
         this.ledgerTransactions = new DataSourceTransactionManager(dataSource);
-        this.reader = JdbcProcessedMessageStore.builder(dataSource).databaseType(databaseType).build();
-        this.handler = HandlerDefinition.builder(consumer).mode(config.mode()).lease(LEASE)
-                .budget(config.budgeted() ? "model" : null).build();
+        this.reader = JdbcProcessedMessageStore.builder(dataSource)
+                .databaseType(databaseType)
+                .build();
+        this.handler = HandlerDefinition.builder(consumer)
+                .mode(config.mode())
+                .lease(LEASE)
+                .budget(config.budgeted() ? "model" : null)
+                .build();
         for (int i = 0; i < INSTANCES; i++) {
             instances[i] = new Instance(i);
         }
@@ -260,26 +281,19 @@ final class ExecutorModel implements AutoCloseable {
         loose.clear();
         if (step instanceof Deliver deliver) {
             deliver(deliver);
-        }
-        else if (step instanceof Batch batch) {
+        } else if (step instanceof Batch batch) {
             batch(batch);
-        }
-        else if (step instanceof Concurrently concurrently) {
+        } else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
-        }
-        else if (step instanceof ConcurrentBatches batches) {
+        } else if (step instanceof ConcurrentBatches batches) {
             concurrentBatches(batches);
-        }
-        else if (step instanceof Overtaken overtaken) {
+        } else if (step instanceof Overtaken overtaken) {
             overtaken(overtaken);
-        }
-        else if (step instanceof Prune) {
+        } else if (step instanceof Prune) {
             LedgerPruner.builder(reader).build().prune();
-        }
-        else if (step instanceof ExpireLeases) {
+        } else if (step instanceof ExpireLeases) {
             expireLeases();
-        }
-        else {
+        } else {
             outer((Outer) step);
         }
         if (!violations.isEmpty()) {
@@ -288,8 +302,7 @@ final class ExecutorModel implements AutoCloseable {
         for (int i = 0; i < INSTANCES; i++) {
             if (instances[i].store.dead() || instances[i].restart) {
                 instances[i] = new Instance(i); // the JVM comes back: empty cache, no claims of its own
-            }
-            else {
+            } else {
                 instances[i].store.crashAt(null);
                 instances[i].store.failOnceAt(null);
             }
@@ -298,7 +311,10 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private void expireLeases() {
-        jdbc.update("UPDATE processed_messages SET lease_until = ? WHERE consumer = ? AND status = 'IN_PROGRESS'", LONG_AGO, consumer);
+        jdbc.update(
+                "UPDATE processed_messages SET lease_until = ? WHERE consumer = ? AND status = 'IN_PROGRESS'",
+                LONG_AGO,
+                consumer);
         state.replaceAll((key, s) -> s == KeyState.HELD ? KeyState.FREE : s);
     }
 
@@ -315,15 +331,14 @@ final class ExecutorModel implements AutoCloseable {
             case CRASH_AT_COMPLETE -> instance.store.crashAt(Point.COMPLETE);
             case STORE_ERROR_AT_COMPLETE -> instance.store.failOnceAt(Point.COMPLETE);
             case STORE_ERROR_AT_RELEASE -> instance.store.failOnceAt(Point.RELEASE);
-            default -> { }
+            default -> {}
         }
         Probe probe = new Probe();
         HandlerResult<?> result = null;
         Throwable thrown = null;
         try {
             result = instance.executor.execute(handler, message(key), () -> recordHandler(instance, key, fault, probe));
-        }
-        catch (Throwable ex) {
+        } catch (Throwable ex) {
             thrown = ex;
         }
         instance.store.crashAt(null);
@@ -347,8 +362,7 @@ final class ExecutorModel implements AutoCloseable {
             }
             if (instance.store.injected() != null && !instance.store.failedIds().contains(key)) {
                 loose.put(key, ran ? EnumSet.of(KeyState.COMPLETED, KeyState.FREE) : EnumSet.of(before));
-            }
-            else {
+            } else {
                 loose.put(key, EnumSet.allOf(KeyState.class));
             }
             if (thrown == null && fault != Fault.CRASH_BEFORE_ACK) {
@@ -362,8 +376,10 @@ final class ExecutorModel implements AutoCloseable {
             return thrown;
         }
         if (before == KeyState.COMPLETED) {
-            expect(thrown == null && result != null && result.outcome() == MessageOutcome.DUPLICATE && !ran,
-                    "DUPLICATE (the key is completed)", outcome);
+            expect(
+                    thrown == null && result != null && result.outcome() == MessageOutcome.DUPLICATE && !ran,
+                    "DUPLICATE (the key is completed)",
+                    outcome);
             if (fault != Fault.CRASH_BEFORE_ACK) {
                 ack(key, "DUPLICATE");
             }
@@ -375,7 +391,8 @@ final class ExecutorModel implements AutoCloseable {
         }
         // FREE: the delivery claims the key and runs the handler once.
         if (!ran) {
-            fail("expected the handler to run (the key is free: never claimed, released, or its lease expired), got " + outcome);
+            fail("expected the handler to run (the key is free: never claimed, released, or its lease expired), got "
+                    + outcome);
         }
         boolean transactional = config.transactional();
         switch (fault) {
@@ -386,15 +403,18 @@ final class ExecutorModel implements AutoCloseable {
             case ROLLBACK_ONLY -> {
                 if (transactional && outer != null && outer.joined) {
                     // A participating transaction does not throw; the listener's transaction cannot commit.
-                    expect(thrown == null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED (joined, rollback-only)", outcome);
+                    expect(
+                            thrown == null && result.outcome() == MessageOutcome.PROCESSED,
+                            "PROCESSED (joined, rollback-only)",
+                            outcome);
                     setState(key, KeyState.COMPLETED);
-                }
-                else if (transactional) {
-                    expect(thrown instanceof UnexpectedRollbackException, "UnexpectedRollbackException (rolled back, not acked)",
+                } else if (transactional) {
+                    expect(
+                            thrown instanceof UnexpectedRollbackException,
+                            "UnexpectedRollbackException (rolled back, not acked)",
                             outcome);
                     setState(key, KeyState.FREE);
-                }
-                else {
+                } else {
                     processed(key, fault, result, thrown, outcome);
                 }
             }
@@ -405,8 +425,7 @@ final class ExecutorModel implements AutoCloseable {
             case CRASH_AT_COMPLETE -> {
                 if (transactional) {
                     processed(key, fault, result, thrown, outcome);
-                }
-                else {
+                } else {
                     expect(thrown instanceof Crash, "the crash", outcome);
                     setState(key, KeyState.HELD);
                 }
@@ -421,7 +440,8 @@ final class ExecutorModel implements AutoCloseable {
         return thrown;
     }
 
-    private void processed(String key, Fault fault, @Nullable HandlerResult<?> result, @Nullable Throwable thrown, String outcome) {
+    private void processed(
+            String key, Fault fault, @Nullable HandlerResult<?> result, @Nullable Throwable thrown, String outcome) {
         expect(thrown == null && result != null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED", outcome);
         setState(key, KeyState.COMPLETED);
         if (fault != Fault.CRASH_BEFORE_ACK) {
@@ -437,11 +457,12 @@ final class ExecutorModel implements AutoCloseable {
         }
         effect(key);
         switch (fault) {
-            case FAIL_AFTER_EFFECT, STORE_ERROR_AT_RELEASE -> throw probe.fail(new HandlerFailure("handler of " + key + " fails"));
+            case FAIL_AFTER_EFFECT, STORE_ERROR_AT_RELEASE ->
+                throw probe.fail(new HandlerFailure("handler of " + key + " fails"));
             case FAIL_CHECKED -> throw probe.fail(new CheckedHandlerFailure("handler of " + key + " fails (checked)"));
             case ROLLBACK_ONLY -> markRollbackOnly(probe);
             case CRASH_IN_HANDLER -> throw instance.store.die("in the handler of " + key);
-            default -> { }
+            default -> {}
         }
         return key;
     }
@@ -459,7 +480,7 @@ final class ExecutorModel implements AutoCloseable {
             case STORE_ERROR_AT_COMPLETE -> instance.store.failOnceAt(Point.COMPLETE);
             case STORE_ERROR_AT_RELEASE -> instance.store.failOnceAt(Point.RELEASE);
             case STORE_DOWN_AT_COMPLETE -> instance.store.failAlwaysAt(Point.COMPLETE);
-            default -> { }
+            default -> {}
         }
         // The plan the executor must make: the first live claim stops the batch; the first
         // occurrence of each free key before it runs; completed keys and repeats are duplicates.
@@ -482,9 +503,9 @@ final class ExecutorModel implements AutoCloseable {
         BatchResult result = null;
         Throwable thrown = null;
         try {
-            result = instance.executor.executeBatch(handler, messages(keys), indexes -> batchHandler(instance, keys, step, indexes, probe));
-        }
-        catch (Throwable ex) {
+            result = instance.executor.executeBatch(
+                    handler, messages(keys), indexes -> batchHandler(instance, keys, step, indexes, probe));
+        } catch (Throwable ex) {
             thrown = ex;
         }
         instance.store.crashAt(null);
@@ -499,15 +520,24 @@ final class ExecutorModel implements AutoCloseable {
         boolean ackable = fault != BatchFault.CRASH_BEFORE_ACK;
 
         if (instance.misconfigured() || instance.store.injected() != null) {
-            if (fault == BatchFault.STORE_ERROR_AT_RELEASE && probe.failure != null && thrown != probe.failure
-                    && !(thrown instanceof BatchFailedException b && probe.failure instanceof BatchFailedException p
-                    && b.index() == p.index() && b.getCause() == p.getCause())) {
+            if (fault == BatchFault.STORE_ERROR_AT_RELEASE
+                    && probe.failure != null
+                    && thrown != probe.failure
+                    && !(thrown instanceof BatchFailedException b
+                            && probe.failure instanceof BatchFailedException p
+                            && b.index() == p.index()
+                            && b.getCause() == p.getCause())) {
                 fail("the handler's failure was not propagated unchanged: " + outcome);
             }
             Set<String> failedCall = instance.misconfigured() ? new HashSet<>(keys) : instance.store.failedIds();
             for (String k : keys) {
-                loose.put(k, failedCall.contains(k) ? EnumSet.allOf(KeyState.class)
-                        : probe.ran.contains(k) ? EnumSet.of(KeyState.COMPLETED, KeyState.FREE) : EnumSet.of(before.get(k)));
+                loose.put(
+                        k,
+                        failedCall.contains(k)
+                                ? EnumSet.allOf(KeyState.class)
+                                : probe.ran.contains(k)
+                                        ? EnumSet.of(KeyState.COMPLETED, KeyState.FREE)
+                                        : EnumSet.of(before.get(k)));
             }
             if (ackable) {
                 ackBatch(keys, thrown, outcome);
@@ -525,25 +555,26 @@ final class ExecutorModel implements AutoCloseable {
         List<Integer> firstCall = run;
         if (run.isEmpty()) {
             expect(probe.calls.isEmpty(), "no handler call (nothing to run)", outcome);
-        }
-        else if (probe.calls.isEmpty() || !probe.calls.get(0).equals(firstCall)) {
-            fail("expected the handler to be called with " + firstCall + " (keys " + keys + ", states " + before + "), got " + outcome);
+        } else if (probe.calls.isEmpty() || !probe.calls.get(0).equals(firstCall)) {
+            fail("expected the handler to be called with " + firstCall + " (keys " + keys + ", states " + before
+                    + "), got " + outcome);
         }
         if (fails) {
             List<Integer> done = run.stream().filter(i -> i < failAt).toList();
             BatchFailedException handlerFailure = (BatchFailedException) probe.failure;
             if (transactional) {
                 if (joined) {
-                    expectBatchFailure(thrown, 0, handlerFailure.getCause(), "joined: nothing of the batch can commit", outcome);
+                    expectBatchFailure(
+                            thrown, 0, handlerFailure.getCause(), "joined: nothing of the batch can commit", outcome);
                     return thrown;
                 }
                 // Rolled back, then the messages before the failing one run again in a new transaction.
-                if (!done.isEmpty() && (probe.calls.size() != 2 || !probe.calls.get(1).equals(done))) {
+                if (!done.isEmpty()
+                        && (probe.calls.size() != 2 || !probe.calls.get(1).equals(done))) {
                     fail("expected the handler to run again for " + done + " alone, got " + outcome);
                 }
                 expectBatchFailure(thrown, failAt, handlerFailure.getCause(), "the failing message", outcome);
-            }
-            else {
+            } else {
                 if (fault == BatchFault.CRASH_AT_COMPLETE && !done.isEmpty()) {
                     expect(thrown instanceof Crash, "the crash while completing " + done, outcome);
                     run.forEach(i -> setState(keys.get(i), KeyState.HELD));
@@ -560,12 +591,18 @@ final class ExecutorModel implements AutoCloseable {
         if (!run.isEmpty()) {
             switch (fault) {
                 case FAIL_WHOLE -> {
-                    expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
+                    expect(
+                            thrown != null && thrown == probe.failure,
+                            "the handler's own exception, unchanged",
+                            outcome);
                     return thrown;
                 }
                 case ROLLBACK_ONLY -> {
                     if (transactional && !joined) {
-                        expect(thrown instanceof UnexpectedRollbackException, "UnexpectedRollbackException (not acked)", outcome);
+                        expect(
+                                thrown instanceof UnexpectedRollbackException,
+                                "UnexpectedRollbackException (not acked)",
+                                outcome);
                         return thrown;
                     }
                 }
@@ -583,21 +620,25 @@ final class ExecutorModel implements AutoCloseable {
                         return thrown;
                     }
                 }
-                default -> { }
+                default -> {}
             }
         }
         if (stop < keys.size()) {
-            expect(thrown instanceof BatchFailedException b && b.index() == (joined ? 0 : stop)
-                    && b.getCause() instanceof MessageBusyException,
-                    "BatchFailedException at index " + (joined ? 0 : stop) + " caused by BUSY", outcome);
+            expect(
+                    thrown instanceof BatchFailedException b
+                            && b.index() == (joined ? 0 : stop)
+                            && b.getCause() instanceof MessageBusyException,
+                    "BatchFailedException at index " + (joined ? 0 : stop) + " caused by BUSY",
+                    outcome);
             if (joined) {
                 return thrown;
             }
-        }
-        else {
+        } else {
             int duplicates = keys.size() - run.size();
-            expect(thrown == null && result.processed() == run.size() && result.duplicates() == duplicates,
-                    "BatchResult[processed=" + run.size() + ", duplicates=" + duplicates + "]", outcome);
+            expect(
+                    thrown == null && result.processed() == run.size() && result.duplicates() == duplicates,
+                    "BatchResult[processed=" + run.size() + ", duplicates=" + duplicates + "]",
+                    outcome);
         }
         run.forEach(i -> setState(keys.get(i), KeyState.COMPLETED));
         if (ackable) {
@@ -611,8 +652,9 @@ final class ExecutorModel implements AutoCloseable {
         probe.calls.add(List.copyOf(indexes));
         for (int index : indexes) {
             if (index == step.failAt()) {
-                throw probe.fail(new BatchFailedException(index, new HandlerFailure("message " + index + " (" + keys.get(index)
-                        + ") of the batch fails")));
+                throw probe.fail(new BatchFailedException(
+                        index,
+                        new HandlerFailure("message " + index + " (" + keys.get(index) + ") of the batch fails")));
             }
             probe.ran.add(keys.get(index));
             effect(keys.get(index));
@@ -624,13 +666,16 @@ final class ExecutorModel implements AutoCloseable {
             case FAIL_WHOLE -> throw probe.fail(new HandlerFailure("the batch handler fails"));
             case ROLLBACK_ONLY -> markRollbackOnly(probe);
             case CRASH_IN_HANDLER -> throw instance.store.die("in the batch handler");
-            default -> { }
+            default -> {}
         }
     }
 
-    private void expectBatchFailure(@Nullable Throwable thrown, int index, @Nullable Throwable cause, String what, String outcome) {
-        expect(thrown instanceof BatchFailedException b && b.index() == index && b.getCause() == cause,
-                "BatchFailedException at index " + index + " (" + what + ") with the handler's cause, unchanged", outcome);
+    private void expectBatchFailure(
+            @Nullable Throwable thrown, int index, @Nullable Throwable cause, String what, String outcome) {
+        expect(
+                thrown instanceof BatchFailedException b && b.index() == index && b.getCause() == cause,
+                "BatchFailedException at index " + index + " (" + what + ") with the handler's cause, unchanged",
+                outcome);
     }
 
     /** Acks what a batch's outcome acks: all of it when it returned, the messages before the index when it stopped. */
@@ -677,11 +722,9 @@ final class ExecutorModel implements AutoCloseable {
                         }
                         return key;
                     });
-                }
-                catch (Throwable ex) {
+                } catch (Throwable ex) {
                     return ex;
-                }
-                finally {
+                } finally {
                     if (!ran[0]) {
                         others.countDown();
                     }
@@ -693,8 +736,7 @@ final class ExecutorModel implements AutoCloseable {
         for (Future<Object> future : futures) {
             try {
                 outcomes.add(future.get(60, TimeUnit.SECONDS));
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 fail("a concurrent delivery did not finish: " + ex);
             }
         }
@@ -705,43 +747,44 @@ final class ExecutorModel implements AutoCloseable {
         for (Object outcome : outcomes) {
             if (outcome instanceof HandlerResult<?> r && r.outcome() == MessageOutcome.PROCESSED) {
                 processed++;
-            }
-            else if (outcome instanceof HandlerResult<?> r && r.outcome() == MessageOutcome.DUPLICATE) {
+            } else if (outcome instanceof HandlerResult<?> r && r.outcome() == MessageOutcome.DUPLICATE) {
                 duplicates++;
-            }
-            else if (outcome instanceof MessageBusyException) {
+            } else if (outcome instanceof MessageBusyException) {
                 busy++;
-            }
-            else if (transactional && outcome instanceof TransientDataAccessException) {
+            } else if (transactional && outcome instanceof TransientDataAccessException) {
                 lockFailures++; // a deadlock or lock timeout: not acked, the broker redelivers
-            }
-            else if (!predictable && outcome instanceof Exception) {
+            } else if (!predictable && outcome instanceof Exception) {
                 // The misconfigured instance may refuse; not acked.
-            }
-            else {
-                fail("unexpected outcome of a concurrent delivery: " + describe(null, (Throwable) outcome) + " (all: " + outcomes + ")");
+            } else {
+                fail("unexpected outcome of a concurrent delivery: " + describe(null, (Throwable) outcome) + " (all: "
+                        + outcomes + ")");
             }
         }
-        String all = "PROCESSED " + processed + ", DUPLICATE " + duplicates + ", BUSY " + busy + ", lock failures " + lockFailures;
+        String all = "PROCESSED " + processed + ", DUPLICATE " + duplicates + ", BUSY " + busy + ", lock failures "
+                + lockFailures;
         if (processed > 1 || runs.get() > 1 && !transactional) {
-            fail("the handler ran " + runs.get() + " times for " + step.copies() + " concurrent copies of " + key + ": " + all);
+            fail("the handler ran " + runs.get() + " times for " + step.copies() + " concurrent copies of " + key + ": "
+                    + all);
         }
         if (!predictable) {
             loose.put(key, EnumSet.allOf(KeyState.class));
-        }
-        else if (before == KeyState.COMPLETED) {
+        } else if (before == KeyState.COMPLETED) {
             expect(duplicates == step.copies(), "all DUPLICATE", all);
-        }
-        else if (before == KeyState.HELD) {
+        } else if (before == KeyState.HELD) {
             expect(busy == step.copies(), "all BUSY", all);
-        }
-        else if (transactional) {
-            expect(processed == 1 && duplicates + lockFailures == step.copies() - 1
-                    || processed == 0 && lockFailures == step.copies(), "one PROCESSED, the others DUPLICATE", all);
-        }
-        else {
-            expect(processed == 1 && (busy == step.copies() - 1 || waitedInVain.get() && busy + duplicates == step.copies() - 1),
-                    "one PROCESSED, the others BUSY", all);
+        } else if (transactional) {
+            expect(
+                    processed == 1 && duplicates + lockFailures == step.copies() - 1
+                            || processed == 0 && lockFailures == step.copies(),
+                    "one PROCESSED, the others DUPLICATE",
+                    all);
+        } else {
+            expect(
+                    processed == 1
+                            && (busy == step.copies() - 1
+                                    || waitedInVain.get() && busy + duplicates == step.copies() - 1),
+                    "one PROCESSED, the others BUSY",
+                    all);
         }
         if (processed == 1) {
             setState(key, KeyState.COMPLETED);
@@ -757,7 +800,8 @@ final class ExecutorModel implements AutoCloseable {
      * what is COMPLETED, and no claim stays leased afterwards.
      */
     private void concurrentBatches(ConcurrentBatches step) {
-        List<List<String>> batches = List.of(step.first().stream().map(ExecutorModel::key).toList(),
+        List<List<String>> batches = List.of(
+                step.first().stream().map(ExecutorModel::key).toList(),
                 step.second().stream().map(ExecutorModel::key).toList());
         Map<String, KeyState> before = new HashMap<>();
         batches.forEach(keys -> keys.forEach(k -> {
@@ -776,12 +820,12 @@ final class ExecutorModel implements AutoCloseable {
                     start.await();
                     return instance.executor.executeBatch(handler, messages(keys), indexes -> {
                         for (int index : indexes) {
-                            runs.computeIfAbsent(keys.get(index), k -> new AtomicInteger()).incrementAndGet();
+                            runs.computeIfAbsent(keys.get(index), k -> new AtomicInteger())
+                                    .incrementAndGet();
                             effect(keys.get(index));
                         }
                     });
-                }
-                catch (Throwable ex) {
+                } catch (Throwable ex) {
                     return ex;
                 }
             }));
@@ -791,18 +835,21 @@ final class ExecutorModel implements AutoCloseable {
         for (Future<Object> future : futures) {
             try {
                 outcomes.add(future.get(60, TimeUnit.SECONDS));
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 fail("a concurrent batch did not finish: " + ex);
             }
         }
-        String all = outcomes.stream().map(o -> o instanceof Throwable t ? describe(null, t) : String.valueOf(o)).toList().toString();
+        String all = outcomes.stream()
+                .map(o -> o instanceof Throwable t ? describe(null, t) : String.valueOf(o))
+                .toList()
+                .toString();
         for (int i = 0; i < 2; i++) {
             Object outcome = outcomes.get(i);
             List<String> keys = batches.get(i);
             boolean expected = outcome instanceof BatchResult
-                    || outcome instanceof BatchFailedException b && (b.getCause() instanceof MessageBusyException
-                    || b.getCause() instanceof TransientDataAccessException)
+                    || outcome instanceof BatchFailedException b
+                            && (b.getCause() instanceof MessageBusyException
+                                    || b.getCause() instanceof TransientDataAccessException)
                     || outcome instanceof TransientDataAccessException && config.transactional();
             if (!expected && predictable) {
                 fail("unexpected outcome of concurrent batches: " + all);
@@ -811,11 +858,15 @@ final class ExecutorModel implements AutoCloseable {
         }
         for (Map.Entry<String, AtomicInteger> run : runs.entrySet()) {
             if (!config.transactional() && predictable && run.getValue().get() > 1) {
-                fail("lease mode ran " + run.getKey() + " " + run.getValue().get() + " times in two concurrent batches: " + all);
+                fail("lease mode ran " + run.getKey() + " " + run.getValue().get()
+                        + " times in two concurrent batches: " + all);
             }
         }
-        before.forEach((k, s) -> loose.put(k, !predictable ? EnumSet.allOf(KeyState.class)
-                : s == KeyState.FREE ? EnumSet.of(KeyState.FREE, KeyState.COMPLETED) : EnumSet.of(s)));
+        before.forEach((k, s) -> loose.put(
+                k,
+                !predictable
+                        ? EnumSet.allOf(KeyState.class)
+                        : s == KeyState.FREE ? EnumSet.of(KeyState.FREE, KeyState.COMPLETED) : EnumSet.of(s)));
     }
 
     /** A lease-mode handler that outlives its lease while another instance takes the message over. */
@@ -838,19 +889,20 @@ final class ExecutorModel implements AutoCloseable {
                 expireLeases();
                 history.add("  while the handler of instance " + step.instance() + " runs, its lease expires and: "
                         + new Deliver(other, step.key(), step.otherFault()));
-                Future<Throwable> overtaking = THREADS.submit(() -> deliver(new Deliver(other, step.key(), step.otherFault())));
+                Future<Throwable> overtaking =
+                        THREADS.submit(() -> deliver(new Deliver(other, step.key(), step.otherFault())));
                 overtaking.get(60, TimeUnit.SECONDS);
                 return key;
             });
-        }
-        catch (Throwable ex) {
+        } catch (Throwable ex) {
             thrown = ex;
         }
         String outcome = describe(result, thrown);
         if (thrown instanceof AssertionError assertion) {
             throw assertion;
         }
-        if (thrown instanceof java.util.concurrent.ExecutionException execution && execution.getCause() instanceof AssertionError assertion) {
+        if (thrown instanceof java.util.concurrent.ExecutionException execution
+                && execution.getCause() instanceof AssertionError assertion) {
             throw assertion;
         }
         if (calls.get() != 1) {
@@ -859,14 +911,18 @@ final class ExecutorModel implements AutoCloseable {
         if (ledgerState(key) == KeyState.COMPLETED) {
             // The taker completed it (or never claimed it, and the slow run completed its own
             // claim): the slow run did happen, so it is reported (a lost lease is counted).
-            expect(thrown == null && result.outcome() == MessageOutcome.PROCESSED, "PROCESSED (the message is COMPLETED)", outcome);
+            expect(
+                    thrown == null && result.outcome() == MessageOutcome.PROCESSED,
+                    "PROCESSED (the message is COMPLETED)",
+                    outcome);
             setState(key, KeyState.COMPLETED);
             ack(key, "PROCESSED after its lease was lost");
-        }
-        else {
+        } else {
             // The taker failed, died or is still running: the slow run must not be acked, its
             // message must come again (BUSY while the taker's lease lives).
-            expect(thrown instanceof MessageBusyException, "MessageBusyException (the lease was lost and the message is not COMPLETED)",
+            expect(
+                    thrown instanceof MessageBusyException,
+                    "MessageBusyException (the lease was lost and the message is not COMPLETED)",
                     outcome);
         }
     }
@@ -876,7 +932,8 @@ final class ExecutorModel implements AutoCloseable {
         boolean joined = step.kind() == TransactionKind.LEDGER && config.transactional();
         OuterScope scope = new OuterScope(joined);
         outer = scope;
-        PlatformTransactionManager manager = step.kind() == TransactionKind.LEDGER ? ledgerTransactions : foreignTransactions();
+        PlatformTransactionManager manager =
+                step.kind() == TransactionKind.LEDGER ? ledgerTransactions : foreignTransactions();
         boolean committed;
         try {
             new TransactionTemplate(manager).executeWithoutResult(status -> {
@@ -885,11 +942,9 @@ final class ExecutorModel implements AutoCloseable {
                     Throwable thrown;
                     if (inner instanceof Deliver deliver) {
                         thrown = deliver(new Deliver(instance.id, deliver.key(), deliver.fault()));
-                    }
-                    else if (inner instanceof Batch batch) {
+                    } else if (inner instanceof Batch batch) {
                         thrown = batch(new Batch(instance.id, batch.keys(), batch.failAt(), batch.fault()));
-                    }
-                    else {
+                    } else {
                         throw new IllegalArgumentException("not inside a transaction: " + inner);
                     }
                     if (thrown != null && !step.catchFailures()) {
@@ -902,11 +957,9 @@ final class ExecutorModel implements AutoCloseable {
                 }
             });
             committed = !step.rollback();
-        }
-        catch (GroupFailed failed) {
+        } catch (GroupFailed failed) {
             committed = false;
-        }
-        catch (UnexpectedRollbackException ex) {
+        } catch (UnexpectedRollbackException ex) {
             if (!scope.doomed) {
                 fail("the listener's transaction was rolled back unexpectedly: " + ex);
             }
@@ -952,15 +1005,16 @@ final class ExecutorModel implements AutoCloseable {
             if (config.transactional()) {
                 int effects = effectRows(key);
                 if (effects != 1) {
-                    fail("transactional mode committed the effect of " + key + " " + effects + " times (expected exactly once)");
+                    fail("transactional mode committed the effect of " + key + " " + effects
+                            + " times (expected exactly once)");
                 }
-            }
-            else if (runs(key) < 1) {
+            } else if (runs(key) < 1) {
                 fail("lease mode never ran the handler of " + key);
             }
         }
         if (config.transactional()) {
-            Integer total = jdbc.queryForObject("SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ?", Integer.class, consumer);
+            Integer total = jdbc.queryForObject(
+                    "SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ?", Integer.class, consumer);
             if (total == null || total != delivered.size()) {
                 fail(total + " effect rows committed for " + delivered.size() + " delivered keys");
             }
@@ -979,8 +1033,7 @@ final class ExecutorModel implements AutoCloseable {
     private void setState(String key, KeyState s) {
         if (outer != null && outer.joined) {
             outer.overlay.put(key, s);
-        }
-        else {
+        } else {
             state.put(key, s);
         }
     }
@@ -1002,12 +1055,14 @@ final class ExecutorModel implements AutoCloseable {
         }
         Optional<ProcessedMessage> row = reader.find(consumer, key);
         if (row.isEmpty() || !row.get().isCompleted()) {
-            fail("acked " + key + " (" + what + ") but the ledger has " + row.map(r -> r.status().toString()).orElse("no row"));
+            fail("acked " + key + " (" + what + ") but the ledger has "
+                    + row.map(r -> r.status().toString()).orElse("no row"));
         }
         if (config.transactional()) {
             int effects = effectRows(key);
             if (effects != 1) {
-                fail("acked " + key + " (" + what + ") with " + effects + " committed effect rows (expected exactly one)");
+                fail("acked " + key + " (" + what + ") with " + effects
+                        + " committed effect rows (expected exactly one)");
             }
         }
         everCompleted.add(key);
@@ -1018,15 +1073,20 @@ final class ExecutorModel implements AutoCloseable {
     private void verifyLedger() {
         Map<String, Integer> effects = new HashMap<>();
         if (config.transactional()) {
-            jdbc.query("SELECT message_id, COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? GROUP BY message_id",
-                    rs -> { effects.put(rs.getString(1), rs.getInt(2)); }, consumer);
+            jdbc.query(
+                    "SELECT message_id, COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? GROUP BY message_id",
+                    rs -> {
+                        effects.put(rs.getString(1), rs.getInt(2));
+                    },
+                    consumer);
         }
         for (int k = 0; k < KEYS; k++) {
             String key = key(k);
             KeyState actual = ledgerState(key);
             Set<KeyState> allowed = loose.getOrDefault(key, EnumSet.of(state.get(key)));
             if (!allowed.contains(actual)) {
-                fail("the ledger has " + key + " " + actual + " but the model expects " + allowed + explain(allowed, actual));
+                fail("the ledger has " + key + " " + actual + " but the model expects " + allowed
+                        + explain(allowed, actual));
             }
             state.put(key, actual);
             if (actual == KeyState.COMPLETED) {
@@ -1034,8 +1094,9 @@ final class ExecutorModel implements AutoCloseable {
             }
             int committed = effects.getOrDefault(key, 0);
             if (config.transactional() && committed != (actual == KeyState.COMPLETED ? 1 : 0)) {
-                fail("transactional mode: the ledger has " + key + " " + actual + " with " + committed
-                        + " committed effect rows (a row is COMPLETED exactly when the handler's effect committed, once)");
+                fail(
+                        "transactional mode: the ledger has " + key + " " + actual + " with " + committed
+                                + " committed effect rows (a row is COMPLETED exactly when the handler's effect committed, once)");
             }
         }
         loose.clear();
@@ -1069,15 +1130,16 @@ final class ExecutorModel implements AutoCloseable {
             fail("unexpected ledger status " + row.get());
         }
         Instant leaseUntil = row.get().leaseUntil();
-        return leaseUntil != null && leaseUntil.isAfter(Instant.now().plus(LEASE.dividedBy(2))) ? KeyState.HELD : KeyState.FREE;
+        return leaseUntil != null && leaseUntil.isAfter(Instant.now().plus(LEASE.dividedBy(2)))
+                ? KeyState.HELD
+                : KeyState.FREE;
     }
 
     private void effect(String key) {
         if (config.transactional()) {
             // The business row: in the handler's transaction, if the ledger's DataSource is in one.
             jdbc.update("INSERT INTO " + EFFECTS + " (consumer, message_id) VALUES (?, ?)", consumer, key);
-        }
-        else {
+        } else {
             checkNotCompletedBefore(key);
             leaseRuns.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
         }
@@ -1097,8 +1159,11 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private int effectRows(String key) {
-        Integer count = jdbc.queryForObject("SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? AND message_id = ?",
-                Integer.class, consumer, key);
+        Integer count = jdbc.queryForObject(
+                "SELECT COUNT(*) FROM " + EFFECTS + " WHERE consumer = ? AND message_id = ?",
+                Integer.class,
+                consumer,
+                key);
         return count == null ? 0 : count;
     }
 
@@ -1114,8 +1179,8 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private void fail(String message) {
-        throw new AssertionError(message + "\n  on " + database + " with " + config + ", after:\n    "
-                + String.join("\n    ", history));
+        throw new AssertionError(
+                message + "\n  on " + database + " with " + config + ", after:\n    " + String.join("\n    ", history));
     }
 
     private static String describe(@Nullable Object result, @Nullable Throwable thrown) {
@@ -1123,7 +1188,9 @@ final class ExecutorModel implements AutoCloseable {
             return String.valueOf(result);
         }
         return thrown.getClass().getSimpleName() + "(" + thrown.getMessage() + ")"
-                + (thrown.getCause() != null ? " caused by " + thrown.getCause().getClass().getSimpleName() : "");
+                + (thrown.getCause() != null
+                        ? " caused by " + thrown.getCause().getClass().getSimpleName()
+                        : "");
     }
 
     static String key(int k) {
@@ -1149,7 +1216,8 @@ final class ExecutorModel implements AutoCloseable {
             synchronized (ExecutorModel.class) {
                 manager = foreign;
                 if (manager == null) {
-                    DriverManagerDataSource other = new DriverManagerDataSource("jdbc:h2:mem:sumi_model_foreign;DB_CLOSE_DELAY=-1", "sa", "");
+                    DriverManagerDataSource other =
+                            new DriverManagerDataSource("jdbc:h2:mem:sumi_model_foreign;DB_CLOSE_DELAY=-1", "sa", "");
                     manager = new DataSourceTransactionManager(other);
                     foreign = manager;
                 }

@@ -34,7 +34,8 @@ abstract class ExecutorModelProperties {
         /** Lease mode: effects outside the database, counted per key in memory. */
         LEASE_MODE(generator -> new Sample(generator.leaseConfig(), generator.leaseSteps())),
         /** Transactional mode: effects are rows written in the ledger's transaction. */
-        TRANSACTIONAL_MODE(generator -> new Sample(generator.transactionalConfig(false), generator.transactionalSteps())),
+        TRANSACTIONAL_MODE(
+                generator -> new Sample(generator.transactionalConfig(false), generator.transactionalSteps())),
         /**
          * Transactional mode where one instance's executor was given the transaction manager of
          * another resource: whatever it does, nothing may be lost or doubled.
@@ -74,12 +75,14 @@ abstract class ExecutorModelProperties {
             Throwable failure = play(sample);
             if (failure != null) {
                 Shrunk shrunk = new Shrinker(this::play, SHRINK_BUDGET).shrink(sample, failure);
-                throw new AssertionError(property + " failed on " + database() + " at try " + (i + 1) + " of " + tries
-                        + "; replay with -D" + SEED + "=" + seed + " -D" + TRIES + "=1\n"
-                        + "shrunk (" + shrunk.runs() + " runs) to:\n    " + shrunk.sample() + "\n"
-                        + "which fails with: " + shrunk.failure() + "\n"
-                        + "original sample:\n    " + sample + "\n"
-                        + "which failed with: " + failure, shrunk.failure());
+                throw new AssertionError(
+                        property + " failed on " + database() + " at try " + (i + 1) + " of " + tries
+                                + "; replay with -D" + SEED + "=" + seed + " -D" + TRIES + "=1\n"
+                                + "shrunk (" + shrunk.runs() + " runs) to:\n    " + shrunk.sample() + "\n"
+                                + "which fails with: " + shrunk.failure() + "\n"
+                                + "original sample:\n    " + sample + "\n"
+                                + "which failed with: " + failure,
+                        shrunk.failure());
             }
         }
     }
@@ -94,8 +97,7 @@ abstract class ExecutorModelProperties {
         try {
             ExecutorModel.check(database(), sample.config(), sample.steps());
             return null;
-        }
-        catch (AssertionError | RuntimeException ex) {
+        } catch (AssertionError | RuntimeException ex) {
             return ex;
         }
     }

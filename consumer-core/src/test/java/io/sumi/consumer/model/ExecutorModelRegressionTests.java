@@ -36,10 +36,15 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void theCacheDoesNotRememberADuplicateOfTheListenersOwnUncommittedRow(TestDatabase database) {
-        ExecutorModel.check(database, config(TRANSACTIONAL, 1, false, false, false), List.of(
-                outer(0, TransactionKind.LEDGER, false, false, List.of(
-                        deliver(0, 0, Fault.NONE),
-                        batch(0, List.of(0, 1), -1, BatchFault.FAIL_WHOLE)))));
+        ExecutorModel.check(
+                database,
+                config(TRANSACTIONAL, 1, false, false, false),
+                List.of(outer(
+                        0,
+                        TransactionKind.LEDGER,
+                        false,
+                        false,
+                        List.of(deliver(0, 0, Fault.NONE), batch(0, List.of(0, 1), -1, BatchFault.FAIL_WHOLE)))));
     }
 
     /*
@@ -52,8 +57,10 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aFailedHandlerOnAnotherResourcesTransactionManagerLeavesNoCompletedRow(TestDatabase database) {
-        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, true, false), List.of(
-                deliver(2, 0, Fault.FAIL_BEFORE_EFFECT)));
+        ExecutorModel.check(
+                database,
+                config(TRANSACTIONAL, 0, false, true, false),
+                List.of(deliver(2, 0, Fault.FAIL_BEFORE_EFFECT)));
     }
 
     /*
@@ -63,8 +70,10 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aFailedBatchOnAnotherResourcesTransactionManagerLeavesNoCompletedRow(TestDatabase database) {
-        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, true, false), List.of(
-                batch(2, List.of(0), 0, BatchFault.NONE)));
+        ExecutorModel.check(
+                database,
+                config(TRANSACTIONAL, 0, false, true, false),
+                List.of(batch(2, List.of(0), 0, BatchFault.NONE)));
     }
 
     /*
@@ -79,9 +88,15 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aBatchInAnotherResourcesTransactionStopsAtTheFailingMessage(TestDatabase database) {
-        ExecutorModel.check(database, config(TRANSACTIONAL, 0, false, false, false), List.of(
-                outer(0, TransactionKind.FOREIGN, false, false, List.of(
-                        batch(0, List.of(0, 1), 1, BatchFault.NONE)))));
+        ExecutorModel.check(
+                database,
+                config(TRANSACTIONAL, 0, false, false, false),
+                List.of(outer(
+                        0,
+                        TransactionKind.FOREIGN,
+                        false,
+                        false,
+                        List.of(batch(0, List.of(0, 1), 1, BatchFault.NONE)))));
     }
 
     /*
@@ -93,8 +108,10 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aFailingCompleteStillReleasesTheBatchsFailedMessages(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
-                batch(0, List.of(0, 1), 1, BatchFault.STORE_ERROR_AT_COMPLETE)));
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(batch(0, List.of(0, 1), 1, BatchFault.STORE_ERROR_AT_COMPLETE)));
     }
 
     /*
@@ -108,9 +125,12 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aFailingReleaseAfterAStopStillGivesBackTheClaimsBeforeIt(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
-                batch(0, List.of(3), -1, BatchFault.CRASH_IN_HANDLER),
-                batch(0, List.of(0, 3, 1), -1, BatchFault.STORE_ERROR_AT_RELEASE)));
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(
+                        batch(0, List.of(3), -1, BatchFault.CRASH_IN_HANDLER),
+                        batch(0, List.of(0, 3, 1), -1, BatchFault.STORE_ERROR_AT_RELEASE)));
     }
 
     /*
@@ -123,9 +143,10 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void anInstanceWhoseClockRunsAheadDoesNotTakeOverALiveLease(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, true), List.of(
-                deliver(0, 0, Fault.CRASH_IN_HANDLER),
-                deliver(1, 0, Fault.NONE)));
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, true),
+                List.of(deliver(0, 0, Fault.CRASH_IN_HANDLER), deliver(1, 0, Fault.NONE)));
     }
 
     /*
@@ -138,8 +159,8 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aReleaseByAnInstanceWhoseClockRunsAheadFreesTheKeyForEveryone(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, true), List.of(
-                deliver(1, 0, Fault.FAIL_AFTER_EFFECT)));
+        ExecutorModel.check(
+                database, config(LEASE, 0, false, false, true), List.of(deliver(1, 0, Fault.FAIL_AFTER_EFFECT)));
     }
 
     /*
@@ -153,8 +174,10 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aBatchWhoseCompletionFailsAcksNothingBeforeTheStop(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
-                batch(0, List.of(0, 1), 1, BatchFault.STORE_DOWN_AT_COMPLETE)));
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(batch(0, List.of(0, 1), 1, BatchFault.STORE_DOWN_AT_COMPLETE)));
     }
 
     /*
@@ -167,8 +190,8 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aHandlerThatLostItsLeaseToATakerThatFailedIsNotAcked(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
-                overtaken(0, 0, Fault.FAIL_AFTER_EFFECT)));
+        ExecutorModel.check(
+                database, config(LEASE, 0, false, false, false), List.of(overtaken(0, 0, Fault.FAIL_AFTER_EFFECT)));
     }
 
     /*
@@ -180,7 +203,7 @@ class ExecutorModelRegressionTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aHandlerThatLostItsLeaseToATakerThatDiedIsNotAcked(TestDatabase database) {
-        ExecutorModel.check(database, config(LEASE, 0, false, false, false), List.of(
-                overtaken(0, 0, Fault.CRASH_IN_HANDLER)));
+        ExecutorModel.check(
+                database, config(LEASE, 0, false, false, false), List.of(overtaken(0, 0, Fault.CRASH_IN_HANDLER)));
     }
 }

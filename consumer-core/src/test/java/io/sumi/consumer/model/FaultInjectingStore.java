@@ -26,7 +26,11 @@ import org.springframework.dao.TransientDataAccessResourceException;
  */
 final class FaultInjectingStore extends ForwardingProcessedMessageStore {
 
-    enum Point { CLAIM, COMPLETE, RELEASE }
+    enum Point {
+        CLAIM,
+        COMPLETE,
+        RELEASE
+    }
 
     /** The JVM is gone: thrown through the executor, never caught by it. */
     static final class Crash extends Error {
@@ -85,7 +89,8 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
     }
 
     /** The error injected by {@link #failOnceAt}, if it fired. */
-    @Nullable InjectedStoreError injected() {
+    @Nullable
+    InjectedStoreError injected() {
         return injected;
     }
 

@@ -12,9 +12,14 @@ import io.sumi.consumer.IdempotencyMode;
  *
  * @param cacheMask bit {@code i} set: instance {@code i} caches completed keys
  */
-record ModelConfig(IdempotencyMode mode, int cacheMask, boolean budgeted, boolean foreignTransactionManager, boolean skewedClock) {
+record ModelConfig(
+        IdempotencyMode mode, int cacheMask, boolean budgeted, boolean foreignTransactionManager, boolean skewedClock) {
 
-    static ModelConfig config(IdempotencyMode mode, int cacheMask, boolean budgeted, boolean foreignTransactionManager,
+    static ModelConfig config(
+            IdempotencyMode mode,
+            int cacheMask,
+            boolean budgeted,
+            boolean foreignTransactionManager,
             boolean skewedClock) {
         return new ModelConfig(mode, cacheMask, budgeted, foreignTransactionManager, skewedClock);
     }
@@ -29,6 +34,7 @@ record ModelConfig(IdempotencyMode mode, int cacheMask, boolean budgeted, boolea
 
     @Override
     public String toString() {
-        return "config(" + mode + ", " + cacheMask + ", " + budgeted + ", " + foreignTransactionManager + ", " + skewedClock + ")";
+        return "config(" + mode + ", " + cacheMask + ", " + budgeted + ", " + foreignTransactionManager + ", "
+                + skewedClock + ")";
     }
 }

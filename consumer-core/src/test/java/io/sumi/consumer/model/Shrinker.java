@@ -37,8 +37,7 @@ final class Shrinker {
     }
 
     /** The shrunk sample and the failure it ends with. */
-    record Shrunk(Sample sample, Throwable failure, int runs) {
-    }
+    record Shrunk(Sample sample, Throwable failure, int runs) {}
 
     Shrunk shrink(Sample failing, Throwable failure) {
         Sample current = failing;
@@ -91,21 +90,41 @@ final class Shrinker {
         // A plainer configuration.
         for (int bit = 0; bit < ExecutorModel.INSTANCES; bit++) {
             if ((config.cacheMask() & (1 << bit)) != 0) {
-                out.add(new Sample(ModelConfig.config(config.mode(), config.cacheMask() & ~(1 << bit), config.budgeted(),
-                        config.foreignTransactionManager(), config.skewedClock()), steps));
+                out.add(new Sample(
+                        ModelConfig.config(
+                                config.mode(),
+                                config.cacheMask() & ~(1 << bit),
+                                config.budgeted(),
+                                config.foreignTransactionManager(),
+                                config.skewedClock()),
+                        steps));
             }
         }
         if (config.budgeted()) {
-            out.add(new Sample(ModelConfig.config(config.mode(), config.cacheMask(), false, config.foreignTransactionManager(),
-                    config.skewedClock()), steps));
+            out.add(new Sample(
+                    ModelConfig.config(
+                            config.mode(),
+                            config.cacheMask(),
+                            false,
+                            config.foreignTransactionManager(),
+                            config.skewedClock()),
+                    steps));
         }
         if (config.skewedClock()) {
-            out.add(new Sample(ModelConfig.config(config.mode(), config.cacheMask(), config.budgeted(),
-                    config.foreignTransactionManager(), false), steps));
+            out.add(new Sample(
+                    ModelConfig.config(
+                            config.mode(),
+                            config.cacheMask(),
+                            config.budgeted(),
+                            config.foreignTransactionManager(),
+                            false),
+                    steps));
         }
         if (config.foreignTransactionManager()) {
-            out.add(new Sample(ModelConfig.config(config.mode(), config.cacheMask(), config.budgeted(), false,
-                    config.skewedClock()), steps));
+            out.add(new Sample(
+                    ModelConfig.config(
+                            config.mode(), config.cacheMask(), config.budgeted(), false, config.skewedClock()),
+                    steps));
         }
         return out;
     }
@@ -123,8 +142,7 @@ final class Shrinker {
             if (d.key() != 0) {
                 out.add(List.of(Step.deliver(d.instance(), 0, d.fault())));
             }
-        }
-        else if (step instanceof Batch b) {
+        } else if (step instanceof Batch b) {
             for (int i = 0; b.keys().size() > 1 && i < b.keys().size(); i++) {
                 List<Integer> keys = new ArrayList<>(b.keys());
                 keys.remove(i);
@@ -143,16 +161,14 @@ final class Shrinker {
             for (List<Integer> keys : lowerKeys(b.keys())) {
                 out.add(List.of(Step.batch(b.instance(), keys, b.failAt(), b.fault())));
             }
-        }
-        else if (step instanceof Concurrently c) {
+        } else if (step instanceof Concurrently c) {
             if (c.copies() > 2) {
                 out.add(List.of(Step.concurrently(c.key(), 2)));
             }
             if (c.key() != 0) {
                 out.add(List.of(Step.concurrently(0, c.copies())));
             }
-        }
-        else if (step instanceof ConcurrentBatches c) {
+        } else if (step instanceof ConcurrentBatches c) {
             for (int i = 0; c.first().size() > 1 && i < c.first().size(); i++) {
                 List<Integer> keys = new ArrayList<>(c.first());
                 keys.remove(i);
@@ -169,21 +185,23 @@ final class Shrinker {
             for (List<Integer> keys : lowerKeys(c.second())) {
                 out.add(List.of(Step.concurrentBatches(c.first(), keys)));
             }
-        }
-        else if (step instanceof Overtaken o) {
+        } else if (step instanceof Overtaken o) {
             if (o.otherFault() != Fault.NONE) {
                 out.add(List.of(Step.overtaken(o.instance(), o.key(), Fault.NONE)));
             }
             if (o.key() != 0) {
                 out.add(List.of(Step.overtaken(o.instance(), 0, o.otherFault())));
             }
-        }
-        else if (step instanceof Outer o) {
+        } else if (step instanceof Outer o) {
             // Without the listener's transaction: its steps on its instance, one after the other.
             List<Step> unwrapped = new ArrayList<>();
             for (Step inner : o.steps()) {
-                unwrapped.add(inner instanceof Deliver d ? Step.deliver(o.instance(), d.key(), d.fault())
-                        : inner instanceof Batch b ? Step.batch(o.instance(), b.keys(), b.failAt(), b.fault()) : inner);
+                unwrapped.add(
+                        inner instanceof Deliver d
+                                ? Step.deliver(o.instance(), d.key(), d.fault())
+                                : inner instanceof Batch b
+                                        ? Step.batch(o.instance(), b.keys(), b.failAt(), b.fault())
+                                        : inner);
             }
             out.add(unwrapped);
             for (int i = 0; o.steps().size() > 1 && i < o.steps().size(); i++) {

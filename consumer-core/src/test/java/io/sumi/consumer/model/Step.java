@@ -83,8 +83,9 @@ sealed interface Step {
 
         @Override
         public String toString() {
-            return "batch(" + instance + ", List.of(" + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), "
-                    + failAt + ", " + fault + ")";
+            return "batch(" + instance + ", List.of("
+                    + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), " + failAt + ", "
+                    + fault + ")";
         }
     }
 
@@ -105,7 +106,8 @@ sealed interface Step {
 
         @Override
         public String toString() {
-            return "concurrentBatches(List.of(" + first.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), List.of("
+            return "concurrentBatches(List.of("
+                    + first.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), List.of("
                     + second.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "))";
         }
     }
@@ -145,7 +147,8 @@ sealed interface Step {
      * each failure (the failed message goes to a dead-letter topic and is replayed later, so it
      * stays undone) and goes on. {@code rollback}: the transaction is rolled back at the end.
      */
-    record Outer(int instance, TransactionKind kind, boolean rollback, boolean catchFailures, List<Step> steps) implements Step {
+    record Outer(int instance, TransactionKind kind, boolean rollback, boolean catchFailures, List<Step> steps)
+            implements Step {
         public Outer {
             steps = List.copyOf(steps);
         }

@@ -37,7 +37,9 @@ final class StepGenerator {
         /** Java code that replays the sample in a regression test. */
         @Override
         public String toString() {
-            StringBuilder out = new StringBuilder("ExecutorModel.check(database, ").append(config).append(", List.of(");
+            StringBuilder out = new StringBuilder("ExecutorModel.check(database, ")
+                    .append(config)
+                    .append(", List.of(");
             for (int i = 0; i < steps.size(); i++) {
                 out.append(i == 0 ? "\n        " : ",\n        ").append(steps.get(i));
             }
@@ -66,28 +68,61 @@ final class StepGenerator {
 
     List<Step> leaseSteps() {
         return steps(
-                new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.FAIL_CHECKED, Fault.CRASH_BEFORE_CLAIM,
-                        Fault.CRASH_IN_HANDLER, Fault.CRASH_AT_COMPLETE, Fault.CRASH_BEFORE_ACK, Fault.STORE_ERROR_AT_COMPLETE,
-                        Fault.STORE_ERROR_AT_RELEASE},
-                new BatchFault[] {BatchFault.FAIL_WHOLE, BatchFault.CRASH_IN_HANDLER, BatchFault.CRASH_AT_COMPLETE,
-                        BatchFault.CRASH_BEFORE_ACK, BatchFault.STORE_ERROR_AT_COMPLETE, BatchFault.STORE_ERROR_AT_RELEASE,
-                        BatchFault.STORE_DOWN_AT_COMPLETE},
+                new Fault[] {
+                    Fault.FAIL_BEFORE_EFFECT,
+                    Fault.FAIL_AFTER_EFFECT,
+                    Fault.FAIL_CHECKED,
+                    Fault.CRASH_BEFORE_CLAIM,
+                    Fault.CRASH_IN_HANDLER,
+                    Fault.CRASH_AT_COMPLETE,
+                    Fault.CRASH_BEFORE_ACK,
+                    Fault.STORE_ERROR_AT_COMPLETE,
+                    Fault.STORE_ERROR_AT_RELEASE
+                },
+                new BatchFault[] {
+                    BatchFault.FAIL_WHOLE,
+                    BatchFault.CRASH_IN_HANDLER,
+                    BatchFault.CRASH_AT_COMPLETE,
+                    BatchFault.CRASH_BEFORE_ACK,
+                    BatchFault.STORE_ERROR_AT_COMPLETE,
+                    BatchFault.STORE_ERROR_AT_RELEASE,
+                    BatchFault.STORE_DOWN_AT_COMPLETE
+                },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT},
                 new BatchFault[] {BatchFault.FAIL_WHOLE});
     }
 
     List<Step> transactionalSteps() {
         return steps(
-                new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.FAIL_CHECKED, Fault.ROLLBACK_ONLY,
-                        Fault.CRASH_BEFORE_CLAIM, Fault.CRASH_IN_HANDLER, Fault.CRASH_BEFORE_ACK},
-                new BatchFault[] {BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY, BatchFault.CRASH_IN_HANDLER, BatchFault.CRASH_BEFORE_ACK},
+                new Fault[] {
+                    Fault.FAIL_BEFORE_EFFECT,
+                    Fault.FAIL_AFTER_EFFECT,
+                    Fault.FAIL_CHECKED,
+                    Fault.ROLLBACK_ONLY,
+                    Fault.CRASH_BEFORE_CLAIM,
+                    Fault.CRASH_IN_HANDLER,
+                    Fault.CRASH_BEFORE_ACK
+                },
+                new BatchFault[] {
+                    BatchFault.FAIL_WHOLE,
+                    BatchFault.ROLLBACK_ONLY,
+                    BatchFault.CRASH_IN_HANDLER,
+                    BatchFault.CRASH_BEFORE_ACK
+                },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.ROLLBACK_ONLY},
                 new BatchFault[] {BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY});
     }
 
     /** Step kinds and their weights: deliveries most often, then batches and listener transactions. */
     private enum Kind {
-        DELIVER(8), BATCH(4), CONCURRENTLY(2), CONCURRENT_BATCHES(2), OVERTAKEN(1), EXPIRE_LEASES(2), PRUNE(1), OUTER(3);
+        DELIVER(8),
+        BATCH(4),
+        CONCURRENTLY(2),
+        CONCURRENT_BATCHES(2),
+        OVERTAKEN(1),
+        EXPIRE_LEASES(2),
+        PRUNE(1),
+        OUTER(3);
 
         final int weight;
 
@@ -96,20 +131,22 @@ final class StepGenerator {
         }
     }
 
-    private List<Step> steps(Fault[] faults, BatchFault[] batchFaults, Fault[] innerFaults, BatchFault[] innerBatchFaults) {
+    private List<Step> steps(
+            Fault[] faults, BatchFault[] batchFaults, Fault[] innerFaults, BatchFault[] innerBatchFaults) {
         int length = 1 + random.nextInt(MAX_STEPS);
         List<Step> steps = new ArrayList<>(length);
         for (int i = 0; i < length; i++) {
-            steps.add(switch (kind()) {
-                case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
-                case BATCH -> batch(instance(), batchFaults);
-                case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
-                case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
-                case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
-                case EXPIRE_LEASES -> expireLeases();
-                case PRUNE -> Step.prune();
-                case OUTER -> outer(innerFaults, innerBatchFaults);
-            });
+            steps.add(
+                    switch (kind()) {
+                        case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
+                        case BATCH -> batch(instance(), batchFaults);
+                        case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
+                        case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
+                        case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
+                        case EXPIRE_LEASES -> expireLeases();
+                        case PRUNE -> Step.prune();
+                        case OUTER -> outer(innerFaults, innerBatchFaults);
+                    });
         }
         return steps;
     }
@@ -143,7 +180,10 @@ final class StepGenerator {
         int count = 1 + random.nextInt(4);
         List<Step> inner = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            inner.add(random.nextBoolean() ? deliver(0, key(), pick(Fault.NONE, innerFaults)) : batch(0, innerBatchFaults));
+            inner.add(
+                    random.nextBoolean()
+                            ? deliver(0, key(), pick(Fault.NONE, innerFaults))
+                            : batch(0, innerBatchFaults));
         }
         return Step.outer(instance, kind, rollback, catchFailures, inner);
     }

@@ -24,9 +24,14 @@ public class DeadLetterLog {
     /** Keeps {@code record} and logs where it came from and why it was dead-lettered. */
     protected void add(ConsumerRecord<String, String> record) {
         records.add(record);
-        log.info("Dead-lettered: {}-{}@{} key {} ({}: {})", header(record, KafkaHeaders.DLT_ORIGINAL_TOPIC),
-                header(record, KafkaHeaders.DLT_ORIGINAL_PARTITION), header(record, KafkaHeaders.DLT_ORIGINAL_OFFSET), record.key(),
-                header(record, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN), header(record, KafkaHeaders.DLT_EXCEPTION_MESSAGE));
+        log.info(
+                "Dead-lettered: {}-{}@{} key {} ({}: {})",
+                header(record, KafkaHeaders.DLT_ORIGINAL_TOPIC),
+                header(record, KafkaHeaders.DLT_ORIGINAL_PARTITION),
+                header(record, KafkaHeaders.DLT_ORIGINAL_OFFSET),
+                record.key(),
+                header(record, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN),
+                header(record, KafkaHeaders.DLT_EXCEPTION_MESSAGE));
     }
 
     /** Every dead letter read so far, in the order read. */

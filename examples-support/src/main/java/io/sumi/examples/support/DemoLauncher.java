@@ -27,8 +27,7 @@ public final class DemoLauncher {
         String format();
     }
 
-    private DemoLauncher() {
-    }
+    private DemoLauncher() {}
 
     public static void run(Class<?> application, String[] args) {
         ConfigurableApplicationContext context = SpringApplication.run(application, args);
@@ -41,8 +40,7 @@ public final class DemoLauncher {
             Report report = demo.run();
             System.out.println(report.format());
             exitCode = report.ok() ? 0 : 1;
-        }
-        catch (Exception ex) {
+        } catch (Exception ex) {
             System.err.println("The demo failed: " + ex);
             ex.printStackTrace();
             exitCode = 1;

@@ -48,7 +48,8 @@ public final class EmbeddedServices<S> implements AutoCloseable {
     private final S service;
     private final Stopper<? super S> stopService;
 
-    private EmbeddedServices(EmbeddedKafkaKraftBroker kafka, EmbeddedPostgres postgres, S service, Stopper<? super S> stopService) {
+    private EmbeddedServices(
+            EmbeddedKafkaKraftBroker kafka, EmbeddedPostgres postgres, S service, Stopper<? super S> stopService) {
         this.kafka = kafka;
         this.postgres = postgres;
         this.service = service;
@@ -70,19 +71,22 @@ public final class EmbeddedServices<S> implements AutoCloseable {
         try {
             kafka = startKafka();
             EmbeddedServices<S> services = new EmbeddedServices<>(kafka, postgres.join(), service.join(), stopService);
-            log.info("Demo services started in {} ms: Kafka {}, PostgreSQL on port {}", (System.nanoTime() - start) / 1_000_000,
-                    services.kafkaBootstrapServers(), services.postgres.getPort());
+            log.info(
+                    "Demo services started in {} ms: Kafka {}, PostgreSQL on port {}",
+                    (System.nanoTime() - start) / 1_000_000,
+                    services.kafkaBootstrapServers(),
+                    services.postgres.getPort());
             return services;
-        }
-        catch (RuntimeException ex) {
-            RuntimeException failure = ex instanceof CompletionException && ex.getCause() instanceof RuntimeException cause ? cause : ex;
+        } catch (RuntimeException ex) {
+            RuntimeException failure =
+                    ex instanceof CompletionException && ex.getCause() instanceof RuntimeException cause ? cause : ex;
             EmbeddedKafkaKraftBroker startedKafka = kafka;
             try {
-                stopAll(stopping(service.exceptionally(notStarted -> null).join(), stopService),
+                stopAll(
+                        stopping(service.exceptionally(notStarted -> null).join(), stopService),
                         stopping(startedKafka, EmbeddedKafkaKraftBroker::destroy),
                         stopping(postgres.exceptionally(notStarted -> null).join(), EmbeddedPostgres::close));
-            }
-            catch (Exception stopFailure) {
+            } catch (Exception stopFailure) {
                 failure.addSuppressed(stopFailure);
             }
             throw failure;
@@ -99,8 +103,7 @@ public final class EmbeddedServices<S> implements AutoCloseable {
     private static EmbeddedPostgres startPostgres() {
         try {
             return EmbeddedPostgres.builder().start();
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException("Could not start the embedded PostgreSQL: " + ex.getMessage(), ex);
         }
     }
@@ -108,11 +111,9 @@ public final class EmbeddedServices<S> implements AutoCloseable {
     private static <T> T call(Callable<T> start) {
         try {
             return start.call();
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             throw ex;
-        }
-        catch (Exception ex) {
+        } catch (Exception ex) {
             throw new IllegalStateException("Could not start a demo service: " + ex.getMessage(), ex);
         }
     }
@@ -143,7 +144,9 @@ public final class EmbeddedServices<S> implements AutoCloseable {
      */
     @Override
     public void close() throws Exception {
-        stopAll(stopping(service, stopService), stopping(kafka, EmbeddedKafkaKraftBroker::destroy),
+        stopAll(
+                stopping(service, stopService),
+                stopping(kafka, EmbeddedKafkaKraftBroker::destroy),
                 stopping(postgres, EmbeddedPostgres::close));
     }
 
@@ -162,9 +165,9 @@ public final class EmbeddedServices<S> implements AutoCloseable {
             }
             try {
                 stopper.stop(service);
-            }
-            catch (Exception ex) {
-                throw new IllegalStateException("Could not stop " + service.getClass().getSimpleName() + ": " + ex, ex);
+            } catch (Exception ex) {
+                throw new IllegalStateException(
+                        "Could not stop " + service.getClass().getSimpleName() + ": " + ex, ex);
             }
         };
     }
@@ -179,12 +182,10 @@ public final class EmbeddedServices<S> implements AutoCloseable {
         for (Step step : steps) {
             try {
                 step.run();
-            }
-            catch (Exception ex) {
+            } catch (Exception ex) {
                 if (first == null) {
                     first = ex;
-                }
-                else {
+                } else {
                     first.addSuppressed(ex);
                 }
             }

@@ -24,8 +24,7 @@ class DemoDefaultsPrecedenceTests {
             "demo-test.unset", "demo default");
 
     @Configuration(proxyBeanMethods = false)
-    static class Empty {
-    }
+    static class Empty {}
 
     @Test
     void demoDefaultsOverridePackagedConfigurationButNotTheCommandLine() {
@@ -42,18 +41,20 @@ class DemoDefaultsPrecedenceTests {
         System.setProperty("demo-test.user", "system property");
         try (ConfigurableApplicationContext context = run()) {
             assertThat(context.getEnvironment().getProperty("demo-test.user")).isEqualTo("system property");
-            assertThat(context.getEnvironment().getProperty("demo-test.packaged")).isEqualTo("demo default");
-        }
-        finally {
+            assertThat(context.getEnvironment().getProperty("demo-test.packaged"))
+                    .isEqualTo("demo default");
+        } finally {
             System.clearProperty("demo-test.user");
         }
     }
 
     @Test
     void withoutPackagedConfigurationDemoDefaultsComeLast() {
-        org.springframework.core.env.MutablePropertySources sources = new org.springframework.core.env.MutablePropertySources();
+        org.springframework.core.env.MutablePropertySources sources =
+                new org.springframework.core.env.MutablePropertySources();
         sources.addLast(new MapPropertySource("commandLineArgs", Map.of("demo-test.user", "command line")));
-        DemoModeInitializer.addDemoDefaults(sources, new MapPropertySource(DemoModeInitializer.DEMO_DEFAULTS_SOURCE, DEFAULTS));
+        DemoModeInitializer.addDemoDefaults(
+                sources, new MapPropertySource(DemoModeInitializer.DEMO_DEFAULTS_SOURCE, DEFAULTS));
 
         assertThat(sources.stream().map(source -> source.getName()))
                 .containsExactly("commandLineArgs", DemoModeInitializer.DEMO_DEFAULTS_SOURCE);
@@ -63,7 +64,8 @@ class DemoDefaultsPrecedenceTests {
         SpringApplication application = new SpringApplication(Empty.class);
         application.setWebApplicationType(WebApplicationType.NONE);
         application.setBannerMode(Banner.Mode.OFF);
-        application.addInitializers(context -> DemoModeInitializer.addDemoDefaults(context.getEnvironment().getPropertySources(),
+        application.addInitializers(context -> DemoModeInitializer.addDemoDefaults(
+                context.getEnvironment().getPropertySources(),
                 new MapPropertySource(DemoModeInitializer.DEMO_DEFAULTS_SOURCE, DEFAULTS)));
         return application.run(args);
     }

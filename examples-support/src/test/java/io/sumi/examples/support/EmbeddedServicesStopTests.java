@@ -15,19 +15,23 @@ class EmbeddedServicesStopTests {
     @Test
     void aFailureToStopOneServiceDoesNotKeepTheOthersRunningAndEveryFailureIsReported() {
         assertThatThrownBy(() -> EmbeddedServices.stopAll(
-                EmbeddedServices.stopping("smtp", this::fail),
-                EmbeddedServices.stopping("kafka", stopped::add),
-                EmbeddedServices.stopping("postgres", this::fail)))
+                        EmbeddedServices.stopping("smtp", this::fail),
+                        EmbeddedServices.stopping("kafka", stopped::add),
+                        EmbeddedServices.stopping("postgres", this::fail)))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("Could not stop String").hasRootCauseMessage("smtp would not stop")
-                .satisfies(ex -> assertThat(ex.getSuppressed()).singleElement()
-                        .satisfies(suppressed -> assertThat(suppressed.getCause()).hasMessage("postgres would not stop")));
+                .hasMessageContaining("Could not stop String")
+                .hasRootCauseMessage("smtp would not stop")
+                .satisfies(ex -> assertThat(ex.getSuppressed())
+                        .singleElement()
+                        .satisfies(
+                                suppressed -> assertThat(suppressed.getCause()).hasMessage("postgres would not stop")));
         assertThat(stopped).containsExactly("smtp", "kafka", "postgres");
     }
 
     @Test
     void servicesThatNeverStartedAreSkipped() throws Exception {
-        EmbeddedServices.stopAll(EmbeddedServices.stopping(null, this::fail), EmbeddedServices.stopping("kafka", stopped::add));
+        EmbeddedServices.stopAll(
+                EmbeddedServices.stopping(null, this::fail), EmbeddedServices.stopping("kafka", stopped::add));
 
         assertThat(stopped).containsExactly("kafka");
     }

@@ -17,7 +17,12 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param guard whether the listeners are Sumi's idempotent handlers (false: the negative control)
  */
 @ConfigurationProperties("fault")
-public record FaultAppProperties(@DefaultValue("1") int slot, @DefaultValue("app") String instance,
-        @DefaultValue("100") int orders, @DefaultValue("20") int rate, String goFile, String providerUrl,
-        @DefaultValue("orders") String topic, @DefaultValue("true") boolean guard) {
-}
+public record FaultAppProperties(
+        @DefaultValue("1") int slot,
+        @DefaultValue("app") String instance,
+        @DefaultValue("100") int orders,
+        @DefaultValue("20") int rate,
+        String goFile,
+        String providerUrl,
+        @DefaultValue("orders") String topic,
+        @DefaultValue("true") boolean guard) {}

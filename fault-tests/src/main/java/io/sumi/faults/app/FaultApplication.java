@@ -62,7 +62,9 @@ public class FaultApplication {
         SimpleClientHttpRequestFactory requestFactory = new SimpleClientHttpRequestFactory();
         requestFactory.setConnectTimeout(Duration.ofSeconds(2));
         requestFactory.setReadTimeout(Duration.ofSeconds(5));
-        return new PaymentProviderClient(builder.baseUrl(properties.providerUrl()).requestFactory(requestFactory).build());
+        return new PaymentProviderClient(builder.baseUrl(properties.providerUrl())
+                .requestFactory(requestFactory)
+                .build());
     }
 
     @Bean

@@ -68,8 +68,10 @@ public class OrderGenerator implements SmartLifecycle {
         while (running) {
             try {
                 if (next < 0) {
-                    next = jdbc.sql("SELECT COALESCE(MAX(seq), 0) + 1 FROM orders WHERE slot = ?").param(properties.slot())
-                            .query(Integer.class).single();
+                    next = jdbc.sql("SELECT COALESCE(MAX(seq), 0) + 1 FROM orders WHERE slot = ?")
+                            .param(properties.slot())
+                            .query(Integer.class)
+                            .single();
                 }
                 if (next > properties.orders()) {
                     log.info("Slot {}: all {} orders created", properties.slot(), properties.orders());
@@ -78,12 +80,13 @@ public class OrderGenerator implements SmartLifecycle {
                 String orderId = "o-" + properties.slot() + "-" + next;
                 int seq = next;
                 transactions.executeWithoutResult(status -> {
-                    jdbc.sql("INSERT INTO orders (id, slot, seq) VALUES (?, ?, ?)").params(orderId, properties.slot(), seq).update();
+                    jdbc.sql("INSERT INTO orders (id, slot, seq) VALUES (?, ?, ?)")
+                            .params(orderId, properties.slot(), seq)
+                            .update();
                     outbox.append(orderId, properties.topic(), orderId);
                 });
                 next++;
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 log.warn("Slot {}: order not created ({}); retrying", properties.slot(), ex.toString());
                 next = -1; // the commit may have happened: read what is committed again
                 pause(500);
@@ -92,8 +95,7 @@ public class OrderGenerator implements SmartLifecycle {
             long wait = due - System.nanoTime();
             if (wait > 0) {
                 LockSupport.parkNanos(wait);
-            }
-            else if (wait < -1_000_000_000L) {
+            } else if (wait < -1_000_000_000L) {
                 due = System.nanoTime(); // behind after an outage: do not burst
             }
         }

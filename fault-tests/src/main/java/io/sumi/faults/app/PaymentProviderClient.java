@@ -18,6 +18,11 @@ public class PaymentProviderClient {
 
     /** @return the provider's charge id; throws on any failure, so the record is retried */
     public String charge(String orderId) {
-        return client.post().uri("/charges").contentType(MediaType.TEXT_PLAIN).body(orderId).retrieve().body(String.class);
+        return client.post()
+                .uri("/charges")
+                .contentType(MediaType.TEXT_PLAIN)
+                .body(orderId)
+                .retrieve()
+                .body(String.class);
     }
 }

@@ -16,6 +16,8 @@ public class Shipments {
     }
 
     public void ship(String orderId) {
-        jdbc.sql("INSERT INTO shipments (order_id, instance) VALUES (?, ?)").params(orderId, properties.instance()).update();
+        jdbc.sql("INSERT INTO shipments (order_id, instance) VALUES (?, ?)")
+                .params(orderId, properties.instance())
+                .update();
     }
 }

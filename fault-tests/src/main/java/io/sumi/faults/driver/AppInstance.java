@@ -34,9 +34,11 @@ final class AppInstance {
         command.add("--fault.slot=" + slot);
         command.add("--fault.instance=" + name);
         try {
-            process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        }
-        catch (IOException ex) {
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }
@@ -48,10 +50,12 @@ final class AppInstance {
     /** Whether this incarnation is alive and has finished starting (its listeners and dispatcher run). */
     synchronized boolean ready() {
         try {
-            readySeen = readySeen || Files.exists(log) && Files.readString(log, StandardCharsets.ISO_8859_1).contains("FAULT-APP READY");
+            readySeen = readySeen
+                    || Files.exists(log)
+                            && Files.readString(log, StandardCharsets.ISO_8859_1)
+                                    .contains("FAULT-APP READY");
             return alive() && readySeen;
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             return false;
         }
     }
@@ -59,10 +63,11 @@ final class AppInstance {
     /** The last "Caused by" line of this incarnation's log, to say why it did not start. */
     synchronized String lastCause() {
         try {
-            return Files.readAllLines(log, StandardCharsets.ISO_8859_1).stream().filter(line -> line.startsWith("Caused by:"))
-                    .reduce((first, second) -> second).orElse("no cause logged");
-        }
-        catch (IOException ex) {
+            return Files.readAllLines(log, StandardCharsets.ISO_8859_1).stream()
+                    .filter(line -> line.startsWith("Caused by:"))
+                    .reduce((first, second) -> second)
+                    .orElse("no cause logged");
+        } catch (IOException ex) {
             return "no log: " + ex;
         }
     }

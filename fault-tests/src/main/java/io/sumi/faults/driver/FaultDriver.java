@@ -71,7 +71,8 @@ public final class FaultDriver {
                 return candidate.toAbsolutePath();
             }
         }
-        throw new IllegalStateException("No fault-tests/target/app.classpath: run ./mvnw -pl fault-tests -am verify once first");
+        throw new IllegalStateException(
+                "No fault-tests/target/app.classpath: run ./mvnw -pl fault-tests -am verify once first");
     }
 
     public FaultReport run() {
@@ -79,7 +80,9 @@ public final class FaultDriver {
         note("scenario " + scenario);
         List<AppInstance> instances = new ArrayList<>();
         PostgresCluster postgres = new PostgresCluster(runDir.resolve("pg"));
-        KafkaBroker broker = new KafkaBroker(runDir.resolve("kafka"), Processes.readClasspath(buildDir.resolve("broker.classpath")).get(0));
+        KafkaBroker broker = new KafkaBroker(
+                runDir.resolve("kafka"),
+                Processes.readClasspath(buildDir.resolve("broker.classpath")).get(0));
         AtomicInteger appRestarts = new AtomicInteger();
         int kills = 0;
         int postgresRestarts = 0;
@@ -119,10 +122,14 @@ public final class FaultDriver {
                     long quietUntil = 0;
                     while (true) {
                         supervise(instances, broker, appRestarts);
-                        long elapsed = Duration.between(loadStart, Instant.now()).toMillis();
-                        if (next < events.size() && elapsed >= events.get(next).atMillis() && System.nanoTime() >= quietUntil) {
+                        long elapsed =
+                                Duration.between(loadStart, Instant.now()).toMillis();
+                        if (next < events.size()
+                                && elapsed >= events.get(next).atMillis()
+                                && System.nanoTime() >= quietUntil) {
                             Event event = events.get(next);
-                            if (event.kind().equals("kill") && instances.stream().noneMatch(AppInstance::ready)) {
+                            if (event.kind().equals("kill")
+                                    && instances.stream().noneMatch(AppInstance::ready)) {
                                 Processes.sleep(100); // kill an instance that is working, not one still starting
                                 continue;
                             }
@@ -155,7 +162,8 @@ public final class FaultDriver {
                         }
                         Processes.sleep(100);
                     }
-                    note("load done after " + Duration.between(loadStart, Instant.now()).toMillis() + " ms: " + monitor.snapshot());
+                    note("load done after "
+                            + Duration.between(loadStart, Instant.now()).toMillis() + " ms: " + monitor.snapshot());
                     quiescent = drain(instances, broker, appRestarts, monitor);
                     note("drain " + (quiescent ? "quiescent" : "timed out") + ": " + monitor.snapshot());
                     for (AppInstance instance : instances) {
@@ -164,18 +172,25 @@ public final class FaultDriver {
                     List<Long> recoveries = new ArrayList<>();
                     List<Long> catchUps = new ArrayList<>();
                     for (ProgressMonitor.Fault fault : monitor.faults()) {
-                        note("fault " + fault.kind + " ended " + fault.end + " recovery_ms=" + fault.recoveryMillis + " catchup_ms="
-                                + fault.catchUpMillis);
+                        note("fault " + fault.kind + " ended " + fault.end + " recovery_ms=" + fault.recoveryMillis
+                                + " catchup_ms=" + fault.catchUpMillis);
                         recoveries.add(fault.recoveryMillis);
                         catchUps.add(fault.catchUpMillis);
                     }
-                    FaultReport report = measure(postgres, provider, kills, postgresRestarts, brokerRestarts, appRestarts.get(), quiescent,
-                            recoveries, catchUps);
+                    FaultReport report = measure(
+                            postgres,
+                            provider,
+                            kills,
+                            postgresRestarts,
+                            brokerRestarts,
+                            appRestarts.get(),
+                            quiescent,
+                            recoveries,
+                            catchUps);
                     note(report.summaryLine());
                     return report;
                 }
-            }
-            finally {
+            } finally {
                 for (AppInstance instance : instances) {
                     instance.kill9();
                 }
@@ -184,19 +199,16 @@ public final class FaultDriver {
                 writeJournal();
                 try {
                     Runtime.getRuntime().removeShutdownHook(cleanup);
-                }
-                catch (IllegalStateException ex) {
+                } catch (IllegalStateException ex) {
                     // the JVM is shutting down: the hook runs anyway
                 }
             }
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }
 
-    private record Event(long atMillis, String kind) {
-    }
+    private record Event(long atMillis, String kind) {}
 
     /** Fault moments within the planned load: kills spread at random, PostgreSQL near a third, the broker near two thirds. */
     private List<Event> plan() {
@@ -216,10 +228,18 @@ public final class FaultDriver {
         return events;
     }
 
-    private List<String> appCommand(PostgresCluster postgres, KafkaBroker broker, PaymentProvider provider, Path goFile) {
-        String classpath = buildDir.resolve("classes") + java.io.File.pathSeparator
+    private List<String> appCommand(
+            PostgresCluster postgres, KafkaBroker broker, PaymentProvider provider, Path goFile) {
+        String classpath = buildDir.resolve("classes")
+                + java.io.File.pathSeparator
                 + Processes.readClasspath(buildDir.resolve("app.classpath")).get(0);
-        List<String> command = new ArrayList<>(List.of(Processes.javaBinary(), "-Xmx320m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+        List<String> command = new ArrayList<>(List.of(
+                Processes.javaBinary(),
+                "-Xmx320m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                classpath,
                 "io.sumi.faults.app.FaultApplication",
                 "--spring.datasource.url=" + postgres.jdbcUrl(),
                 "--spring.datasource.username=postgres",
@@ -243,13 +263,15 @@ public final class FaultDriver {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!instances.stream().allMatch(AppInstance::ready)) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("The application instances did not start in " + timeout + " (see " + runDir + ")");
+                throw new IllegalStateException(
+                        "The application instances did not start in " + timeout + " (see " + runDir + ")");
             }
             for (AppInstance instance : instances) {
                 if (!instance.alive()) {
                     if (instance.incarnation() > 5) {
-                        throw new IllegalStateException("Instance " + instance.slot() + " exited during start-up " + instance.incarnation()
-                                + " times; the last one: " + instance.lastCause() + " (see " + runDir + ")");
+                        throw new IllegalStateException(
+                                "Instance " + instance.slot() + " exited during start-up " + instance.incarnation()
+                                        + " times; the last one: " + instance.lastCause() + " (see " + runDir + ")");
                     }
                     note("instance " + instance.slot() + " exited during start-up; restarting");
                     appRestarts.incrementAndGet();
@@ -276,7 +298,8 @@ public final class FaultDriver {
     }
 
     private void kill(List<AppInstance> instances, ProgressMonitor monitor) {
-        List<AppInstance> working = instances.stream().filter(AppInstance::ready).toList();
+        List<AppInstance> working =
+                instances.stream().filter(AppInstance::ready).toList();
         AppInstance victim = working.get(random.nextInt(working.size()));
         victim.kill9();
         Instant end = Instant.now();
@@ -305,22 +328,24 @@ public final class FaultDriver {
     }
 
     /** Waits until every order is shipped and charged and no outbox row is pending, stable for 3 s. */
-    private boolean drain(List<AppInstance> instances, KafkaBroker broker, AtomicInteger appRestarts, ProgressMonitor monitor) {
+    private boolean drain(
+            List<AppInstance> instances, KafkaBroker broker, AtomicInteger appRestarts, ProgressMonitor monitor) {
         long deadline = System.nanoTime() + scenario.drainTimeout().toNanos();
         long stableSince = -1;
         while (System.nanoTime() < deadline) {
             supervise(instances, broker, appRestarts);
             ProgressMonitor.Snapshot s = monitor.snapshot();
-            boolean done = s.orders() >= scenario.totalOrders() && s.pending() == 0 && s.unshipped() == 0 && s.uncharged() == 0;
+            boolean done = s.orders() >= scenario.totalOrders()
+                    && s.pending() == 0
+                    && s.unshipped() == 0
+                    && s.uncharged() == 0;
             if (done) {
                 if (stableSince < 0) {
                     stableSince = System.nanoTime();
-                }
-                else if (System.nanoTime() - stableSince > 3_000_000_000L) {
+                } else if (System.nanoTime() - stableSince > 3_000_000_000L) {
                     return true;
                 }
-            }
-            else {
+            } else {
                 stableSince = -1;
             }
             Processes.sleep(250);
@@ -328,13 +353,24 @@ public final class FaultDriver {
         return false;
     }
 
-    private FaultReport measure(PostgresCluster postgres, PaymentProvider provider, int kills, int postgresRestarts, int brokerRestarts,
-            int appRestarts, boolean quiescent, List<Long> recoveries, List<Long> catchUps) {
+    private FaultReport measure(
+            PostgresCluster postgres,
+            PaymentProvider provider,
+            int kills,
+            int postgresRestarts,
+            int brokerRestarts,
+            int appRestarts,
+            boolean quiescent,
+            List<Long> recoveries,
+            List<Long> catchUps) {
         try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), "postgres", "")) {
             int orders = count(connection, "SELECT count(*) FROM orders");
-            List<String> unshipped = ids(connection,
+            List<String> unshipped = ids(
+                    connection,
                     "SELECT id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) ORDER BY id");
-            List<String> shippedTwice = ids(connection, "SELECT order_id FROM shipments GROUP BY order_id HAVING count(*) > 1 ORDER BY order_id");
+            List<String> shippedTwice = ids(
+                    connection,
+                    "SELECT order_id FROM shipments GROUP BY order_id HAVING count(*) > 1 ORDER BY order_id");
             int pending = count(connection, "SELECT count(*) FROM outbox WHERE dispatched_at IS NULL");
             // Guarded run only: every message must end COMPLETED in both consumers' ledgers, else it
             // was acknowledged without its completion (a record skipped while its key was busy).
@@ -345,46 +381,98 @@ public final class FaultDriver {
                     uncharged.add(id);
                 }
             }
-            List<String> chargedTwice = provider.realChargesByOrder().entrySet().stream().filter(e -> e.getValue().get() > 1)
-                    .map(Map.Entry::getKey).sorted().toList();
+            List<String> chargedTwice = provider.realChargesByOrder().entrySet().stream()
+                    .filter(e -> e.getValue().get() > 1)
+                    .map(Map.Entry::getKey)
+                    .sorted()
+                    .toList();
             if (scenario.guard()) {
-                try (PreparedStatement statement = connection.prepareStatement("SELECT consumer, status, count(*), count(*) FILTER (WHERE attempts > 1)"
-                        + " FROM processed_messages GROUP BY consumer, status ORDER BY 1, 2"); ResultSet rows = statement.executeQuery()) {
+                try (PreparedStatement statement = connection.prepareStatement(
+                                "SELECT consumer, status, count(*), count(*) FILTER (WHERE attempts > 1)"
+                                        + " FROM processed_messages GROUP BY consumer, status ORDER BY 1, 2");
+                        ResultSet rows = statement.executeQuery()) {
                     while (rows.next()) {
-                        note("ledger: consumer=" + rows.getString(1) + " status=" + rows.getString(2) + " rows=" + rows.getInt(3)
-                                + " claimed more than once=" + rows.getInt(4));
+                        note("ledger: consumer=" + rows.getString(1) + " status=" + rows.getString(2) + " rows="
+                                + rows.getInt(3) + " claimed more than once=" + rows.getInt(4));
                     }
                 }
             }
-            note("provider: requests=" + provider.requests() + " real charges=" + provider.charges() + " keyless requests="
-                    + provider.keylessRequests() + " keys on two orders=" + provider.keysOnTwoOrders());
-            FaultReport report = new FaultReport(scenario.name(), scenario.guard(), scenario.seed(), scenario.totalOrders(), orders,
-                    unshipped.size(), shippedTwice.size(), uncharged.size(), chargedTwice.size(), pending, ledgerIncomplete.size(), kills, postgresRestarts,
-                    brokerRestarts, appRestarts, scenario.errorHandler(), quiescent, recoveries, catchUps, (System.nanoTime() - startNanos) / 1_000_000_000L);
+            note("provider: requests=" + provider.requests() + " real charges=" + provider.charges()
+                    + " keyless requests=" + provider.keylessRequests() + " keys on two orders="
+                    + provider.keysOnTwoOrders());
+            FaultReport report = new FaultReport(
+                    scenario.name(),
+                    scenario.guard(),
+                    scenario.seed(),
+                    scenario.totalOrders(),
+                    orders,
+                    unshipped.size(),
+                    shippedTwice.size(),
+                    uncharged.size(),
+                    chargedTwice.size(),
+                    pending,
+                    ledgerIncomplete.size(),
+                    kills,
+                    postgresRestarts,
+                    brokerRestarts,
+                    appRestarts,
+                    scenario.errorHandler(),
+                    quiescent,
+                    recoveries,
+                    catchUps,
+                    (System.nanoTime() - startNanos) / 1_000_000_000L);
             if (!report.passed()) {
                 writeEvidence(connection, provider, unshipped, shippedTwice, uncharged, chargedTwice, ledgerIncomplete);
             }
             return report;
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw new IllegalStateException("Could not measure the run", ex);
         }
     }
 
     /** For a failed run: the ledger, outbox and shipment rows and the provider's view of some affected orders. */
-    private void writeEvidence(Connection connection, PaymentProvider provider, List<String> unshipped, List<String> shippedTwice,
-            List<String> uncharged, List<String> chargedTwice, List<String> ledgerIncomplete) throws SQLException {
+    private void writeEvidence(
+            Connection connection,
+            PaymentProvider provider,
+            List<String> unshipped,
+            List<String> shippedTwice,
+            List<String> uncharged,
+            List<String> chargedTwice,
+            List<String> ledgerIncomplete)
+            throws SQLException {
         StringBuilder out = new StringBuilder();
-        Map<String, List<String>> groups = Map.of("shipment missing", unshipped, "shipped twice", shippedTwice, "charge missing", uncharged,
-                "charged twice", chargedTwice, "ledger not COMPLETED", ledgerIncomplete);
+        Map<String, List<String>> groups = Map.of(
+                "shipment missing",
+                unshipped,
+                "shipped twice",
+                shippedTwice,
+                "charge missing",
+                uncharged,
+                "charged twice",
+                chargedTwice,
+                "ledger not COMPLETED",
+                ledgerIncomplete);
         for (Map.Entry<String, List<String>> group : groups.entrySet()) {
-            out.append("== ").append(group.getKey()).append(": ").append(group.getValue().size()).append(" orders\n");
+            out.append("== ")
+                    .append(group.getKey())
+                    .append(": ")
+                    .append(group.getValue().size())
+                    .append(" orders\n");
             for (String order : group.getValue().stream().limit(10).toList()) {
-                out.append("-- order ").append(order).append(" real charges=").append(provider.realCharges(order)).append('\n');
+                out.append("-- order ")
+                        .append(order)
+                        .append(" real charges=")
+                        .append(provider.realCharges(order))
+                        .append('\n');
                 rows(connection, out, "SELECT * FROM orders WHERE id = ?", order);
                 rows(connection, out, "SELECT * FROM outbox WHERE aggregate_id = ?", order);
-                for (String outboxId : ids(connection, "SELECT CAST(id AS VARCHAR) FROM outbox WHERE aggregate_id = '" + order + "'")) {
-                    out.append("   provider requests with key ").append(outboxId).append(": ").append(provider.requestsFor(outboxId)).append('\n');
+                for (String outboxId : ids(
+                        connection, "SELECT CAST(id AS VARCHAR) FROM outbox WHERE aggregate_id = '" + order + "'")) {
+                    out.append("   provider requests with key ")
+                            .append(outboxId)
+                            .append(": ")
+                            .append(provider.requestsFor(outboxId))
+                            .append('\n');
                     rows(connection, out, "SELECT * FROM processed_messages WHERE message_id = ?", outboxId);
                 }
                 rows(connection, out, "SELECT * FROM shipments WHERE order_id = ?", order);
@@ -392,22 +480,27 @@ public final class FaultDriver {
         }
         try {
             Files.writeString(runDir.resolve("evidence.txt"), out);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
         note("evidence written to " + runDir.resolve("evidence.txt"));
     }
 
-    private static void rows(Connection connection, StringBuilder out, String sql, String parameter) throws SQLException {
+    private static void rows(Connection connection, StringBuilder out, String sql, String parameter)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, parameter);
             try (ResultSet rows = statement.executeQuery()) {
                 ResultSetMetaData meta = rows.getMetaData();
                 while (rows.next()) {
-                    out.append("   ").append(sql, sql.indexOf("FROM ") + 5, sql.indexOf(" WHERE")).append(':');
+                    out.append("   ")
+                            .append(sql, sql.indexOf("FROM ") + 5, sql.indexOf(" WHERE"))
+                            .append(':');
                     for (int i = 1; i <= meta.getColumnCount(); i++) {
-                        out.append(' ').append(meta.getColumnName(i)).append('=').append(rows.getString(i));
+                        out.append(' ')
+                                .append(meta.getColumnName(i))
+                                .append('=')
+                                .append(rows.getString(i));
                     }
                     out.append('\n');
                 }
@@ -416,7 +509,8 @@ public final class FaultDriver {
     }
 
     private static int count(Connection connection, String sql) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(sql); ResultSet rows = statement.executeQuery()) {
+        try (PreparedStatement statement = connection.prepareStatement(sql);
+                ResultSet rows = statement.executeQuery()) {
             rows.next();
             return rows.getInt(1);
         }
@@ -424,7 +518,8 @@ public final class FaultDriver {
 
     private static List<String> ids(Connection connection, String sql) throws SQLException {
         List<String> ids = new ArrayList<>();
-        try (PreparedStatement statement = connection.prepareStatement(sql); ResultSet rows = statement.executeQuery()) {
+        try (PreparedStatement statement = connection.prepareStatement(sql);
+                ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
                 ids.add(rows.getString(1));
             }
@@ -442,8 +537,7 @@ public final class FaultDriver {
                 }
             }
             Files.createDirectories(runDir);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }
@@ -457,8 +551,7 @@ public final class FaultDriver {
     private synchronized void writeJournal() {
         try {
             Files.writeString(runDir.resolve("driver.log"), journal);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }

@@ -16,15 +16,37 @@ import java.util.Locale;
  * @param catchUpMillis per fault, the time from its end until every order committed before that
  *     moment was shipped and charged; -1 if that never happened within the run
  */
-public record FaultReport(String name, boolean guard, long seed, int expectedOrders, int orders, int shipmentsMissing,
-        int shipmentsDouble, int chargesMissing, int chargesDouble, int pending, int ledgerIncomplete, int kills, int postgresRestarts,
-        int brokerRestarts, int appRestarts, String errorHandler, boolean quiescent, List<Long> recoveryMillis, List<Long> catchUpMillis,
+public record FaultReport(
+        String name,
+        boolean guard,
+        long seed,
+        int expectedOrders,
+        int orders,
+        int shipmentsMissing,
+        int shipmentsDouble,
+        int chargesMissing,
+        int chargesDouble,
+        int pending,
+        int ledgerIncomplete,
+        int kills,
+        int postgresRestarts,
+        int brokerRestarts,
+        int appRestarts,
+        String errorHandler,
+        boolean quiescent,
+        List<Long> recoveryMillis,
+        List<Long> catchUpMillis,
         long wallSeconds) {
 
     /** Whether every invariant holds: all orders made, each shipped once and charged once, nothing pending. */
     public boolean passed() {
-        return orders == expectedOrders && shipmentsMissing == 0 && shipmentsDouble == 0 && chargesMissing == 0
-                && chargesDouble == 0 && pending == 0 && ledgerIncomplete == 0;
+        return orders == expectedOrders
+                && shipmentsMissing == 0
+                && shipmentsDouble == 0
+                && chargesMissing == 0
+                && chargesDouble == 0
+                && pending == 0
+                && ledgerIncomplete == 0;
     }
 
     /** Orders shipped or charged more than once. */
@@ -34,19 +56,40 @@ public record FaultReport(String name, boolean guard, long seed, int expectedOrd
 
     /** p50/max of the measured times, then how many never happened. */
     private static String percentiles(List<Long> millis) {
-        List<Long> measured = new ArrayList<>(millis.stream().filter(ms -> ms >= 0).sorted().toList());
+        List<Long> measured =
+                new ArrayList<>(millis.stream().filter(ms -> ms >= 0).sorted().toList());
         long never = millis.size() - measured.size();
-        String text = measured.isEmpty() ? "n/a" : measured.get((measured.size() - 1) / 2) + "/" + measured.get(measured.size() - 1);
+        String text = measured.isEmpty()
+                ? "n/a"
+                : measured.get((measured.size() - 1) / 2) + "/" + measured.get(measured.size() - 1);
         return never > 0 ? text + "(+" + never + " never)" : text;
     }
 
     public String summaryLine() {
-        return String.format(Locale.ROOT,
+        return String.format(
+                Locale.ROOT,
                 "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d ledger_incomplete=%d"
                         + " kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
                         + " wall_s=%d seed=%d result=%s",
-                name, orders, expectedOrders, shipmentsMissing, shipmentsDouble, chargesMissing, chargesDouble, pending, ledgerIncomplete, kills,
-                postgresRestarts, brokerRestarts, appRestarts, errorHandler, percentiles(recoveryMillis), percentiles(catchUpMillis), quiescent,
-                wallSeconds, seed, passed() ? "PASS" : "FAIL");
+                name,
+                orders,
+                expectedOrders,
+                shipmentsMissing,
+                shipmentsDouble,
+                chargesMissing,
+                chargesDouble,
+                pending,
+                ledgerIncomplete,
+                kills,
+                postgresRestarts,
+                brokerRestarts,
+                appRestarts,
+                errorHandler,
+                percentiles(recoveryMillis),
+                percentiles(catchUpMillis),
+                quiescent,
+                wallSeconds,
+                seed,
+                passed() ? "PASS" : "FAIL");
     }
 }

@@ -22,8 +22,18 @@ import java.time.Duration;
  *     {@code DefaultErrorHandler} bean retrying every 500 ms without limit (from
  *     {@code sumi.faults.error-handler}, default {@value #DEFAULT_ERROR_HANDLER})
  */
-public record FaultScenario(String name, boolean guard, int instances, int ordersPerInstance, int ratePerInstance, int kills,
-        boolean postgresRestart, boolean brokerKill, Duration drainTimeout, long seed, String errorHandler) {
+public record FaultScenario(
+        String name,
+        boolean guard,
+        int instances,
+        int ordersPerInstance,
+        int ratePerInstance,
+        int kills,
+        boolean postgresRestart,
+        boolean brokerKill,
+        Duration drainTimeout,
+        long seed,
+        String errorHandler) {
 
     static final String DEFAULT_ERROR_HANDLER = "none";
 
@@ -33,14 +43,34 @@ public record FaultScenario(String name, boolean guard, int instances, int order
 
     /** The CI version: 3,000 orders, 4 kills, one PostgreSQL restart, one broker crash. */
     public static FaultScenario shortRun(boolean guard, long seed) {
-        return new FaultScenario((guard ? "guarded" : "control") + "-short", guard, 3, 1000, 50, 4, true, true,
-                Duration.ofSeconds(120), seed, configuredErrorHandler());
+        return new FaultScenario(
+                (guard ? "guarded" : "control") + "-short",
+                guard,
+                3,
+                1000,
+                50,
+                4,
+                true,
+                true,
+                Duration.ofSeconds(120),
+                seed,
+                configuredErrorHandler());
     }
 
     /** The full version: 20,100 orders, 12 kills, one PostgreSQL restart, one broker crash. */
     public static FaultScenario fullRun(boolean guard, long seed) {
-        return new FaultScenario((guard ? "guarded" : "control") + "-full", guard, 3, 6700, 40, 12, true, true,
-                Duration.ofSeconds(240), seed, configuredErrorHandler());
+        return new FaultScenario(
+                (guard ? "guarded" : "control") + "-full",
+                guard,
+                3,
+                6700,
+                40,
+                12,
+                true,
+                true,
+                Duration.ofSeconds(240),
+                seed,
+                configuredErrorHandler());
     }
 
     public static FaultScenario of(String scale, boolean guard, long seed) {
@@ -48,9 +78,21 @@ public record FaultScenario(String name, boolean guard, int instances, int order
             case "short" -> shortRun(guard, seed);
             case "full" -> fullRun(guard, seed);
             // For working on the suite itself: a minute, one fault of each kind.
-            case "tiny" -> new FaultScenario((guard ? "guarded" : "control") + "-tiny", guard, 3, 300, 20, 1, true, true,
-                    Duration.ofSeconds(60), seed, configuredErrorHandler());
-            default -> throw new IllegalArgumentException("sumi.faults.scale must be short, full or tiny, not " + scale);
+            case "tiny" ->
+                new FaultScenario(
+                        (guard ? "guarded" : "control") + "-tiny",
+                        guard,
+                        3,
+                        300,
+                        20,
+                        1,
+                        true,
+                        true,
+                        Duration.ofSeconds(60),
+                        seed,
+                        configuredErrorHandler());
+            default ->
+                throw new IllegalArgumentException("sumi.faults.scale must be short, full or tiny, not " + scale);
         };
     }
 

@@ -13,12 +13,13 @@ import java.nio.file.Path;
  */
 public final class FaultSuite {
 
-    private FaultSuite() {
-    }
+    private FaultSuite() {}
 
     public static void main(String[] args) {
         // The Kafka admin client would log at DEBUG on the console without a configuration.
-        System.setProperty("logback.configurationFile", System.getProperty("logback.configurationFile", "fault-driver-logback.xml"));
+        System.setProperty(
+                "logback.configurationFile",
+                System.getProperty("logback.configurationFile", "fault-driver-logback.xml"));
         String scale = args.length > 0 ? args[0] : "short";
         String which = args.length > 1 ? args[1] : "both";
         long seed = args.length > 2 ? Long.parseLong(args[2]) : System.currentTimeMillis();

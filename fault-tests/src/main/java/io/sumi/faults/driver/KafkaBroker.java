@@ -38,28 +38,31 @@ final class KafkaBroker {
     void formatAndStart() {
         try {
             Files.createDirectories(dir);
-            Files.writeString(properties, String.join("\n",
-                    "process.roles=broker,controller",
-                    "node.id=1",
-                    "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-                    "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
-                    "controller.listener.names=CONTROLLER",
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                    "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
-                    "log.dirs=" + dir.resolve("data"),
-                    "num.partitions=6",
-                    "offsets.topic.replication.factor=1",
-                    "offsets.topic.num.partitions=6",
-                    "transaction.state.log.replication.factor=1",
-                    "transaction.state.log.min.isr=1",
-                    "transaction.state.log.num.partitions=6",
-                    "share.coordinator.state.topic.replication.factor=1",
-                    "share.coordinator.state.topic.min.isr=1",
-                    "group.initial.rebalance.delay.ms=0",
-                    "broker.session.timeout.ms=3000",
-                    "broker.heartbeat.interval.ms=500",
-                    "auto.create.topics.enable=false",
-                    ""));
+            Files.writeString(
+                    properties,
+                    String.join(
+                            "\n",
+                            "process.roles=broker,controller",
+                            "node.id=1",
+                            "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
+                            "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+                            "controller.listener.names=CONTROLLER",
+                            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                            "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
+                            "log.dirs=" + dir.resolve("data"),
+                            "num.partitions=6",
+                            "offsets.topic.replication.factor=1",
+                            "offsets.topic.num.partitions=6",
+                            "transaction.state.log.replication.factor=1",
+                            "transaction.state.log.min.isr=1",
+                            "transaction.state.log.num.partitions=6",
+                            "share.coordinator.state.topic.replication.factor=1",
+                            "share.coordinator.state.topic.min.isr=1",
+                            "group.initial.rebalance.delay.ms=0",
+                            "broker.session.timeout.ms=3000",
+                            "broker.heartbeat.interval.ms=500",
+                            "auto.create.topics.enable=false",
+                            ""));
             // The broker runs on the module's classpath, whose SLF4J binding is Logback.
             Files.writeString(logback, """
                     <configuration>
@@ -71,24 +74,47 @@ final class KafkaBroker {
                       <root level="WARN"><appender-ref ref="OUT"/></root>
                     </configuration>
                     """);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
-        Processes.run(List.of(Processes.javaBinary(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dlogback.configurationFile=" + logback,
-                "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(), "-c", properties.toString(),
-                "--standalone"), dir.resolve("format.log"), Duration.ofSeconds(120));
+        Processes.run(
+                List.of(
+                        Processes.javaBinary(),
+                        "-Xmx256m",
+                        "-XX:TieredStopAtLevel=1",
+                        "-Dlogback.configurationFile=" + logback,
+                        "-cp",
+                        classpath,
+                        "kafka.tools.StorageTool",
+                        "format",
+                        "-t",
+                        Uuid.randomUuid().toString(),
+                        "-c",
+                        properties.toString(),
+                        "--standalone"),
+                dir.resolve("format.log"),
+                Duration.ofSeconds(120));
         start();
     }
 
     synchronized void start() {
         starts++;
         try {
-            process = new ProcessBuilder(Processes.javaBinary(), "-Xmx448m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                    "-Dlogback.configurationFile=" + logback, "-cp", classpath, "kafka.Kafka", properties.toString())
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile())).start();
-        }
-        catch (IOException ex) {
+            process = new ProcessBuilder(
+                            Processes.javaBinary(),
+                            "-Xmx448m",
+                            "-XX:+UseSerialGC",
+                            "-XX:TieredStopAtLevel=1",
+                            "-Dlogback.configurationFile=" + logback,
+                            "-cp",
+                            classpath,
+                            "kafka.Kafka",
+                            properties.toString())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("broker.log").toFile()))
+                    .start();
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }
@@ -104,28 +130,34 @@ final class KafkaBroker {
                 try (Admin admin = admin()) {
                     admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
                     return;
-                }
-                catch (Exception ex) {
+                } catch (Exception ex) {
                     // not ready yet
                 }
             }
             Processes.sleep(250);
         }
-        throw new IllegalStateException("The Kafka broker did not come up in " + timeout + " (see " + dir.resolve("broker.log") + ")");
+        throw new IllegalStateException(
+                "The Kafka broker did not come up in " + timeout + " (see " + dir.resolve("broker.log") + ")");
     }
 
     void createTopic(String name, int partitions) {
         try (Admin admin = admin()) {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
-        }
-        catch (Exception ex) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
+        } catch (Exception ex) {
             throw new IllegalStateException("Could not create topic " + name, ex);
         }
     }
 
     private Admin admin() {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10000));
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers(),
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                5000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10000));
     }
 
     synchronized boolean alive() {

@@ -9,8 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -41,8 +41,7 @@ final class PaymentProvider implements AutoCloseable {
         System.setProperty("sun.net.httpserver.nodelay", "true");
         try {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
         server.createContext("/charges", this::charge);
@@ -59,8 +58,7 @@ final class PaymentProvider implements AutoCloseable {
             if (key == null || key.isBlank()) {
                 keylessRequests.incrementAndGet();
                 real = true;
-            }
-            else {
+            } else {
                 requestsByKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
                 String first = orderByKey.putIfAbsent(key, order);
                 real = first == null;
@@ -69,7 +67,9 @@ final class PaymentProvider implements AutoCloseable {
                 }
             }
             if (real) {
-                realChargesByOrder.computeIfAbsent(order, o -> new AtomicInteger()).incrementAndGet();
+                realChargesByOrder
+                        .computeIfAbsent(order, o -> new AtomicInteger())
+                        .incrementAndGet();
                 charges.incrementAndGet();
             }
             byte[] body = ("{\"id\":\"ch_" + (key == null ? order : key) + "\"}").getBytes(StandardCharsets.UTF_8);

@@ -45,24 +45,25 @@ final class PostgresCluster {
             try (Stream<Path> versions = Files.list(root)) {
                 Path found = versions.map(v -> v.resolve("bin"))
                         .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
-                        .max(Comparator.comparing(b -> versionOf(b.getParent().getFileName().toString()))).orElse(null);
+                        .max(Comparator.comparing(
+                                b -> versionOf(b.getParent().getFileName().toString())))
+                        .orElse(null);
                 if (found != null) {
                     return found;
                 }
-            }
-            catch (IOException ex) {
+            } catch (IOException ex) {
                 throw new UncheckedIOException(ex);
             }
         }
-        throw new IllegalStateException("The fault suite needs PostgreSQL's server binaries (initdb, pg_ctl): none under "
-                + root + ". Install the postgresql server package or set SUMI_FAULTS_PG_BIN to their directory.");
+        throw new IllegalStateException(
+                "The fault suite needs PostgreSQL's server binaries (initdb, pg_ctl): none under " + root
+                        + ". Install the postgresql server package or set SUMI_FAULTS_PG_BIN to their directory.");
     }
 
     private static int versionOf(String name) {
         try {
             return Integer.parseInt(name.replaceAll("[^0-9].*", ""));
-        }
-        catch (NumberFormatException ex) {
+        } catch (NumberFormatException ex) {
             return 0;
         }
     }
@@ -70,34 +71,69 @@ final class PostgresCluster {
     void initAndStart() {
         try {
             Files.createDirectories(dir);
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
         Processes.chownToPostgres(dir);
-        Processes.run(Processes.asPostgres(List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-U", "postgres",
-                "--auth=trust", "--no-sync", "-E", "UTF8")), dir.resolveSibling("initdb.log"), Duration.ofSeconds(120));
+        Processes.run(
+                Processes.asPostgres(List.of(
+                        bin.resolve("initdb").toString(),
+                        "-D",
+                        data.toString(),
+                        "-U",
+                        "postgres",
+                        "--auth=trust",
+                        "--no-sync",
+                        "-E",
+                        "UTF8")),
+                dir.resolveSibling("initdb.log"),
+                Duration.ofSeconds(120));
         start();
     }
 
     void start() {
-        Processes.run(Processes.asPostgres(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", log.toString(),
-                "-o", "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=200", "-w", "-t", "60", "start")),
-                dir.resolveSibling("pg_ctl-driver.log"), Duration.ofSeconds(90));
+        Processes.run(
+                Processes.asPostgres(List.of(
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-l",
+                        log.toString(),
+                        "-o",
+                        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=200",
+                        "-w",
+                        "-t",
+                        "60",
+                        "start")),
+                dir.resolveSibling("pg_ctl-driver.log"),
+                Duration.ofSeconds(90));
     }
 
     /** {@code pg_ctl stop -m fast}: every session is disconnected, open transactions roll back. */
     void stopFast() {
-        Processes.run(Processes.asPostgres(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "-t", "60",
-                "stop")), dir.resolveSibling("pg_ctl-driver.log"), Duration.ofSeconds(90));
+        Processes.run(
+                Processes.asPostgres(List.of(
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-m",
+                        "fast",
+                        "-w",
+                        "-t",
+                        "60",
+                        "stop")),
+                dir.resolveSibling("pg_ctl-driver.log"),
+                Duration.ofSeconds(90));
     }
 
     void stopQuietly() {
         try {
-            Processes.run(Processes.asPostgres(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "-w",
-                    "stop")), dir.resolveSibling("pg_ctl-driver.log"), Duration.ofSeconds(60));
-        }
-        catch (RuntimeException ex) {
+            Processes.run(
+                    Processes.asPostgres(List.of(
+                            bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "-w", "stop")),
+                    dir.resolveSibling("pg_ctl-driver.log"),
+                    Duration.ofSeconds(60));
+        } catch (RuntimeException ex) {
             // already stopped
         }
     }

@@ -17,14 +17,15 @@ final class Processes {
 
     private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
 
-    private Processes() {
-    }
+    private Processes() {}
 
     /** Runs a command to completion with its output appended to {@code log}; throws on failure. */
     static void run(List<String> command, Path log, Duration timeout) {
         try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            Process process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("Timed out after " + timeout + ": " + command + " (see " + log + ")");
@@ -32,11 +33,9 @@ final class Processes {
             if (process.exitValue() != 0) {
                 throw new IllegalStateException("Exit " + process.exitValue() + ": " + command + " (see " + log + ")");
             }
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(ex);
         }
@@ -54,15 +53,17 @@ final class Processes {
 
     static void chownToPostgres(Path dir) {
         if (ROOT) {
-            run(List.of("chown", "-R", "postgres:postgres", dir.toString()), dir.resolveSibling("chown.log"), Duration.ofSeconds(30));
+            run(
+                    List.of("chown", "-R", "postgres:postgres", dir.toString()),
+                    dir.resolveSibling("chown.log"),
+                    Duration.ofSeconds(30));
         }
     }
 
     static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
     }
@@ -71,8 +72,7 @@ final class Processes {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
             return true;
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             return false;
         }
     }
@@ -84,18 +84,18 @@ final class Processes {
     static List<String> readClasspath(Path file) {
         try {
             return List.of(Files.readString(file).trim());
-        }
-        catch (IOException ex) {
-            throw new IllegalStateException("No classpath file " + file + ": build the module with Maven first"
-                    + " (./mvnw -pl fault-tests -am verify writes it)", ex);
+        } catch (IOException ex) {
+            throw new IllegalStateException(
+                    "No classpath file " + file + ": build the module with Maven first"
+                            + " (./mvnw -pl fault-tests -am verify writes it)",
+                    ex);
         }
     }
 
     static void sleep(long millis) {
         try {
             Thread.sleep(millis);
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(ex);
         }
@@ -106,8 +106,7 @@ final class Processes {
         process.destroyForcibly();
         try {
             process.waitFor(30, TimeUnit.SECONDS);
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         }
     }

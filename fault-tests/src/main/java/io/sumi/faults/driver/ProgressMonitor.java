@@ -36,8 +36,7 @@ final class ProgressMonitor implements AutoCloseable {
         }
     }
 
-    record Snapshot(int orders, int pending, int unshipped, int uncharged) {
-    }
+    record Snapshot(int orders, int pending, int unshipped, int uncharged) {}
 
     private final String url;
     private final PaymentProvider provider;
@@ -71,14 +70,12 @@ final class ProgressMonitor implements AutoCloseable {
         while (running) {
             try {
                 tick();
-            }
-            catch (SQLException ex) {
+            } catch (SQLException ex) {
                 closeConnection(); // the database is down or restarting: try again
             }
             try {
                 Thread.sleep(400);
-            }
-            catch (InterruptedException ex) {
+            } catch (InterruptedException ex) {
                 return;
             }
         }
@@ -90,11 +87,13 @@ final class ProgressMonitor implements AutoCloseable {
         }
         int orders = count("SELECT count(*) FROM orders");
         int pending = count("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL");
-        int unshipped = count("SELECT count(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)");
+        int unshipped = count(
+                "SELECT count(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)");
         long shipments = count("SELECT count(*) FROM shipments");
         long requests = provider.requests();
         int uncharged = 0;
-        try (PreparedStatement statement = connection.prepareStatement("SELECT id FROM orders"); ResultSet rows = statement.executeQuery()) {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT id FROM orders");
+                ResultSet rows = statement.executeQuery()) {
             while (rows.next()) {
                 if (provider.realCharges(rows.getString(1)) == 0) {
                     uncharged++;
@@ -108,8 +107,9 @@ final class ProgressMonitor implements AutoCloseable {
                 // The first look after the fault ended: what was consumed before it does not count.
                 fault.baselineShipments = shipments;
                 fault.baselineRequests = requests;
-            }
-            else if (fault.recoveryMillis < 0 && shipments > fault.baselineShipments && requests > fault.baselineRequests) {
+            } else if (fault.recoveryMillis < 0
+                    && shipments > fault.baselineShipments
+                    && requests > fault.baselineRequests) {
                 fault.recoveryMillis = Math.max(0, now.toEpochMilli() - fault.end.toEpochMilli());
             }
             if (fault.catchUpMillis < 0 && caughtUp(fault.end)) {
@@ -119,8 +119,9 @@ final class ProgressMonitor implements AutoCloseable {
     }
 
     private boolean caughtUp(Instant end) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT id, EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)"
-                + " FROM orders o WHERE o.created_at <= ?")) {
+        try (PreparedStatement statement =
+                connection.prepareStatement("SELECT id, EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)"
+                        + " FROM orders o WHERE o.created_at <= ?")) {
             statement.setTimestamp(1, Timestamp.from(end));
             try (ResultSet rows = statement.executeQuery()) {
                 while (rows.next()) {
@@ -134,7 +135,8 @@ final class ProgressMonitor implements AutoCloseable {
     }
 
     private int count(String sql) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(sql); ResultSet rows = statement.executeQuery()) {
+        try (PreparedStatement statement = connection.prepareStatement(sql);
+                ResultSet rows = statement.executeQuery()) {
             rows.next();
             return rows.getInt(1);
         }
@@ -144,8 +146,7 @@ final class ProgressMonitor implements AutoCloseable {
         if (connection != null) {
             try {
                 connection.close();
-            }
-            catch (SQLException ignored) {
+            } catch (SQLException ignored) {
                 // gone already
             }
             connection = null;
@@ -158,8 +159,7 @@ final class ProgressMonitor implements AutoCloseable {
         thread.interrupt();
         try {
             thread.join(5000);
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         }
         closeConnection();

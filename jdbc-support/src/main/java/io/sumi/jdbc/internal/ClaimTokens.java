@@ -20,8 +20,7 @@ public final class ClaimTokens {
         long token;
         do {
             token = random.nextLong();
-        }
-        while (token == 0L);
+        } while (token == 0L);
         return token;
     }
 }

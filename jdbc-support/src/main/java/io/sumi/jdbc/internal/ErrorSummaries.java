@@ -11,8 +11,7 @@ public final class ErrorSummaries {
      */
     public static final int MAX_LENGTH = 1000;
 
-    private ErrorSummaries() {
-    }
+    private ErrorSummaries() {}
 
     /** {@code text}, cut to its first {@value #MAX_LENGTH} characters. */
     public static String truncate(String text) {

@@ -24,7 +24,9 @@ public enum InstantBinding {
     TIMESTAMP_WITH_TIME_ZONE {
         @Override
         public void set(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
-            statement.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
+            statement.setObject(
+                    index,
+                    instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC),
                     Types.TIMESTAMP_WITH_TIMEZONE);
         }
 

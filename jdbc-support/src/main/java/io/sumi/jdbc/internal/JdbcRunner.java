@@ -27,8 +27,7 @@ public final class JdbcRunner {
 
     private static final SQLExceptionTranslator TRANSLATOR = new SQLExceptionSubclassTranslator();
 
-    private JdbcRunner() {
-    }
+    private JdbcRunner() {}
 
     /** Work on a connection. */
     @FunctionalInterface
@@ -55,8 +54,7 @@ public final class JdbcRunner {
                 try {
                     result = work.run(connection);
                     connection.commit();
-                }
-                catch (SQLException | RuntimeException ex) {
+                } catch (SQLException | RuntimeException ex) {
                     rollbackQuietly(connection, ex);
                     if (autoCommit) {
                         restoreAutoCommitQuietly(connection, true, ex);
@@ -90,8 +88,7 @@ public final class JdbcRunner {
                 T result;
                 try {
                     result = work.run(connection);
-                }
-                catch (SQLException | RuntimeException ex) {
+                } catch (SQLException | RuntimeException ex) {
                     if (!autoCommit) {
                         restoreAutoCommitQuietly(connection, false, ex);
                     }
@@ -114,8 +111,7 @@ public final class JdbcRunner {
         Connection connection = DataSourceUtils.getConnection(dataSource);
         try {
             return work.run(connection);
-        }
-        finally {
+        } finally {
             DataSourceUtils.releaseConnection(connection, dataSource);
         }
     }
@@ -145,8 +141,7 @@ public final class JdbcRunner {
     private static void restoreAutoCommitQuietly(Connection connection, boolean autoCommit, Exception failure) {
         try {
             connection.setAutoCommit(autoCommit);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             failure.addSuppressed(ex);
         }
     }
@@ -154,8 +149,7 @@ public final class JdbcRunner {
     private static void rollbackQuietly(Connection connection, Exception failure) {
         try {
             connection.rollback();
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             failure.addSuppressed(ex);
         }
     }

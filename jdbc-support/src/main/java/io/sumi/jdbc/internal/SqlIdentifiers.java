@@ -10,10 +10,10 @@ import org.jspecify.annotations.Nullable;
 public final class SqlIdentifiers {
 
     /** Letters, digits and underscores, not starting with a digit, at most 63 characters per part (PostgreSQL's limit). */
-    private static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+    private static final Pattern TABLE_NAME =
+            Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-    private SqlIdentifiers() {
-    }
+    private SqlIdentifiers() {}
 
     /**
      * Returns {@code name} if it is a table name that is safe to format into SQL.
@@ -25,9 +25,10 @@ public final class SqlIdentifiers {
      */
     public static String requireTableName(@Nullable String name, String what, String example) {
         if (name == null || !TABLE_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("Invalid " + what + " table name '" + name + "': expected an SQL identifier such as "
-                    + example + " or myschema." + example
-                    + " (letters, digits and underscores, not starting with a digit, at most 63 characters per part)");
+            throw new IllegalArgumentException(
+                    "Invalid " + what + " table name '" + name + "': expected an SQL identifier such as "
+                            + example + " or myschema." + example
+                            + " (letters, digits and underscores, not starting with a digit, at most 63 characters per part)");
         }
         return name;
     }

@@ -39,8 +39,7 @@ public final class TransientSqlErrors {
     private static final int MARIADB_LOCK_WAIT_TIMEOUT = 1205;
     private static final int MARIADB_DEADLOCK = 1213;
 
-    private TransientSqlErrors() {
-    }
+    private TransientSqlErrors() {}
 
     /** Work that may throw an {@link SQLException}. */
     @FunctionalInterface
@@ -80,11 +79,14 @@ public final class TransientSqlErrors {
      */
     public static boolean isConnectionFailure(Throwable failure) {
         for (@Nullable Throwable cause = failure; cause != null; cause = next(cause)) {
-            if (cause instanceof SQLTransientConnectionException || cause instanceof SQLNonTransientConnectionException
+            if (cause instanceof SQLTransientConnectionException
+                    || cause instanceof SQLNonTransientConnectionException
                     || cause instanceof SQLRecoverableException) {
                 return true;
             }
-            if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
+            if (cause instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("08")) {
                 return true;
             }
             if (cause instanceof java.net.SocketException || cause instanceof java.net.SocketTimeoutException) {
@@ -106,8 +108,7 @@ public final class TransientSqlErrors {
         for (int attempt = 1; ; attempt++) {
             try {
                 return work.run();
-            }
-            catch (SQLException | RuntimeException ex) {
+            } catch (SQLException | RuntimeException ex) {
                 if (attempt > RETRIES || !isTransient(ex)) {
                     throw ex;
                 }

@@ -15,7 +15,9 @@ class ErrorSummariesTests {
 
     @Test
     void longerTextsAreCutToTheColumnsLength() {
-        assertThat(ErrorSummaries.MAX_LENGTH).as("VARCHAR(1000) in every migration").isEqualTo(1000);
+        assertThat(ErrorSummaries.MAX_LENGTH)
+                .as("VARCHAR(1000) in every migration")
+                .isEqualTo(1000);
         assertThat(ErrorSummaries.truncate("a".repeat(999) + "bcd")).isEqualTo("a".repeat(999) + "b");
     }
 }

@@ -28,7 +28,11 @@ class InstantBindingTests {
     @Test
     void aTimestampWithTimeZoneColumnKeepsTheInstant() throws SQLException {
         try (Connection connection = connection("tstz")) {
-            assertThat(roundTrip(connection, "TIMESTAMP(6) WITH TIME ZONE", InstantBinding.TIMESTAMP_WITH_TIME_ZONE, INSTANT))
+            assertThat(roundTrip(
+                            connection,
+                            "TIMESTAMP(6) WITH TIME ZONE",
+                            InstantBinding.TIMESTAMP_WITH_TIME_ZONE,
+                            INSTANT))
                     .isEqualTo(INSTANT);
         }
     }
@@ -36,10 +40,13 @@ class InstantBindingTests {
     @Test
     void aDatetimeColumnHoldsTheInstantAsUtcWallClockTime() throws SQLException {
         try (Connection connection = connection("utc")) {
-            assertThat(roundTrip(connection, "TIMESTAMP(6)", InstantBinding.UTC_DATETIME, INSTANT)).isEqualTo(INSTANT);
-            try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT t FROM times")) {
+            assertThat(roundTrip(connection, "TIMESTAMP(6)", InstantBinding.UTC_DATETIME, INSTANT))
+                    .isEqualTo(INSTANT);
+            try (Statement statement = connection.createStatement();
+                    ResultSet rs = statement.executeQuery("SELECT t FROM times")) {
                 rs.next();
-                assertThat(rs.getObject(1, LocalDateTime.class)).as("stored as UTC, not the session's zone")
+                assertThat(rs.getObject(1, LocalDateTime.class))
+                        .as("stored as UTC, not the session's zone")
                         .isEqualTo(LocalDateTime.parse("2026-03-29T01:30:00.123456"));
             }
         }
@@ -49,7 +56,9 @@ class InstantBindingTests {
     void nullIsBoundAndReadAsSqlNull() throws SQLException {
         for (InstantBinding binding : InstantBinding.values()) {
             try (Connection connection = connection("null" + binding)) {
-                assertThat(roundTrip(connection, "TIMESTAMP(6) WITH TIME ZONE", binding, null)).as(binding.name()).isNull();
+                assertThat(roundTrip(connection, "TIMESTAMP(6) WITH TIME ZONE", binding, null))
+                        .as(binding.name())
+                        .isNull();
             }
         }
     }
@@ -71,7 +80,8 @@ class InstantBindingTests {
             binding.set(insert, 1, instant);
             insert.executeUpdate();
         }
-        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT t FROM times")) {
+        try (Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT t FROM times")) {
             rs.next();
             return binding.get(rs, "t");
         }

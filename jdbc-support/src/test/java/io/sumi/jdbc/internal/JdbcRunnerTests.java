@@ -32,15 +32,19 @@ class JdbcRunnerTests {
 
     @Test
     void ownTransactionCommitsAllOfItsWork() throws SQLException {
-        int inserted = JdbcRunner.inOwnTransaction(dataSource, connection -> insert(connection, 1) + insert(connection, 2));
+        int inserted =
+                JdbcRunner.inOwnTransaction(dataSource, connection -> insert(connection, 1) + insert(connection, 2));
         assertThat(inserted).isEqualTo(2);
         assertThat(count()).isEqualTo(2);
-        assertThat(dataSource.getConnection().getAutoCommit()).as("auto-commit restored").isTrue();
+        assertThat(dataSource.getConnection().getAutoCommit())
+                .as("auto-commit restored")
+                .isTrue();
     }
 
     @Test
     void ownTransactionRollsBackAllOfItsWorkWhenAStatementFails() throws SQLException {
-        assertThatThrownBy(() -> JdbcRunner.inOwnTransaction(dataSource, connection -> insert(connection, 1) + insert(connection, 1)))
+        assertThatThrownBy(() -> JdbcRunner.inOwnTransaction(
+                        dataSource, connection -> insert(connection, 1) + insert(connection, 1)))
                 .isInstanceOf(SQLException.class);
         assertThat(count()).as("the first insert rolled back with the second").isZero();
         assertThat(dataSource.getConnection().getAutoCommit()).isTrue();
@@ -51,9 +55,12 @@ class JdbcRunnerTests {
         try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(false);
         }
-        assertThatThrownBy(() -> JdbcRunner.autoCommitted(dataSource, connection -> insert(connection, 1) + insert(connection, 1)))
+        assertThatThrownBy(() -> JdbcRunner.autoCommitted(
+                        dataSource, connection -> insert(connection, 1) + insert(connection, 1)))
                 .isInstanceOf(SQLException.class);
-        assertThat(dataSource.getConnection().getAutoCommit()).as("the connection's mode restored").isFalse();
+        assertThat(dataSource.getConnection().getAutoCommit())
+                .as("the connection's mode restored")
+                .isFalse();
         dataSource.getConnection().rollback();
         assertThat(count()).as("the first insert committed by itself").isEqualTo(1);
     }
@@ -89,8 +96,7 @@ class JdbcRunnerTests {
         transaction.executeWithoutResult(status -> {
             try {
                 JdbcRunner.inCallerTransaction(dataSource, connection -> insert(connection, 1));
-            }
-            catch (SQLException ex) {
+            } catch (SQLException ex) {
                 throw new IllegalStateException(ex);
             }
             status.setRollbackOnly();
@@ -102,9 +108,11 @@ class JdbcRunnerTests {
 
     @Test
     void translationKeepsTheSqlStatesMeaningAndTheTask() {
-        DataAccessException duplicate = JdbcRunner.translate("Sumi outbox: append",
-                new SQLException("Unique index or primary key violation", "23505", 23505));
-        assertThat(duplicate).isInstanceOf(DataIntegrityViolationException.class).hasMessageContaining("Sumi outbox: append");
+        DataAccessException duplicate = JdbcRunner.translate(
+                "Sumi outbox: append", new SQLException("Unique index or primary key violation", "23505", 23505));
+        assertThat(duplicate)
+                .isInstanceOf(DataIntegrityViolationException.class)
+                .hasMessageContaining("Sumi outbox: append");
         DataAccessException unknown = JdbcRunner.translate("ledger claim", new SQLException("odd", "ZZ999", 0));
         assertThat(unknown).isInstanceOf(UncategorizedSQLException.class).hasMessageContaining("ledger claim");
     }
@@ -124,7 +132,8 @@ class JdbcRunnerTests {
     }
 
     private static void execute(DataSource dataSource, String sql) throws SQLException {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }
     }

@@ -41,9 +41,13 @@ public class MailConsumerApplication {
     /** The topic the mails come from, and its dead-letter topic (Spring Kafka's default name: {@code <topic>-dlt}). */
     @Bean
     KafkaAdmin.NewTopics mailTopics(MailConsumerProperties properties) {
-        NewTopic topic = TopicBuilder.name(properties.topic()).partitions(properties.partitions()).build();
+        NewTopic topic = TopicBuilder.name(properties.topic())
+                .partitions(properties.partitions())
+                .build();
         // The recoverer publishes to the failed record's partition number: the DLT needs as many partitions.
-        NewTopic deadLetters = TopicBuilder.name(properties.deadLetterTopic()).partitions(properties.partitions()).build();
+        NewTopic deadLetters = TopicBuilder.name(properties.deadLetterTopic())
+                .partitions(properties.partitions())
+                .build();
         return new KafkaAdmin.NewTopics(topic, deadLetters);
     }
 
@@ -55,7 +59,8 @@ public class MailConsumerApplication {
     @Bean
     DefaultErrorHandler mailErrorHandler(KafkaTemplate<Object, Object> template, MailConsumerProperties properties) {
         MailConsumerProperties.Retry retry = properties.retry();
-        DefaultErrorHandler handler = new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template),
+        DefaultErrorHandler handler = new DefaultErrorHandler(
+                new DeadLetterPublishingRecoverer(template),
                 new FixedBackOff(retry.interval().toMillis(), Math.max(0, retry.maxAttempts() - 1)));
         handler.addNotRetryableExceptions(InvalidMailRequestException.class);
         return handler;

@@ -14,8 +14,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param retry how a failed send is retried before it is dead-lettered
  */
 @ConfigurationProperties("mail-consumer")
-public record MailConsumerProperties(@DefaultValue("mail.send") String topic, @DefaultValue("3") int partitions,
-        @DefaultValue("noreply@example.com") String from, @DefaultValue("mail-consumer.sumi.example") String messageIdDomain,
+public record MailConsumerProperties(
+        @DefaultValue("mail.send") String topic,
+        @DefaultValue("3") int partitions,
+        @DefaultValue("noreply@example.com") String from,
+        @DefaultValue("mail-consumer.sumi.example") String messageIdDomain,
         @DefaultValue Retry retry) {
 
     /** The dead-letter topic: Spring Kafka's default name for {@link #topic()}. */
@@ -27,6 +30,7 @@ public record MailConsumerProperties(@DefaultValue("mail.send") String topic, @D
      * @param interval the pause between two attempts
      * @param maxAttempts deliveries of a message whose send fails, the first included
      */
-    public record Retry(@DefaultValue("1s") Duration interval, @DefaultValue("4") int maxAttempts) {
-    }
+    public record Retry(
+            @DefaultValue("1s") Duration interval,
+            @DefaultValue("4") int maxAttempts) {}
 }

@@ -39,7 +39,10 @@ public class MailListener {
         IdempotencyContext context = IdempotencyContext.current();
         MailRequest request = MailRequest.parse(payload);
         if (context.attempt() > 1) {
-            log.info("Sending the mail of key {} again (attempt {}): the previous attempt failed", context.key(), context.attempt());
+            log.info(
+                    "Sending the mail of key {} again (attempt {}): the previous attempt failed",
+                    context.key(),
+                    context.attempt());
         }
         // The key goes downstream, so that the mail system can deduplicate too.
         mail.send(request, context.key());

@@ -35,8 +35,7 @@ public record MailRequest(String to, String subject, String body) {
         }
         try {
             new InternetAddress(to.trim(), true);
-        }
-        catch (AddressException ex) {
+        } catch (AddressException ex) {
             throw new InvalidMailRequestException("Invalid recipient '" + to + "': " + ex.getMessage(), ex);
         }
         to = to.trim();
@@ -61,8 +60,7 @@ public record MailRequest(String to, String subject, String body) {
         JsonNode node;
         try {
             node = JSON.readTree(json);
-        }
-        catch (JacksonException ex) {
+        } catch (JacksonException ex) {
             throw new InvalidMailRequestException("Mail request is not valid JSON: " + ex.getOriginalMessage(), ex);
         }
         if (!node.isObject()) {
@@ -92,16 +90,18 @@ public record MailRequest(String to, String subject, String body) {
         for (String line : head.split("\n")) {
             int colon = line.indexOf(':');
             if (colon <= 0) {
-                throw new InvalidMailRequestException("Not a mail request: expected JSON, or 'To:' and 'Subject:' lines,"
-                        + " a blank line and the body; found the line '" + abbreviate(line) + "'");
+                throw new InvalidMailRequestException(
+                        "Not a mail request: expected JSON, or 'To:' and 'Subject:' lines,"
+                                + " a blank line and the body; found the line '" + abbreviate(line) + "'");
             }
             String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
             String value = line.substring(colon + 1).trim();
             switch (name) {
                 case "to" -> to = value;
                 case "subject" -> subject = value;
-                default -> throw new InvalidMailRequestException("Unknown field '" + abbreviate(name)
-                        + "' in a text mail request (known: To, Subject)");
+                default ->
+                    throw new InvalidMailRequestException(
+                            "Unknown field '" + abbreviate(name) + "' in a text mail request (known: To, Subject)");
             }
         }
         return new MailRequest(to, subject, body);
@@ -118,6 +118,10 @@ public record MailRequest(String to, String subject, String body) {
 
     /** This request as JSON. */
     public String toJson() {
-        return JSON.createObjectNode().put("to", to).put("subject", subject).put("body", body).toString();
+        return JSON.createObjectNode()
+                .put("to", to)
+                .put("subject", subject)
+                .put("body", body)
+                .toString();
     }
 }

@@ -48,8 +48,7 @@ public class SmtpMailGateway implements MailGateway {
             message.setHeader(IDEMPOTENCY_KEY_HEADER, headerValue(idempotencyKey));
             // JavaMailSenderImpl keeps a Message-ID that was set explicitly.
             message.setHeader("Message-ID", messageId(idempotencyKey, messageIdDomain));
-        }
-        catch (MessagingException ex) {
+        } catch (MessagingException ex) {
             throw new MailPreparationException("Could not prepare the mail for key " + idempotencyKey, ex);
         }
         sender.send(message);
@@ -70,15 +69,16 @@ public class SmtpMailGateway implements MailGateway {
      * (so a key never puts a raw CR or LF, that is another header, into the mail).
      */
     static String headerValue(String key) {
-        return PRINTABLE.matcher(key).matches() ? key
+        return PRINTABLE.matcher(key).matches()
+                ? key
                 : "=?UTF-8?B?" + Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.UTF_8)) + "?=";
     }
 
     private static String sha256(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        }
-        catch (NoSuchAlgorithmException ex) {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException(ex);
         }
     }

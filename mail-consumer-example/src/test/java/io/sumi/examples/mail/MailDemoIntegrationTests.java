@@ -41,12 +41,15 @@ import org.springframework.kafka.support.KafkaHeaders;
  * PostgreSQL and SMTP, the order service appending to Sumi's outbox, the starter's dispatcher,
  * the real listener, and the demo's copies and keyless messages on the broker.
  */
-@SpringBootTest(classes = MailConsumerApplication.class, properties = {
-        "sumi.demo.orders=300",
-        "sumi.demo.rolled-back-orders=2",
-        "sumi.demo.failing-orders=5",
-        "sumi.demo.poison-messages=2",
-        "sumi.demo.timeout=90s"})
+@SpringBootTest(
+        classes = MailConsumerApplication.class,
+        properties = {
+            "sumi.demo.orders=300",
+            "sumi.demo.rolled-back-orders=2",
+            "sumi.demo.failing-orders=5",
+            "sumi.demo.poison-messages=2",
+            "sumi.demo.timeout=90s"
+        })
 class MailDemoIntegrationTests {
 
     @Autowired
@@ -71,15 +74,24 @@ class MailDemoIntegrationTests {
     OrderService orders;
 
     @Test
-    void everyOrdersMailIsSentExactlyOnceRolledBackOrdersLeaveNothingDuplicatesAreSkippedAndKeylessMessagesAreDeadLettered()
-            throws Exception {
-        DemoPlan plan = DemoPlan.generate(properties.orders(), properties.rolledBackOrders(), properties.failingOrders(),
-                properties.duplicateRatio(), properties.concurrentShare(), properties.poisonMessages(), mail.partitions(),
+    void
+            everyOrdersMailIsSentExactlyOnceRolledBackOrdersLeaveNothingDuplicatesAreSkippedAndKeylessMessagesAreDeadLettered()
+                    throws Exception {
+        DemoPlan plan = DemoPlan.generate(
+                properties.orders(),
+                properties.rolledBackOrders(),
+                properties.failingOrders(),
+                properties.duplicateRatio(),
+                properties.concurrentShare(),
+                properties.poisonMessages(),
+                mail.partitions(),
                 properties.seed());
         List<String> committed = plan.committedOrderIds();
         assertThat(committed).hasSize(298);
         assertThat(plan.copies()).as("the plan copies dispatched records").hasSizeGreaterThan(50);
-        assertThat(plan.concurrentCopies()).as("some copies are sent concurrently").isGreaterThan(0);
+        assertThat(plan.concurrentCopies())
+                .as("some copies are sent concurrently")
+                .isGreaterThan(0);
         assertThat(plan.lateCopies()).as("some copies are sent later").isGreaterThan(0);
 
         DemoReport report = demo.run();
@@ -90,22 +102,30 @@ class MailDemoIntegrationTests {
         assertThat(report.orders().rolledBack()).isEqualTo(2);
 
         // The database: one order and one outbox row per committed order, committed together.
-        assertThat(jdbc.queryForList("SELECT id FROM orders", String.class)).containsExactlyInAnyOrderElementsOf(committed);
+        assertThat(jdbc.queryForList("SELECT id FROM orders", String.class))
+                .containsExactlyInAnyOrderElementsOf(committed);
         Map<String, Long> outboxIdOfOrder = new HashMap<>();
-        jdbc.query("SELECT id, aggregate_id, dispatch_outcome, dispatched_at, parked_at FROM outbox WHERE topic = ?", rs -> {
-            assertThat(outboxIdOfOrder.put(rs.getString("aggregate_id"), rs.getLong("id")))
-                    .as("a second outbox row for order %s", rs.getString("aggregate_id")).isNull();
-            assertThat(rs.getString("dispatch_outcome")).isEqualTo("SENT");
-            assertThat(rs.getTimestamp("dispatched_at")).isNotNull();
-            assertThat(rs.getTimestamp("parked_at")).isNull();
-        }, mail.topic());
+        jdbc.query(
+                "SELECT id, aggregate_id, dispatch_outcome, dispatched_at, parked_at FROM outbox WHERE topic = ?",
+                rs -> {
+                    assertThat(outboxIdOfOrder.put(rs.getString("aggregate_id"), rs.getLong("id")))
+                            .as("a second outbox row for order %s", rs.getString("aggregate_id"))
+                            .isNull();
+                    assertThat(rs.getString("dispatch_outcome")).isEqualTo("SENT");
+                    assertThat(rs.getTimestamp("dispatched_at")).isNotNull();
+                    assertThat(rs.getTimestamp("parked_at")).isNull();
+                },
+                mail.topic());
         assertThat(outboxIdOfOrder.keySet()).containsExactlyInAnyOrderElementsOf(committed);
 
         // The rolled-back orders: a line failed after the outbox append; nothing of them is left.
         assertThat(plan.rolledBack()).hasSize(2).allSatisfy(order -> {
-            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE id = ?", Long.class, order)).isZero();
-            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM order_lines WHERE order_id = ?", Long.class, order)).isZero();
-            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?", Long.class, order)).isZero();
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE id = ?", Long.class, order))
+                    .isZero();
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM order_lines WHERE order_id = ?", Long.class, order))
+                    .isZero();
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?", Long.class, order))
+                    .isZero();
         });
 
         // What the SMTP server received: one mail per committed order, under its outbox id, and nothing else.
@@ -113,17 +133,25 @@ class MailDemoIntegrationTests {
         Map<String, String> subjectOfKey = new HashMap<>();
         for (MimeMessage message : services.service().getReceivedMessages()) {
             String[] key = message.getHeader(SmtpMailGateway.IDEMPOTENCY_KEY_HEADER);
-            assertThat(key).as("Idempotency-Key header of %s", message.getSubject()).isNotNull().hasSize(1);
+            assertThat(key)
+                    .as("Idempotency-Key header of %s", message.getSubject())
+                    .isNotNull()
+                    .hasSize(1);
             mailsPerKey.merge(key[0], 1, Integer::sum);
             subjectOfKey.put(key[0], message.getSubject());
             assertThat(message.getMessageID()).isEqualTo(SmtpMailGateway.messageId(key[0], mail.messageIdDomain()));
         }
         assertThat(report.mails().received()).as("mails == orders").isEqualTo(committed.size());
-        assertThat(mailsPerKey).as("one mail per key").hasSize(committed.size())
-                .allSatisfy((key, mails) -> assertThat(mails).as("mails for key %s", key).isEqualTo(1));
-        outboxIdOfOrder.forEach((order, id) -> assertThat(subjectOfKey.get(Long.toString(id))).as("the mail of order %s", order)
+        assertThat(mailsPerKey)
+                .as("one mail per key")
+                .hasSize(committed.size())
+                .allSatisfy((key, mails) ->
+                        assertThat(mails).as("mails for key %s", key).isEqualTo(1));
+        outboxIdOfOrder.forEach((order, id) -> assertThat(subjectOfKey.get(Long.toString(id)))
+                .as("the mail of order %s", order)
                 .isEqualTo(OrderService.subject(order)));
-        assertThat(subjectOfKey.values()).noneMatch(subject -> plan.rolledBack().stream().anyMatch(subject::contains));
+        assertThat(subjectOfKey.values())
+                .noneMatch(subject -> plan.rolledBack().stream().anyMatch(subject::contains));
 
         // The outbox's figures.
         assertThat(report.outbox().rows()).isEqualTo(298);
@@ -132,24 +160,30 @@ class MailDemoIntegrationTests {
         assertThat(report.outbox().pending()).isZero();
         assertThat(report.outbox().parked()).isZero();
         assertThat(report.outbox().timerCount()).isEqualTo(298);
-        assertThat(report.outbox().lagP95()).isPositive().isLessThanOrEqualTo(report.outbox().lagMax());
+        assertThat(report.outbox().lagP95())
+                .isPositive()
+                .isLessThanOrEqualTo(report.outbox().lagMax());
         assertThat(report.outbox().timerP95()).isNotNull();
 
         // Sumi: the handler completed once per order; every copy was skipped as a duplicate.
         assertThat(report.broker().copies()).isEqualTo(plan.copies().size());
         assertThat(report.broker().concurrentCopies()).isEqualTo(plan.concurrentCopies());
         assertThat(report.consumer().processed()).isEqualTo(committed.size());
-        assertThat(report.consumer().duplicatesSkipped()).isGreaterThanOrEqualTo(plan.copies().size());
+        assertThat(report.consumer().duplicatesSkipped())
+                .isGreaterThanOrEqualTo(plan.copies().size());
         assertThat(report.consumer().rejected()).isEqualTo(2);
         // The first attempt of each greylisted order's mail failed once, and its retry sent the mail.
         assertThat(report.consumer().injectedFailures()).isEqualTo(5);
         assertThat(report.consumer().handlerFailures()).isEqualTo(5);
         assertThat(report.consumer().ledgerRows()).isEqualTo(Map.of("COMPLETED", (long) committed.size()));
         for (String order : plan.greylisted()) {
-            assertThat(ledger.find(MailListener.ID, Long.toString(outboxIdOfOrder.get(order)))).as(order).get().satisfies(row -> {
-                assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
-                assertThat(row.attempts()).isGreaterThanOrEqualTo(2);
-            });
+            assertThat(ledger.find(MailListener.ID, Long.toString(outboxIdOfOrder.get(order))))
+                    .as(order)
+                    .get()
+                    .satisfies(row -> {
+                        assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+                        assertThat(row.attempts()).isGreaterThanOrEqualTo(2);
+                    });
         }
 
         // The dead-letter topic, read on its own: the two keyless messages, with the reason.
@@ -159,31 +193,43 @@ class MailDemoIntegrationTests {
             assertThat(record.headers().lastHeader("idempotency-key")).isNull();
             assertThat(DeadLetters.header(record, KafkaHeaders.DLT_EXCEPTION_CAUSE_FQCN))
                     .isEqualTo(MissingIdempotencyKeyException.class.getName());
-            assertThat(DeadLetters.header(record, KafkaHeaders.DLT_EXCEPTION_MESSAGE)).contains("No idempotency key");
+            assertThat(DeadLetters.header(record, KafkaHeaders.DLT_EXCEPTION_MESSAGE))
+                    .contains("No idempotency key");
             assertThat(record.value()).contains("ops@example.com");
         });
         assertThat(report.consumer().deadLettered()).isEqualTo(2);
 
         assertThat(report.ok()).isTrue();
-        assertThat(report.format()).contains("every order's mail sent exactly once: OK").contains("rolled-back orders left nothing: OK")
-                .contains("outbox drained: OK").contains("RESULT: OK");
+        assertThat(report.format())
+                .contains("every order's mail sent exactly once: OK")
+                .contains("rolled-back orders left nothing: OK")
+                .contains("outbox drained: OK")
+                .contains("RESULT: OK");
         assertThat(new HashSet<>(mailsPerKey.keySet()))
-                .isEqualTo(new HashSet<>(outboxIdOfOrder.values().stream().map(String::valueOf).toList()));
+                .isEqualTo(new HashSet<>(
+                        outboxIdOfOrder.values().stream().map(String::valueOf).toList()));
     }
 
     @Test
     void anOrderWhoseWriteFailsAfterTheOutboxAppendLeavesNeitherOrderNorOutboxRow() {
-        Order order = new Order("ord-rollback-test", "rollback@example.com", List.of(
-                new Order.Line("ink-01", "Sumi ink stick", 1, 1890),
-                new Order.Line("brush-01", "Fude brush", 0, 2350)));
+        Order order = new Order(
+                "ord-rollback-test",
+                "rollback@example.com",
+                List.of(
+                        new Order.Line("ink-01", "Sumi ink stick", 1, 1890),
+                        new Order.Line("brush-01", "Fude brush", 0, 2350)));
         long outboxRowsBefore = jdbc.queryForObject("SELECT COUNT(*) FROM outbox", Long.class);
 
-        assertThatThrownBy(() -> orders.placeOrder(order)).isInstanceOf(DataIntegrityViolationException.class)
+        assertThatThrownBy(() -> orders.placeOrder(order))
+                .isInstanceOf(DataIntegrityViolationException.class)
                 .hasMessageContaining("order_lines_quantity_ck");
 
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE id = ?", Long.class, order.id())).isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?", Long.class, order.id())).isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox", Long.class)).isEqualTo(outboxRowsBefore);
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE id = ?", Long.class, order.id()))
+                .isZero();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?", Long.class, order.id()))
+                .isZero();
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox", Long.class))
+                .isEqualTo(outboxRowsBefore);
     }
 
     private List<ConsumerRecord<String, String>> readDeadLetters(int expected) {

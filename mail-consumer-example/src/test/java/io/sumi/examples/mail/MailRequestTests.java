@@ -9,7 +9,8 @@ class MailRequestTests {
 
     @Test
     void readsJson() {
-        MailRequest mail = MailRequest.parse("{\"to\": \"alice@example.com\", \"subject\": \"Hi\", \"body\": \"Line 1\\nLine 2\"}");
+        MailRequest mail = MailRequest.parse(
+                "{\"to\": \"alice@example.com\", \"subject\": \"Hi\", \"body\": \"Line 1\\nLine 2\"}");
         assertThat(mail).isEqualTo(new MailRequest("alice@example.com", "Hi", "Line 1\nLine 2"));
     }
 
@@ -30,12 +31,16 @@ class MailRequestTests {
     void rejectsWhatIsNoMailRequest() {
         assertThatThrownBy(() -> MailRequest.parse("")).isInstanceOf(InvalidMailRequestException.class);
         assertThatThrownBy(() -> MailRequest.parse("{\"subject\": \"no recipient\"}"))
-                .isInstanceOf(InvalidMailRequestException.class).hasMessageContaining("recipient");
-        assertThatThrownBy(() -> MailRequest.parse("{not json")).isInstanceOf(InvalidMailRequestException.class)
+                .isInstanceOf(InvalidMailRequestException.class)
+                .hasMessageContaining("recipient");
+        assertThatThrownBy(() -> MailRequest.parse("{not json"))
+                .isInstanceOf(InvalidMailRequestException.class)
                 .hasMessageContaining("not valid JSON");
-        assertThatThrownBy(() -> MailRequest.parse("just some text")).isInstanceOf(InvalidMailRequestException.class)
+        assertThatThrownBy(() -> MailRequest.parse("just some text"))
+                .isInstanceOf(InvalidMailRequestException.class)
                 .hasMessageContaining("expected JSON");
-        assertThatThrownBy(() -> MailRequest.parse("To: not an address\n\nbody")).isInstanceOf(InvalidMailRequestException.class)
+        assertThatThrownBy(() -> MailRequest.parse("To: not an address\n\nbody"))
+                .isInstanceOf(InvalidMailRequestException.class)
                 .hasMessageContaining("Invalid recipient");
         assertThatThrownBy(() -> MailRequest.parse("{\"to\": 42}")).isInstanceOf(InvalidMailRequestException.class);
     }
@@ -43,8 +48,12 @@ class MailRequestTests {
     @Test
     void derivesTheMessageIdFromTheKey() throws Exception {
         assertThat(SmtpMailGateway.messageId("mail-000042", "example.org")).isEqualTo("<mail-000042@example.org>");
-        assertThat(SmtpMailGateway.messageId("order 42/ü", "example.org")).matches("<sha256=[0-9a-f]{64}@example\\.org>");
-        assertThat(SmtpMailGateway.messageId("order 42/ü", "example.org")).isEqualTo(SmtpMailGateway.messageId("order 42/ü", "example.org"));
-        assertThat(SmtpMailGateway.headerValue("a\r\nBcc: x@example.com")).doesNotContain("\r").doesNotContain("\n");
+        assertThat(SmtpMailGateway.messageId("order 42/ü", "example.org"))
+                .matches("<sha256=[0-9a-f]{64}@example\\.org>");
+        assertThat(SmtpMailGateway.messageId("order 42/ü", "example.org"))
+                .isEqualTo(SmtpMailGateway.messageId("order 42/ü", "example.org"));
+        assertThat(SmtpMailGateway.headerValue("a\r\nBcc: x@example.com"))
+                .doesNotContain("\r")
+                .doesNotContain("\n");
     }
 }

@@ -27,8 +27,7 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  */
 public final class OutboxBackfillCommand {
 
-    private OutboxBackfillCommand() {
-    }
+    private OutboxBackfillCommand() {}
 
     /**
      * The command line; see {@link #usage()}. Exits with 0 on success, 1 on a failure, 2 on a usage
@@ -51,8 +50,16 @@ public final class OutboxBackfillCommand {
                         return 0;
                     }
                     case "--execute", "--dry-run", "--no-skip-existing" -> flags.add(arg);
-                    case "--url", "--user", "--password", "--query", "--query-file", "--topic", "--table", "--interval",
-                            "--batch-size", "--print" -> {
+                    case "--url",
+                            "--user",
+                            "--password",
+                            "--query",
+                            "--query-file",
+                            "--topic",
+                            "--table",
+                            "--interval",
+                            "--batch-size",
+                            "--print" -> {
                         if (i + 1 >= args.length) {
                             throw new IllegalArgumentException(arg + " needs a value");
                         }
@@ -69,31 +76,37 @@ public final class OutboxBackfillCommand {
                     ? Files.readString(Path.of(options.get("--query-file")), StandardCharsets.UTF_8)
                     : require(options, "--query");
             // Every option is checked before the database is touched.
-            Duration interval = options.containsKey("--interval") ? parseDuration(options.get("--interval")) : Duration.ZERO;
-            int batchSize = options.containsKey("--batch-size") ? number(options, "--batch-size")
+            Duration interval =
+                    options.containsKey("--interval") ? parseDuration(options.get("--interval")) : Duration.ZERO;
+            int batchSize = options.containsKey("--batch-size")
+                    ? number(options, "--batch-size")
                     : OutboxBackfill.DEFAULT_BATCH_SIZE;
-            int printLimit = options.containsKey("--print") ? number(options, "--print") : OutboxBackfill.DEFAULT_PRINT_LIMIT;
-            String tableName = OutboxTable.validateTableName(options.getOrDefault("--table", OutboxTable.DEFAULT_TABLE_NAME));
+            int printLimit =
+                    options.containsKey("--print") ? number(options, "--print") : OutboxBackfill.DEFAULT_PRINT_LIMIT;
+            String tableName =
+                    OutboxTable.validateTableName(options.getOrDefault("--table", OutboxTable.DEFAULT_TABLE_NAME));
             SimpleDriverDataSource dataSource = new SimpleDriverDataSource();
             dataSource.setDriverClass(driver(url));
             dataSource.setUrl(url);
             dataSource.setUsername(options.getOrDefault("--user", ""));
             dataSource.setPassword(options.getOrDefault("--password", ""));
-            OutboxTable table = OutboxTable.builder(dataSource).tableName(tableName).build();
+            OutboxTable table =
+                    OutboxTable.builder(dataSource).tableName(tableName).build();
             OutboxBackfill.Builder builder = OutboxBackfill.builder(table, query)
-                    .skipExisting(!flags.contains("--no-skip-existing")).interval(interval).batchSize(batchSize).printLimit(printLimit);
+                    .skipExisting(!flags.contains("--no-skip-existing"))
+                    .interval(interval)
+                    .batchSize(batchSize)
+                    .printLimit(printLimit);
             if (options.containsKey("--topic")) {
                 builder.defaultTopic(options.get("--topic"));
             }
             builder.build().run(flags.contains("--execute"), out);
             return 0;
-        }
-        catch (IllegalArgumentException | IOException ex) {
+        } catch (IllegalArgumentException | IOException ex) {
             err.println("outbox backfill: " + ex.getMessage());
             err.println("Run with --help for the options.");
             return 2;
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             err.println("outbox backfill failed: " + ex.getMessage());
             return 1;
         }
@@ -102,8 +115,7 @@ public final class OutboxBackfillCommand {
     private static int number(Map<String, String> options, String name) {
         try {
             return Integer.parseInt(options.get(name));
-        }
-        catch (NumberFormatException ex) {
+        } catch (NumberFormatException ex) {
             throw new IllegalArgumentException(name + " needs a number, was '" + options.get(name) + "'");
         }
     }
@@ -119,10 +131,11 @@ public final class OutboxBackfillCommand {
     @SuppressWarnings("unchecked")
     private static Class<? extends java.sql.Driver> driver(String url) {
         try {
-            return (Class<? extends java.sql.Driver>) java.sql.DriverManager.getDriver(url).getClass();
-        }
-        catch (SQLException ex) {
-            throw new IllegalArgumentException("No JDBC driver on the class path accepts " + url + " (add the driver jar)");
+            return (Class<? extends java.sql.Driver>)
+                    java.sql.DriverManager.getDriver(url).getClass();
+        } catch (SQLException ex) {
+            throw new IllegalArgumentException(
+                    "No JDBC driver on the class path accepts " + url + " (add the driver jar)");
         }
     }
 
@@ -144,8 +157,7 @@ public final class OutboxBackfillCommand {
                 case 'd' -> Duration.ofDays(amount);
                 default -> throw new IllegalArgumentException("unknown unit");
             };
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             throw new IllegalArgumentException("Invalid duration '" + text + "': use 200ms, 5s, 2m, 1h, 1d or PT5S");
         }
     }

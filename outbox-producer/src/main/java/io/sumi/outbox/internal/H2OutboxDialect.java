@@ -26,7 +26,8 @@ public final class H2OutboxDialect extends OutboxDialect {
 
     @Override
     public Claim claim(Ordering ordering) {
-        String sql = "SELECT " + COLUMNS + " FROM FINAL TABLE (MERGE INTO " + table + " o USING (" + candidates(ordering)
+        String sql = "SELECT " + COLUMNS + " FROM FINAL TABLE (MERGE INTO " + table + " o USING ("
+                + candidates(ordering)
                 + " FETCH FIRST ? ROWS ONLY) picked ON o.id = picked.id AND o.dispatched_at IS NULL AND o.parked_at IS NULL"
                 + " AND (o.lease_until IS NULL OR o.lease_until <= " + databaseNow() + ")"
                 + " WHEN MATCHED THEN UPDATE SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + ")";

@@ -12,8 +12,7 @@ import java.util.Map;
  */
 public final class HeadersJson {
 
-    private HeadersJson() {
-    }
+    private HeadersJson() {}
 
     /** Writes {@code headers} as a JSON object, in iteration order. */
     public static String write(Map<String, String> headers) {
@@ -48,8 +47,7 @@ public final class HeadersJson {
                 default -> {
                     if (c < 0x20) {
                         json.append(String.format("\\u%04x", (int) c));
-                    }
-                    else {
+                    } else {
                         json.append(c);
                     }
                 }
@@ -128,7 +126,9 @@ public final class HeadersJson {
             if (literal.equals("null")) {
                 return null;
             }
-            if (literal.equals("true") || literal.equals("false") || literal.matches("-?\\d+(\\.\\d+)?([eE][+-]?\\d+)?")) {
+            if (literal.equals("true")
+                    || literal.equals("false")
+                    || literal.matches("-?\\d+(\\.\\d+)?([eE][+-]?\\d+)?")) {
                 return literal;
             }
             throw error("unexpected value '" + literal + "'");
@@ -198,7 +198,8 @@ public final class HeadersJson {
 
         IllegalArgumentException error(String problem) {
             String shown = text.length() > 200 ? text.substring(0, 200) + "..." : text;
-            return new IllegalArgumentException("Invalid outbox headers JSON (" + problem + " at position " + position + "): " + shown);
+            return new IllegalArgumentException(
+                    "Invalid outbox headers JSON (" + problem + " at position " + position + "): " + shown);
         }
     }
 }

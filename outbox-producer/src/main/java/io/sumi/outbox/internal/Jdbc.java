@@ -17,13 +17,11 @@ import org.springframework.dao.DataAccessException;
  */
 public final class Jdbc {
 
-    private Jdbc() {
-    }
+    private Jdbc() {}
 
     /** Work on a connection. */
     @FunctionalInterface
-    public interface Work<T> extends JdbcRunner.Work<T> {
-    }
+    public interface Work<T> extends JdbcRunner.Work<T> {}
 
     /**
      * Runs {@code work} on a connection of its own in one transaction, committed before this method
@@ -34,8 +32,7 @@ public final class Jdbc {
     public static <T> T inOwnTransaction(DataSource dataSource, String task, Work<T> work) {
         try {
             return JdbcRunner.inOwnTransaction(dataSource, work);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw translate(task, ex);
         }
     }
@@ -49,8 +46,7 @@ public final class Jdbc {
     public static <T> T inCallerTransaction(DataSource dataSource, String task, Work<T> work) {
         try {
             return JdbcRunner.inCallerTransaction(dataSource, work);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw translate(task, ex);
         }
     }

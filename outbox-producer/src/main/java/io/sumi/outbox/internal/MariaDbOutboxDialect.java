@@ -47,14 +47,16 @@ public final class MariaDbOutboxDialect extends OutboxDialect {
 
     public MariaDbOutboxDialect(String table) {
         super(table, InstantBinding.UTC_DATETIME);
-        this.readClaimed = "SELECT " + COLUMNS + " FROM " + table + " WHERE claim_token = ? AND dispatched_at IS NULL ORDER BY id";
+        this.readClaimed =
+                "SELECT " + COLUMNS + " FROM " + table + " WHERE claim_token = ? AND dispatched_at IS NULL ORDER BY id";
         this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ?";
     }
 
     @Override
     public Claim claim(Ordering ordering) {
         String update = "UPDATE " + table + " SET claim_token = ?, lease_until = " + databaseNowPlusMillis()
-                + " WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= " + databaseNow() + ")"
+                + " WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= "
+                + databaseNow() + ")"
                 + " AND id IN (SELECT id FROM (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED) picked)"
                 + " LIMIT ?";
         return (connection, claimToken, now, lease, limit) -> {

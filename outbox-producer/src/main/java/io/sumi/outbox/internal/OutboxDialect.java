@@ -67,14 +67,17 @@ public abstract class OutboxDialect {
     protected OutboxDialect(String table, InstantBinding instants) {
         this.table = table;
         this.instants = instants;
-        this.insert = "INSERT INTO " + table + " (aggregate_id, topic, payload, headers, created_at, available_at, attempts)"
-                + " VALUES (?, ?, ?, ?, ?, ?, 0)";
-        this.markDispatchedPrefix = "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
-                + " WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (";
+        this.insert =
+                "INSERT INTO " + table + " (aggregate_id, topic, payload, headers, created_at, available_at, attempts)"
+                        + " VALUES (?, ?, ?, ?, ?, ?, 0)";
+        this.markDispatchedPrefix =
+                "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
+                        + " WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (";
         // lease_until IS NOT NULL: a mark that is run again (its first commit's answer was lost
         // with the connection) counts the attempt once.
-        this.markFailed = "UPDATE " + table + " SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?,"
-                + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL AND lease_until IS NOT NULL";
+        this.markFailed =
+                "UPDATE " + table + " SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?,"
+                        + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL AND lease_until IS NOT NULL";
         this.stats = "SELECT COUNT(*) AS undispatched, COUNT(parked_at) AS parked,"
                 + " MIN(CASE WHEN parked_at IS NULL THEN available_at END) AS oldest_due FROM " + table
                 + " WHERE dispatched_at IS NULL";
@@ -161,15 +164,13 @@ public abstract class OutboxDialect {
      * needs that for the dispatcher's statements not to block on, or gap-lock against, the
      * appending transactions. A no-op unless overridden.
      */
-    public void readCommitted(Connection connection) throws SQLException {
-    }
+    public void readCommitted(Connection connection) throws SQLException {}
 
     /**
      * Refreshes the planner's statistics of the table after a bulk insert, where the database does
      * not do so soon by itself. A no-op unless overridden.
      */
-    public void analyze(Connection connection) throws SQLException {
-    }
+    public void analyze(Connection connection) throws SQLException {}
 
     // ---------------------------------------------------------------- candidates
 
@@ -179,17 +180,23 @@ public abstract class OutboxDialect {
      * Parameters: see {@link #bindCandidates}.
      */
     protected String candidates(Ordering ordering) {
-        StringBuilder sql = new StringBuilder("SELECT c.id FROM ").append(table).append(" c")
+        StringBuilder sql = new StringBuilder("SELECT c.id FROM ")
+                .append(table)
+                .append(" c")
                 .append(" WHERE c.dispatched_at IS NULL AND c.parked_at IS NULL AND c.available_at <= ?")
-                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ").append(databaseNow()).append(')');
+                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ")
+                .append(databaseNow())
+                .append(')');
         String noEarlierRow = "NOT EXISTS (SELECT 1 FROM " + table + " e WHERE e.topic = c.topic"
                 + " AND e.aggregate_id = c.aggregate_id AND e.dispatched_at IS NULL AND e.id < c.id)";
         if (ordering.allTopics()) {
             sql.append(" AND ").append(noEarlierRow);
-        }
-        else if (!ordering.topics().isEmpty()) {
-            sql.append(" AND (c.topic NOT IN (").append(placeholders(ordering.topics().size())).append(") OR ")
-                    .append(noEarlierRow).append(')');
+        } else if (!ordering.topics().isEmpty()) {
+            sql.append(" AND (c.topic NOT IN (")
+                    .append(placeholders(ordering.topics().size()))
+                    .append(") OR ")
+                    .append(noEarlierRow)
+                    .append(')');
         }
         return sql.append(" ORDER BY ").append(candidateOrder()).toString();
     }
@@ -200,7 +207,8 @@ public abstract class OutboxDialect {
     }
 
     /** Binds the parameters of {@link #candidates} from {@code index}; returns the next index. */
-    protected int bindCandidates(PreparedStatement statement, int index, Ordering ordering, Instant now) throws SQLException {
+    protected int bindCandidates(PreparedStatement statement, int index, Ordering ordering, Instant now)
+            throws SQLException {
         setInstant(statement, index++, now);
         if (!ordering.allTopics()) {
             for (String topic : ordering.topics()) {
@@ -213,8 +221,15 @@ public abstract class OutboxDialect {
     // ---------------------------------------------------------------- writes
 
     /** Inserts one row; returns its id. */
-    public long insert(Connection connection, String aggregateId, String topic, String payload, String headers,
-            Instant createdAt, Instant availableAt) throws SQLException {
+    public long insert(
+            Connection connection,
+            String aggregateId,
+            String topic,
+            String payload,
+            String headers,
+            Instant createdAt,
+            Instant availableAt)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(insert, new String[] {"id"})) {
             bindInsert(statement, aggregateId, topic, payload, headers, createdAt, availableAt);
             statement.executeUpdate();
@@ -228,8 +243,8 @@ public abstract class OutboxDialect {
     }
 
     /** A row to insert. */
-    public record NewRow(String aggregateId, String topic, String payload, String headers, Instant createdAt, Instant availableAt) {
-    }
+    public record NewRow(
+            String aggregateId, String topic, String payload, String headers, Instant createdAt, Instant availableAt) {}
 
     /** Inserts rows in one JDBC batch; returns their ids, in order. */
     public List<Long> insertAll(Connection connection, List<NewRow> rows) throws SQLException {
@@ -238,7 +253,14 @@ public abstract class OutboxDialect {
         }
         try (PreparedStatement statement = connection.prepareStatement(insert, new String[] {"id"})) {
             for (NewRow row : rows) {
-                bindInsert(statement, row.aggregateId(), row.topic(), row.payload(), row.headers(), row.createdAt(), row.availableAt());
+                bindInsert(
+                        statement,
+                        row.aggregateId(),
+                        row.topic(),
+                        row.payload(),
+                        row.headers(),
+                        row.createdAt(),
+                        row.availableAt());
                 statement.addBatch();
             }
             statement.executeBatch();
@@ -249,14 +271,22 @@ public abstract class OutboxDialect {
                 }
             }
             if (ids.size() != rows.size()) {
-                throw new SQLException("The database returned " + ids.size() + " ids for " + rows.size() + " outbox rows");
+                throw new SQLException(
+                        "The database returned " + ids.size() + " ids for " + rows.size() + " outbox rows");
             }
             return ids;
         }
     }
 
-    private void bindInsert(PreparedStatement statement, String aggregateId, String topic, String payload, String headers,
-            Instant createdAt, Instant availableAt) throws SQLException {
+    private void bindInsert(
+            PreparedStatement statement,
+            String aggregateId,
+            String topic,
+            String payload,
+            String headers,
+            Instant createdAt,
+            Instant availableAt)
+            throws SQLException {
         statement.setString(1, aggregateId);
         statement.setString(2, topic);
         statement.setString(3, payload);
@@ -266,12 +296,14 @@ public abstract class OutboxDialect {
     }
 
     /** Marks the rows of a claim dispatched, in one statement; returns how many were still this claim's. */
-    public int markDispatched(Connection connection, long claimToken, Collection<Long> ids, Instant at, DispatchOutcome outcome)
+    public int markDispatched(
+            Connection connection, long claimToken, Collection<Long> ids, Instant at, DispatchOutcome outcome)
             throws SQLException {
         if (ids.isEmpty()) {
             return 0;
         }
-        try (PreparedStatement statement = connection.prepareStatement(markDispatchedPrefix + placeholders(ids.size()) + ")")) {
+        try (PreparedStatement statement =
+                connection.prepareStatement(markDispatchedPrefix + placeholders(ids.size()) + ")")) {
             setInstant(statement, 1, at);
             statement.setString(2, outcome.name());
             statement.setLong(3, claimToken);
@@ -284,8 +316,11 @@ public abstract class OutboxDialect {
     }
 
     /** A failed send to record. */
-    public record Failure(long id, String error, Instant availableAt, @Nullable Instant parkedAt) {
-    }
+    public record Failure(
+            long id,
+            String error,
+            Instant availableAt,
+            @Nullable Instant parkedAt) {}
 
     /** Records failed sends (one JDBC batch, in the caller's transaction); returns how many were still this claim's. */
     public int markFailed(Connection connection, long claimToken, List<Failure> failures) throws SQLException {
@@ -310,7 +345,8 @@ public abstract class OutboxDialect {
     }
 
     /** Makes parked rows pending again, due at {@code now}, with their attempts reset. */
-    public int redrive(Connection connection, @Nullable Long id, @Nullable String topic, boolean all, Instant now) throws SQLException {
+    public int redrive(Connection connection, @Nullable Long id, @Nullable String topic, boolean all, Instant now)
+            throws SQLException {
         String sql = id != null ? redriveOne : topic != null ? redriveTopic : redriveAll;
         if (id == null && topic == null && !all) {
             return 0;
@@ -319,8 +355,7 @@ public abstract class OutboxDialect {
             setInstant(statement, 1, now);
             if (id != null) {
                 statement.setLong(2, id);
-            }
-            else if (topic != null) {
+            } else if (topic != null) {
                 statement.setString(2, topic);
             }
             return statement.executeUpdate();
@@ -331,14 +366,16 @@ public abstract class OutboxDialect {
 
     /** Counts the backlog. */
     public OutboxStats stats(Connection connection, Instant now) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(stats); ResultSet rs = statement.executeQuery()) {
+        try (PreparedStatement statement = connection.prepareStatement(stats);
+                ResultSet rs = statement.executeQuery()) {
             if (!rs.next()) {
                 return OutboxStats.EMPTY;
             }
             long undispatched = rs.getLong("undispatched");
             long parkedRows = rs.getLong("parked");
             Instant oldestDue = getInstant(rs, "oldest_due");
-            Duration age = oldestDue == null || oldestDue.isAfter(now) ? Duration.ZERO : Duration.between(oldestDue, now);
+            Duration age =
+                    oldestDue == null || oldestDue.isAfter(now) ? Duration.ZERO : Duration.between(oldestDue, now);
             return new OutboxStats(undispatched - parkedRows, parkedRows, oldestDue, age);
         }
     }
@@ -359,7 +396,8 @@ public abstract class OutboxDialect {
     }
 
     /** Which of {@code aggregateIds} already have a row of {@code topic}, dispatched or not. */
-    public Set<String> existingAggregates(Connection connection, String topic, Collection<String> aggregateIds) throws SQLException {
+    public Set<String> existingAggregates(Connection connection, String topic, Collection<String> aggregateIds)
+            throws SQLException {
         if (aggregateIds.isEmpty()) {
             return Set.of();
         }
@@ -396,10 +434,18 @@ public abstract class OutboxDialect {
         String headers = rs.getString("headers");
         Instant createdAt = getInstant(rs, "created_at");
         Instant availableAt = getInstant(rs, "available_at");
-        return new OutboxRecord(rs.getLong("id"), rs.getString("aggregate_id"), rs.getString("topic"), rs.getString("payload"),
+        return new OutboxRecord(
+                rs.getLong("id"),
+                rs.getString("aggregate_id"),
+                rs.getString("topic"),
+                rs.getString("payload"),
                 headers == null || headers.isBlank() ? Collections.emptyMap() : HeadersJson.read(headers),
-                createdAt != null ? createdAt : Instant.EPOCH, availableAt != null ? availableAt : Instant.EPOCH,
-                getInstant(rs, "dispatched_at"), rs.getInt("attempts"), rs.getString("last_error"), getInstant(rs, "parked_at"),
+                createdAt != null ? createdAt : Instant.EPOCH,
+                availableAt != null ? availableAt : Instant.EPOCH,
+                getInstant(rs, "dispatched_at"),
+                rs.getInt("attempts"),
+                rs.getString("last_error"),
+                getInstant(rs, "parked_at"),
                 outcome == null ? null : DispatchOutcome.valueOf(outcome));
     }
 
@@ -412,7 +458,8 @@ public abstract class OutboxDialect {
     // ---------------------------------------------------------------- time
 
     /** Binds an instant as the vendor's timestamp type, in UTC. */
-    public final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+    public final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant)
+            throws SQLException {
         instants.set(statement, index, instant);
     }
 

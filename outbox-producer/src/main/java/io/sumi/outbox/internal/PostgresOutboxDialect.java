@@ -28,7 +28,8 @@ public final class PostgresOutboxDialect extends OutboxDialect {
     public Claim claim(Ordering ordering) {
         String returning = "o." + COLUMNS.replace(", ", ", o.");
         String sql = "WITH picked AS MATERIALIZED (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " UPDATE " + table + " o SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + " FROM picked WHERE o.id = picked.id"
+                + " UPDATE " + table + " o SET claim_token = ?, lease_until = " + databaseNowPlusMillis()
+                + " FROM picked WHERE o.id = picked.id"
                 + " RETURNING " + returning;
         return claimInOneStatement(sql, ordering);
     }

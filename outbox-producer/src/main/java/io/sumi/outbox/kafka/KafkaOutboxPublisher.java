@@ -71,7 +71,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
     private @Nullable Producer<String, String> producer;
     private boolean closed;
 
-    private KafkaOutboxPublisher(Supplier<Producer<String, String>> producerFactory, Duration sendTimeout, Duration maxBlock) {
+    private KafkaOutboxPublisher(
+            Supplier<Producer<String, String>> producerFactory, Duration sendTimeout, Duration maxBlock) {
         this.producerFactory = producerFactory;
         this.sendTimeout = sendTimeout;
         this.maxBlock = maxBlock;
@@ -101,7 +102,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
      * {@code max.block.ms} well below the send timeout (records are handed over until the deadline).
      */
     public static KafkaOutboxPublisher of(Supplier<Producer<String, String>> producers, Duration sendTimeout) {
-        return new KafkaOutboxPublisher(Objects.requireNonNull(producers, "producers"), positive(sendTimeout), Duration.ZERO);
+        return new KafkaOutboxPublisher(
+                Objects.requireNonNull(producers, "producers"), positive(sendTimeout), Duration.ZERO);
     }
 
     /** The configuration {@link #create} gives the producer. */
@@ -126,11 +128,14 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         config.remove(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
         int timeoutMs = (int) Math.min(Integer.MAX_VALUE, sendTimeout.toMillis());
         int lingerMs = Integer.parseInt(String.valueOf(config.getOrDefault(ProducerConfig.LINGER_MS_CONFIG, 5)));
-        int requestTimeoutMs = Integer.parseInt(String.valueOf(config.getOrDefault(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000)));
+        int requestTimeoutMs =
+                Integer.parseInt(String.valueOf(config.getOrDefault(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000)));
         // The producer refuses delivery.timeout.ms < linger.ms + request.timeout.ms.
         int maxRequestTimeout = Math.max(1, timeoutMs - lingerMs);
         config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(requestTimeoutMs, maxRequestTimeout));
-        config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Math.max(timeoutMs, lingerMs + Math.min(requestTimeoutMs, maxRequestTimeout)));
+        config.put(
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                Math.max(timeoutMs, lingerMs + Math.min(requestTimeoutMs, maxRequestTimeout)));
         // A send() blocks up to max.block.ms for missing metadata; records are handed over only while
         // that much of the batch's deadline is left, so half the send timeout leaves the other half
         // for handing over the batch. A smaller configured value is kept.
@@ -170,8 +175,10 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         boolean unanswered = false;
         for (OutboxRecord record : records) {
             if (System.nanoTime() - lastHandOver >= 0) {
-                failures.put(record.id(), new TimeoutException("Not sent: the batch's send timeout (" + budget
-                        + ") ran out before its turn"));
+                failures.put(
+                        record.id(),
+                        new TimeoutException(
+                                "Not sent: the batch's send timeout (" + budget + ") ran out before its turn"));
                 unanswered = true;
                 continue;
             }
@@ -180,14 +187,12 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
                 current.send(toProducerRecord(record), (metadata, exception) -> {
                     if (exception != null) {
                         ack.completeExceptionally(exception);
-                    }
-                    else {
+                    } else {
                         ack.complete(null);
                     }
                 });
                 acks.put(record.id(), ack);
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 // Serialization, metadata or buffer space missing for max.block.ms, a closed or failed producer.
                 failures.put(record.id(), ex);
             }
@@ -195,15 +200,12 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
         for (Map.Entry<Long, CompletableFuture<Void>> entry : acks.entrySet()) {
             try {
                 entry.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            }
-            catch (ExecutionException ex) {
+            } catch (ExecutionException ex) {
                 failures.put(entry.getKey(), ex.getCause() != null ? ex.getCause() : ex);
-            }
-            catch (TimeoutException ex) {
+            } catch (TimeoutException ex) {
                 failures.put(entry.getKey(), new TimeoutException("No acknowledgement from Kafka within " + budget));
                 unanswered = true;
-            }
-            catch (InterruptedException ex) {
+            } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 failures.put(entry.getKey(), ex);
                 unanswered = true;
@@ -218,15 +220,20 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
 
     static ProducerRecord<String, String> toProducerRecord(OutboxRecord record) {
         List<org.apache.kafka.common.header.Header> headers = new ArrayList<>();
-        record.brokerHeaders().forEach((name, value) -> headers.add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8))));
+        record.brokerHeaders()
+                .forEach((name, value) -> headers.add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8))));
         return new ProducerRecord<>(record.topic(), null, record.aggregateId(), record.payload(), headers);
     }
 
     private static boolean breaksProducer(Throwable failure) {
-        return failure instanceof ProducerFencedException || failure instanceof OutOfOrderSequenceException
-                || failure instanceof AuthenticationException || failure instanceof AuthorizationException
-                || failure instanceof UnsupportedVersionException || failure instanceof IllegalStateException
-                || (failure instanceof KafkaException && failure.getMessage() != null
+        return failure instanceof ProducerFencedException
+                || failure instanceof OutOfOrderSequenceException
+                || failure instanceof AuthenticationException
+                || failure instanceof AuthorizationException
+                || failure instanceof UnsupportedVersionException
+                || failure instanceof IllegalStateException
+                || (failure instanceof KafkaException
+                        && failure.getMessage() != null
                         && failure.getMessage().contains("closed"));
     }
 
@@ -243,12 +250,12 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
     private synchronized void discard(Producer<String, String> broken) {
         if (producer == broken) {
             producer = null;
-            log.warn("Closing the outbox's Kafka producer after a batch with unanswered records or an error that leaves it"
-                    + " unusable; the next batch gets a new one");
+            log.warn(
+                    "Closing the outbox's Kafka producer after a batch with unanswered records or an error that leaves it"
+                            + " unusable; the next batch gets a new one");
             try {
                 broken.close(Duration.ZERO);
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 log.debug("Closing the broken producer failed", ex);
             }
         }

@@ -17,7 +17,8 @@ class OutboxBackfillCommandTests {
         assertThat(OutboxBackfillCommand.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
         assertThat(OutboxBackfillCommand.parseDuration("1d")).isEqualTo(Duration.ofDays(1));
         assertThat(OutboxBackfillCommand.parseDuration("PT3S")).isEqualTo(Duration.ofSeconds(3));
-        assertThatIllegalArgumentException().isThrownBy(() -> OutboxBackfillCommand.parseDuration("soon"))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> OutboxBackfillCommand.parseDuration("soon"))
                 .withMessageContaining("Invalid duration 'soon'");
     }
 }

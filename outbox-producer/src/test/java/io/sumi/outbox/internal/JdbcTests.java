@@ -39,7 +39,9 @@ class JdbcTests {
     @Test
     void workThatCommitsReturnsItsResultAndRestoresAutoCommit() {
         AtomicBoolean autoCommit = new AtomicBoolean(true);
-        Connection connection = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+        Connection connection = (Connection) Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {Connection.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "getAutoCommit" -> autoCommit.get();
                     case "setAutoCommit" -> {
@@ -57,8 +59,8 @@ class JdbcTests {
     /** A connection in auto-commit mode whose every call after the first setAutoCommit fails as HikariCP's closed connection does. */
     private Connection brokenAfterFirstStatement() {
         AtomicBoolean closed = new AtomicBoolean();
-        return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
-                (proxy, method, args) -> {
+        return (Connection) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
                     switch (method.getName()) {
                         case "getAutoCommit":
                             return true;
@@ -76,8 +78,8 @@ class JdbcTests {
     }
 
     private static DataSource dataSource(Connection connection) {
-        return (DataSource) Proxy.newProxyInstance(JdbcTests.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                (proxy, method, args) -> {
+        return (DataSource) Proxy.newProxyInstance(
+                JdbcTests.class.getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         return connection;
                     }

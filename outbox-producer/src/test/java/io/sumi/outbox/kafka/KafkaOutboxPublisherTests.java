@@ -28,7 +28,8 @@ class KafkaOutboxPublisherTests {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("trace-id", "t-" + id);
         headers.put("tenant-id", "acme");
-        return new OutboxRecord(id, aggregateId, "orders", payload, headers, Instant.EPOCH, Instant.EPOCH, null, 0, null, null, null);
+        return new OutboxRecord(
+                id, aggregateId, "orders", payload, headers, Instant.EPOCH, Instant.EPOCH, null, 0, null, null, null);
     }
 
     static String header(ProducerRecord<String, String> record, String name) {
@@ -37,21 +38,27 @@ class KafkaOutboxPublisherTests {
 
     @Test
     void theProducerIsIdempotentAndDropsTheApplicationsInterceptors() {
-        java.util.Map<String, Object> config = KafkaOutboxPublisher.producerConfig(java.util.Map.of(
-                "bootstrap.servers", "127.0.0.1:9092",
-                "interceptor.classes", "io.sumi.kafka.IdempotencyKeyProducerInterceptor",
-                "acks", "1"), Duration.ofSeconds(10));
+        java.util.Map<String, Object> config = KafkaOutboxPublisher.producerConfig(
+                java.util.Map.of(
+                        "bootstrap.servers", "127.0.0.1:9092",
+                        "interceptor.classes", "io.sumi.kafka.IdempotencyKeyProducerInterceptor",
+                        "acks", "1"),
+                Duration.ofSeconds(10));
 
-        org.assertj.core.api.Assertions.assertThat(config).doesNotContainKey("interceptor.classes")
-                .containsEntry("acks", "all").containsEntry("enable.idempotence", true);
+        org.assertj.core.api.Assertions.assertThat(config)
+                .doesNotContainKey("interceptor.classes")
+                .containsEntry("acks", "all")
+                .containsEntry("enable.idempotence", true);
     }
 
     @Test
     void recordsCarryTheAggregateIdAsKeyAndTheOutboxIdAndAppendedHeaders() {
-        MockProducer<String, String> producer = new MockProducer<>(true, null, new StringSerializer(), new StringSerializer());
+        MockProducer<String, String> producer =
+                new MockProducer<>(true, null, new StringSerializer(), new StringSerializer());
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(() -> producer, Duration.ofSeconds(5));
 
-        PublishResult result = publisher.publish(List.of(record(7, "order-1", "{\"a\":1}"), record(8, "order-1", "{\"a\":2}")));
+        PublishResult result =
+                publisher.publish(List.of(record(7, "order-1", "{\"a\":1}"), record(8, "order-1", "{\"a\":2}")));
 
         assertThat(result.failures()).isEmpty();
         List<ProducerRecord<String, String>> sent = producer.history();
@@ -66,7 +73,8 @@ class KafkaOutboxPublisherTests {
 
     @Test
     void publishWaitsForEveryAcknowledgementAndReportsTheFailedRecords() throws Exception {
-        MockProducer<String, String> producer = new MockProducer<>(false, null, new StringSerializer(), new StringSerializer());
+        MockProducer<String, String> producer =
+                new MockProducer<>(false, null, new StringSerializer(), new StringSerializer());
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(() -> producer, Duration.ofSeconds(10));
 
         CompletableFuture<PublishResult> result = CompletableFuture.supplyAsync(
@@ -87,22 +95,28 @@ class KafkaOutboxPublisherTests {
 
     @Test
     void aRecordWithoutAcknowledgementWithinTheTimeoutCountsAsFailed() {
-        MockProducer<String, String> producer = new MockProducer<>(false, null, new StringSerializer(), new StringSerializer());
+        MockProducer<String, String> producer =
+                new MockProducer<>(false, null, new StringSerializer(), new StringSerializer());
         KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(() -> producer, Duration.ofMillis(200));
 
         PublishResult result = publisher.publish(List.of(record(1, "a", "1")));
 
-        assertThat(result.failures().get(1L)).isInstanceOf(TimeoutException.class).hasMessageContaining("No acknowledgement");
+        assertThat(result.failures().get(1L))
+                .isInstanceOf(TimeoutException.class)
+                .hasMessageContaining("No acknowledgement");
     }
 
     @Test
     void aFencedProducerIsReplacedForTheNextBatch() {
         List<MockProducer<String, String>> producers = new ArrayList<>();
-        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(() -> {
-            MockProducer<String, String> producer = new MockProducer<>(true, null, new StringSerializer(), new StringSerializer());
-            producers.add(producer);
-            return producer;
-        }, Duration.ofSeconds(5));
+        KafkaOutboxPublisher publisher = KafkaOutboxPublisher.of(
+                () -> {
+                    MockProducer<String, String> producer =
+                            new MockProducer<>(true, null, new StringSerializer(), new StringSerializer());
+                    producers.add(producer);
+                    return producer;
+                },
+                Duration.ofSeconds(5));
         producers.clear();
         publisher.publish(List.of(record(1, "a", "1")));
         producers.get(0).sendException = new ProducerFencedException("fenced by a newer instance");
@@ -139,22 +153,28 @@ class KafkaOutboxPublisherTests {
                     .get(30, java.util.concurrent.TimeUnit.SECONDS);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
 
-            assertThat(took).as("the batch is bounded by the send timeout, not by 10 x max.block.ms")
+            assertThat(took)
+                    .as("the batch is bounded by the send timeout, not by 10 x max.block.ms")
                     .isLessThan(Duration.ofMillis(2_500));
-            assertThat(result.failures()).containsOnlyKeys(batch.stream().map(OutboxRecord::id).toList());
+            assertThat(result.failures())
+                    .containsOnlyKeys(batch.stream().map(OutboxRecord::id).toList());
         }
     }
 
     @Test
     void theProducerIsAlwaysIdempotentWithAcksAllAndStringSerializers() {
-        Map<String, Object> config = KafkaOutboxPublisher.producerConfig(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092",
-                ProducerConfig.ACKS_CONFIG, "1",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false",
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer",
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tx-"), Duration.ofSeconds(20));
+        Map<String, Object> config = KafkaOutboxPublisher.producerConfig(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092",
+                        ProducerConfig.ACKS_CONFIG, "1",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false",
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                                "org.apache.kafka.common.serialization.ByteArraySerializer",
+                        ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tx-"),
+                Duration.ofSeconds(20));
 
-        assertThat(config).containsEntry(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092")
+        assertThat(config)
+                .containsEntry(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092")
                 .containsEntry(ProducerConfig.ACKS_CONFIG, "all")
                 .containsEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true)
                 .containsEntry(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class)
@@ -165,14 +185,18 @@ class KafkaOutboxPublisherTests {
         // No linger by default (the dispatcher waits for every ack anyway); an explicit one is kept
         // and the request timeout leaves room for it within the delivery timeout.
         assertThat(config).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 0);
-        assertThat((Integer) config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).isLessThanOrEqualTo(20_000);
-        Map<String, Object> lingering = KafkaOutboxPublisher.producerConfig(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5),
-                Duration.ofSeconds(20));
+        assertThat((Integer) config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG))
+                .isLessThanOrEqualTo(20_000);
+        Map<String, Object> lingering =
+                KafkaOutboxPublisher.producerConfig(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5), Duration.ofSeconds(20));
         assertThat(lingering).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 5);
-        assertThat((Integer) lingering.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).isLessThanOrEqualTo(20_000 - 5);
-        assertThatIllegalArgumentException().isThrownBy(() -> KafkaOutboxPublisher.producerConfig(
-                Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 10), Duration.ofSeconds(20)))
+        assertThat((Integer) lingering.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG))
+                .isLessThanOrEqualTo(20_000 - 5);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> KafkaOutboxPublisher.producerConfig(
+                        Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 10), Duration.ofSeconds(20)))
                 .withMessageContaining("at most 5");
-        KafkaOutboxPublisher.create(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092")).close();
+        KafkaOutboxPublisher.create(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092"))
+                .close();
     }
 }

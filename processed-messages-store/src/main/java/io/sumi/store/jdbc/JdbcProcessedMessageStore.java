@@ -1,15 +1,15 @@
 package io.sumi.store.jdbc;
 
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ClaimResult;
-import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessage;
-import io.sumi.store.ProcessedMessageStore;
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.ClaimTokens;
 import io.sumi.jdbc.internal.ErrorSummaries;
 import io.sumi.jdbc.internal.JdbcRunner;
 import io.sumi.jdbc.internal.SqlIdentifiers;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.internal.H2LedgerDialect;
 import io.sumi.store.jdbc.internal.LedgerDialect;
 import io.sumi.store.jdbc.internal.MariaDbLedgerDialect;
@@ -118,12 +118,14 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         if (!TransactionSynchronizationManager.isActualTransactionActive()) {
             // Outside a transaction the row would commit COMPLETED before the handler ran, and a
             // crash would then lose the message.
-            throw new IllegalStateException("claimCompleted needs an active Spring-managed transaction on the ledger's DataSource");
+            throw new IllegalStateException(
+                    "claimCompleted needs an active Spring-managed transaction on the ledger's DataSource");
         }
         return claim(consumer, requests, true, null);
     }
 
-    private List<ClaimResult> claim(String consumer, List<ClaimRequest> requests, boolean completed, @Nullable Duration lease) {
+    private List<ClaimResult> claim(
+            String consumer, List<ClaimRequest> requests, boolean completed, @Nullable Duration lease) {
         validateKey("consumer", consumer);
         if (requests.isEmpty()) {
             return List.of();
@@ -142,17 +144,21 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
                 if (connection.getAutoCommit()) {
                     // The active transaction is another resource's: Spring bound a plain connection of
                     // ours to it, and a COMPLETED row would commit on its own (issue 8, defect 3).
-                    throw new IllegalStateException("claimCompleted needs a transaction that the ledger's DataSource takes part"
-                            + " in; the active transaction belongs to another resource, so the row would commit on its own");
+                    throw new IllegalStateException(
+                            "claimCompleted needs a transaction that the ledger's DataSource takes part"
+                                    + " in; the active transaction belongs to another resource, so the row would commit on its own");
                 }
                 return dialect.claim(connection, consumer, sorted, token, null);
             });
-        }
-        else {
-            claimed = inOwnTransaction("claim", connection -> dialect.claim(connection, consumer, sorted, token, lease));
+        } else {
+            claimed =
+                    inOwnTransaction("claim", connection -> dialect.claim(connection, consumer, sorted, token, lease));
         }
         Map<String, ProcessedMessage> rows = new HashMap<>(Objects.requireNonNull(claimed));
-        List<String> missing = sorted.stream().map(ClaimRequest::messageId).filter(id -> !rows.containsKey(id)).toList();
+        List<String> missing = sorted.stream()
+                .map(ClaimRequest::messageId)
+                .filter(id -> !rows.containsKey(id))
+                .toList();
         if (!missing.isEmpty()) {
             // A concurrent transaction committed these ids after our statement's snapshot (see
             // PostgresLedgerDialect); a new statement sees them.
@@ -165,8 +171,17 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
                 // Still invisible (a REPEATABLE READ snapshot): someone holds it, we do not know how
                 // far they are. BUSY is the safe answer: the message is redelivered, never skipped.
                 // (No statement wrote this row, so its time is the store's clock; nothing decides on it.)
-                row = new ProcessedMessage(consumer, request.messageId(), MessageStatus.IN_PROGRESS, 0L, null, 0,
-                        null, null, clock.instant(), null);
+                row = new ProcessedMessage(
+                        consumer,
+                        request.messageId(),
+                        MessageStatus.IN_PROGRESS,
+                        0L,
+                        null,
+                        0,
+                        null,
+                        null,
+                        clock.instant(),
+                        null);
             }
             results.add(ClaimResult.of(row, token));
         }
@@ -175,9 +190,10 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     private Map<String, ProcessedMessage> findAll(String consumer, List<String> ids, boolean inCallerTransaction) {
         JdbcRunner.Work<Map<String, ProcessedMessage>> read = connection -> dialect.find(connection, consumer, ids);
-        return Objects.requireNonNull(inCallerTransaction
-                ? jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) read::run)
-                : inOwnTransaction("find", read));
+        return Objects.requireNonNull(
+                inCallerTransaction
+                        ? jdbcTemplate.execute((ConnectionCallback<Map<String, ProcessedMessage>>) read::run)
+                        : inOwnTransaction("find", read));
     }
 
     @Override
@@ -196,22 +212,26 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         }
         Set<String> ids = new LinkedHashSet<>(messageIds);
         String summary = error == null ? null : ErrorSummaries.truncate(error);
-        return inOwnTransaction("release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
+        return inOwnTransaction(
+                "release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
     }
 
     @Override
     public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
         String summary = reason == null ? null : ErrorSummaries.truncate(reason);
-        return inOwnTransaction("mark for reconciliation", connection -> dialect.markForReconciliation(connection,
-                claim.consumer(), claim.claimToken(), claim.messageId(), summary)) == 1;
+        return inOwnTransaction(
+                        "mark for reconciliation",
+                        connection -> dialect.markForReconciliation(
+                                connection, claim.consumer(), claim.claimToken(), claim.messageId(), summary))
+                == 1;
     }
 
     @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
         validateKey("consumer", consumer);
         validateKey("message id", messageId);
-        return Objects.requireNonNull(jdbcTemplate.execute((ConnectionCallback<Optional<ProcessedMessage>>) connection ->
-                dialect.find(connection, consumer, messageId)));
+        return Objects.requireNonNull(jdbcTemplate.execute((ConnectionCallback<Optional<ProcessedMessage>>)
+                connection -> dialect.find(connection, consumer, messageId)));
     }
 
     @Override
@@ -219,8 +239,8 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         if (limit <= 0) {
             throw new IllegalArgumentException("limit must be positive, was " + limit);
         }
-        Integer deleted = jdbcTemplate.execute((ConnectionCallback<Integer>) connection ->
-                dialect.deleteCompletedBefore(connection, cutoff, limit));
+        Integer deleted = jdbcTemplate.execute(
+                (ConnectionCallback<Integer>) connection -> dialect.deleteCompletedBefore(connection, cutoff, limit));
         return deleted == null ? 0 : deleted;
     }
 
@@ -229,8 +249,9 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             throw new IllegalArgumentException("The " + what + " must not be empty");
         }
         if (value.length() > maxKeyLength()) {
-            throw new IllegalArgumentException("The " + what + " is " + value.length() + " characters long; the ledger takes at most "
-                    + maxKeyLength() + " (it is rejected, not truncated, so that two long keys never collide)");
+            throw new IllegalArgumentException(
+                    "The " + what + " is " + value.length() + " characters long; the ledger takes at most "
+                            + maxKeyLength() + " (it is rejected, not truncated, so that two long keys never collide)");
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
@@ -239,10 +260,11 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
                         + "; the ledger cannot store it (PostgreSQL refuses NUL in text). It is rejected, not retried:"
                         + " encode such keys (e.g. Base64 or hex) before they reach the ledger");
             }
-            if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1))) {
                 i++;
-            }
-            else if (Character.isSurrogate(c)) {
+            } else if (Character.isSurrogate(c)) {
                 throw new IllegalArgumentException("The " + what + " contains an unpaired UTF-16 surrogate (U+"
                         + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT) + ") at position " + i
                         + "; it is not valid Unicode, and the database drivers would store it as '?', so two different keys"
@@ -259,8 +281,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     private <T> T inOwnTransaction(String task, JdbcRunner.Work<T> work) {
         try {
             return JdbcRunner.autoCommitted(dataSource, work);
-        }
-        catch (SQLException ex) {
+        } catch (SQLException ex) {
             throw JdbcRunner.translate(jdbcTemplate.getExceptionTranslator(), "ledger " + task, ex);
         }
     }

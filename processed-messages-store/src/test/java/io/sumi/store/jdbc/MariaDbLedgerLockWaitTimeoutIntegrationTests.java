@@ -45,14 +45,17 @@ class MariaDbLedgerLockWaitTimeoutIntegrationTests {
                 return connection;
             }
         };
-        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(impatient).databaseType(DatabaseType.MARIADB).build();
+        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(impatient)
+                .databaseType(DatabaseType.MARIADB)
+                .build();
         String consumer = "lock-wait-" + System.nanoTime();
 
         try (Connection blocker = direct.getConnection()) {
             blocker.setAutoCommit(false);
             // An uncommitted row with the same key: the ledger's insert waits for its lock.
-            try (PreparedStatement insert = blocker.prepareStatement("INSERT INTO processed_messages"
-                    + " (consumer, message_id, status, claim_token, attempts, first_seen_at) VALUES (?, 'k', 'IN_PROGRESS', 1, 0, UTC_TIMESTAMP(6))")) {
+            try (PreparedStatement insert = blocker.prepareStatement(
+                    "INSERT INTO processed_messages"
+                            + " (consumer, message_id, status, claim_token, attempts, first_seen_at) VALUES (?, 'k', 'IN_PROGRESS', 1, 0, UTC_TIMESTAMP(6))")) {
                 insert.setString(1, consumer);
                 insert.executeUpdate();
             }

@@ -51,8 +51,10 @@ class MariaDbLedgerMigrationIntegrationTests {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute(LEGACY_TABLE);
         for (String id : List.of("k", "注文-42-é", "🎉".repeat(100), "é".repeat(200))) {
-            jdbc.update("INSERT INTO processed_messages (consumer, message_id, status, claim_token, attempts, first_seen_at,"
-                    + " processed_at) VALUES ('mail', ?, 'COMPLETED', 7, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", id);
+            jdbc.update(
+                    "INSERT INTO processed_messages (consumer, message_id, status, claim_token, attempts, first_seen_at,"
+                            + " processed_at) VALUES ('mail', ?, 'COMPLETED', 7, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+                    id);
         }
     }
 
@@ -64,23 +66,37 @@ class MariaDbLedgerMigrationIntegrationTests {
     @Test
     void theMigrationMakesTheKeyColumnsNoPadAndKeepsEveryRow() {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        List<String> before = jdbc.queryForList("SELECT message_id FROM processed_messages ORDER BY message_id", String.class);
+        List<String> before =
+                jdbc.queryForList("SELECT message_id FROM processed_messages ORDER BY message_id", String.class);
 
         // As in an application whose ledger predates this version: the changed repeatable script runs again.
-        Flyway.configure().dataSource(dataSource).locations(TestDatabase.MARIADB.migrationLocation()).baselineOnMigrate(true)
-                .load().migrate();
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(TestDatabase.MARIADB.migrationLocation())
+                .baselineOnMigrate(true)
+                .load()
+                .migrate();
 
-        assertThat(jdbc.queryForList("SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
-                + " AND table_name = 'processed_messages' AND column_name IN ('consumer', 'message_id')", String.class, database))
+        assertThat(jdbc.queryForList(
+                        "SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
+                                + " AND table_name = 'processed_messages' AND column_name IN ('consumer', 'message_id')",
+                        String.class,
+                        database))
                 .containsExactly("utf8mb4_nopad_bin", "utf8mb4_nopad_bin");
         assertThat(jdbc.queryForList("SELECT message_id FROM processed_messages ORDER BY message_id", String.class))
-                .hasSize(4).containsExactlyElementsOf(before);
-        JdbcProcessedMessageStore store = JdbcProcessedMessageStore.builder(dataSource).build();
-        assertThat(store.claim("mail", new ClaimRequest("k", null), Duration.ofMinutes(5)).outcome())
+                .hasSize(4)
+                .containsExactlyElementsOf(before);
+        JdbcProcessedMessageStore store =
+                JdbcProcessedMessageStore.builder(dataSource).build();
+        assertThat(store.claim("mail", new ClaimRequest("k", null), Duration.ofMinutes(5))
+                        .outcome())
                 .isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(store.claim("mail", new ClaimRequest("k ", null), Duration.ofMinutes(5)).outcome())
-                .as("a key of its own now").isEqualTo(ClaimOutcome.CLAIMED);
-        assertThat(store.claim("mail", new ClaimRequest("é".repeat(200), null), Duration.ofMinutes(5)).outcome())
+        assertThat(store.claim("mail", new ClaimRequest("k ", null), Duration.ofMinutes(5))
+                        .outcome())
+                .as("a key of its own now")
+                .isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(store.claim("mail", new ClaimRequest("é".repeat(200), null), Duration.ofMinutes(5))
+                        .outcome())
                 .isEqualTo(ClaimOutcome.DUPLICATE);
     }
 }

@@ -50,6 +50,7 @@ abstract class ProcessedMessageStoreContractTests {
 
     /** The store's own clock runs a day behind: nothing the ledger writes or decides may depend on it. */
     final Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofDays(-1));
+
     DataSource dataSource;
     JdbcProcessedMessageStore store;
     TransactionTemplate transactions;
@@ -81,7 +82,8 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void detectsItsDatabaseType() {
-        assertThat(DatabaseType.of(dataSource)).isEqualTo(DatabaseType.valueOf(database().name()));
+        assertThat(DatabaseType.of(dataSource))
+                .isEqualTo(DatabaseType.valueOf(database().name()));
     }
 
     /** The ledger's own DatabaseType (before the shared io.sumi.jdbc one) still works where users wrote it. */
@@ -90,9 +92,13 @@ abstract class ProcessedMessageStoreContractTests {
     void theDeprecatedLedgerDatabaseTypeStillDetectsAndConfiguresTheStore() {
         io.sumi.store.jdbc.DatabaseType legacy = io.sumi.store.jdbc.DatabaseType.of(dataSource);
         assertThat(legacy.name()).isEqualTo(database().name());
-        assertThat(legacy.toDatabaseType()).isEqualTo(DatabaseType.valueOf(database().name()));
-        ProcessedMessageStore legacyStore = JdbcProcessedMessageStore.builder(dataSource).databaseType(legacy).build();
-        assertThat(legacyStore.claim(consumer, request("legacy-type"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(legacy.toDatabaseType())
+                .isEqualTo(DatabaseType.valueOf(database().name()));
+        ProcessedMessageStore legacyStore = JdbcProcessedMessageStore.builder(dataSource)
+                .databaseType(legacy)
+                .build();
+        assertThat(legacyStore.claim(consumer, request("legacy-type"), LEASE).outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
     }
 
     @Test
@@ -104,7 +110,9 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
         assertThat(row.attempts()).isEqualTo(1);
         assertThat(row.fingerprint()).isEqualTo("fp-m1");
-        assertThat(row.firstSeenAt()).as("the database's clock").isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
+        assertThat(row.firstSeenAt())
+                .as("the database's clock")
+                .isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
         assertThat(row.leaseUntil()).isEqualTo(row.firstSeenAt().plus(LEASE));
         assertThat(row.processedAt()).isNull();
         assertThat(store.find(consumer, "m1")).contains(row);
@@ -133,7 +141,8 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(second.message().attempts()).isEqualTo(2);
         assertThat(second.message().claimToken()).isNotEqualTo(first.message().claimToken());
         assertThat(second.message().leaseUntil()).isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
-        assertThat(second.message().firstSeenAt()).isEqualTo(first.message().firstSeenAt().minus(LEASE));
+        assertThat(second.message().firstSeenAt())
+                .isEqualTo(first.message().firstSeenAt().minus(LEASE));
         // The first owner lost its lease: it can neither complete nor release the new claim.
         assertThat(store.complete(first.message())).isFalse();
         assertThat(store.release(first.message(), "late")).isFalse();
@@ -151,8 +160,13 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(again.message().status()).isEqualTo(MessageStatus.COMPLETED);
         assertThat(again.message().fingerprint()).isEqualTo("fp-m1");
-        assertThat(again.message().processedAt()).isBetween(again.message().firstSeenAt(),
-                first.message().firstSeenAt().minus(LEASE.multipliedBy(10)).plus(Duration.ofMinutes(1)));
+        assertThat(again.message().processedAt())
+                .isBetween(
+                        again.message().firstSeenAt(),
+                        first.message()
+                                .firstSeenAt()
+                                .minus(LEASE.multipliedBy(10))
+                                .plus(Duration.ofMinutes(1)));
         assertThat(again.message().leaseUntil()).isNull();
     }
 
@@ -180,7 +194,8 @@ abstract class ProcessedMessageStoreContractTests {
         ClaimResult takeover = store.claim(consumer, request("m1"), LEASE);
 
         assertThat(store.markForReconciliation(first.message(), "stale")).isFalse();
-        assertThat(store.markForReconciliation(takeover.message(), "uncertain outcome")).isTrue();
+        assertThat(store.markForReconciliation(takeover.message(), "uncertain outcome"))
+                .isTrue();
         age(LEASE.multipliedBy(10));
 
         ClaimResult lease = store.claim(consumer, request("m1"), LEASE);
@@ -193,15 +208,23 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(transactional.outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.complete(takeover.message())).isFalse();
         assertThat(store.release(takeover.message(), "late")).isFalse();
-        assertThat(store.deleteCompletedBefore(Instant.now().plus(Duration.ofDays(365)), 1000)).isGreaterThanOrEqualTo(0);
-        assertThat(store.find(consumer, "m1")).get().extracting(ProcessedMessage::status).isEqualTo(MessageStatus.RECONCILE);
+        assertThat(store.deleteCompletedBefore(Instant.now().plus(Duration.ofDays(365)), 1000))
+                .isGreaterThanOrEqualTo(0);
+        assertThat(store.find(consumer, "m1"))
+                .get()
+                .extracting(ProcessedMessage::status)
+                .isEqualTo(MessageStatus.RECONCILE);
     }
 
     @Test
     void longErrorsAreCutToTheColumn() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
         assertThat(store.release(first.message(), "x".repeat(5000))).isTrue();
-        assertThat(store.find(consumer, "m1")).get().extracting(ProcessedMessage::lastError).asString().hasSize(1000);
+        assertThat(store.find(consumer, "m1"))
+                .get()
+                .extracting(ProcessedMessage::lastError)
+                .asString()
+                .hasSize(1000);
     }
 
     @Test
@@ -210,18 +233,29 @@ abstract class ProcessedMessageStoreContractTests {
         store.complete(done.message());
         ClaimResult held = store.claim(consumer, request("held"), LEASE);
 
-        List<ClaimResult> results = store.claimAll(consumer,
-                List.of(request("new-b"), request("done"), request("held"), request("new-a"), request("new-b")), LEASE);
+        List<ClaimResult> results = store.claimAll(
+                consumer,
+                List.of(request("new-b"), request("done"), request("held"), request("new-a"), request("new-b")),
+                LEASE);
 
-        assertThat(results).extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE,
-                ClaimOutcome.BUSY, ClaimOutcome.CLAIMED, ClaimOutcome.CLAIMED);
+        assertThat(results)
+                .extracting(ClaimResult::outcome)
+                .containsExactly(
+                        ClaimOutcome.CLAIMED,
+                        ClaimOutcome.DUPLICATE,
+                        ClaimOutcome.BUSY,
+                        ClaimOutcome.CLAIMED,
+                        ClaimOutcome.CLAIMED);
         assertThat(results.get(0).message()).isEqualTo(results.get(4).message());
-        assertThat(results.get(2).message().claimToken()).isEqualTo(held.message().claimToken());
+        assertThat(results.get(2).message().claimToken())
+                .isEqualTo(held.message().claimToken());
         long token = results.get(0).message().claimToken();
         assertThat(results.get(3).message().claimToken()).isEqualTo(token);
-        assertThat(store.completeAll(consumer, token, List.of("new-a", "new-b"))).isEqualTo(2);
+        assertThat(store.completeAll(consumer, token, List.of("new-a", "new-b")))
+                .isEqualTo(2);
         assertThat(store.claimAll(consumer, List.of(request("new-a"), request("new-b")), LEASE))
-                .extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.DUPLICATE);
+                .extracting(ClaimResult::outcome)
+                .containsOnly(ClaimOutcome.DUPLICATE);
     }
 
     @Test
@@ -229,7 +263,8 @@ abstract class ProcessedMessageStoreContractTests {
         List<ClaimResult> results = store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE);
         long token = results.get(0).message().claimToken();
 
-        assertThat(store.releaseAll(consumer, token, List.of("a", "b", "c"), "boom")).isEqualTo(3);
+        assertThat(store.releaseAll(consumer, token, List.of("a", "b", "c"), "boom"))
+                .isEqualTo(3);
 
         assertThat(store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE))
                 .allSatisfy(result -> {
@@ -244,7 +279,9 @@ abstract class ProcessedMessageStoreContractTests {
 
         assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         assertThat(result.message().status()).isEqualTo(MessageStatus.COMPLETED);
-        assertThat(result.message().processedAt()).as("the database's clock").isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
+        assertThat(result.message().processedAt())
+                .as("the database's clock")
+                .isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
         ClaimResult again = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
         assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(store.claim(consumer, request("t1"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
@@ -269,18 +306,21 @@ abstract class ProcessedMessageStoreContractTests {
         ClaimResult expired = store.claim(consumer, request("expired"), Duration.ofSeconds(1));
         age(Duration.ofSeconds(2));
 
-        List<ClaimResult> results = transactions.execute(status ->
-                store.claimAllCompleted(consumer, List.of(request("new"), request("done"), request("held"), request("expired"))));
+        List<ClaimResult> results = transactions.execute(status -> store.claimAllCompleted(
+                consumer, List.of(request("new"), request("done"), request("held"), request("expired"))));
 
-        assertThat(results).extracting(ClaimResult::outcome)
+        assertThat(results)
+                .extracting(ClaimResult::outcome)
                 .containsExactly(ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
         assertThat(results.get(3).message().status()).isEqualTo(MessageStatus.COMPLETED);
-        assertThat(results.get(3).message().attempts()).isEqualTo(expired.message().attempts() + 1);
+        assertThat(results.get(3).message().attempts())
+                .isEqualTo(expired.message().attempts() + 1);
     }
 
     @Test
     void transactionalClaimOutsideATransactionIsRefused() {
-        assertThatIllegalStateException().isThrownBy(() -> store.claimCompleted(consumer, request("t1")))
+        assertThatIllegalStateException()
+                .isThrownBy(() -> store.claimCompleted(consumer, request("t1")))
                 .withMessageContaining("transaction");
         assertThat(store.find(consumer, "t1")).isEmpty();
     }
@@ -288,12 +328,16 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void keysLongerThanTheColumnAreRejectedNotTruncated() {
         String longKey = "k".repeat(store.maxKeyLength() + 1);
-        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request(longKey), LEASE))
-                .withMessageContaining("201 characters").withMessageContaining("not truncated");
-        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request(""), LEASE))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> store.claim(consumer, request(longKey), LEASE))
+                .withMessageContaining("201 characters")
+                .withMessageContaining("not truncated");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> store.claim(consumer, request(""), LEASE))
                 .withMessageContaining("empty");
         String longest = "k".repeat(store.maxKeyLength());
-        assertThat(store.claim(consumer, request(longest), LEASE).message().messageId()).isEqualTo(longest);
+        assertThat(store.claim(consumer, request(longest), LEASE).message().messageId())
+                .isEqualTo(longest);
     }
 
     @Test
@@ -306,10 +350,14 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void tableNamesThatAreNotIdentifiersAreRejected() {
-        assertThatIllegalArgumentException().isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource)
-                .tableName("processed_messages; DROP TABLE x")).withMessageContaining("Invalid ledger table name");
-        assertThatIllegalArgumentException().isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource).tableName("1abc"));
-        assertThat(JdbcProcessedMessageStore.validateTableName("sumi.processed_messages")).isEqualTo("sumi.processed_messages");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() ->
+                        JdbcProcessedMessageStore.builder(dataSource).tableName("processed_messages; DROP TABLE x"))
+                .withMessageContaining("Invalid ledger table name");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource).tableName("1abc"));
+        assertThat(JdbcProcessedMessageStore.validateTableName("sumi.processed_messages"))
+                .isEqualTo("sumi.processed_messages");
     }
 
     @Test
@@ -317,7 +365,10 @@ abstract class ProcessedMessageStoreContractTests {
         // Rows of this test are aged 30 years, so the cutoff below cannot reach other tests' rows.
         Duration thirtyYears = Duration.ofDays(30 * 365);
         List<String> ids = IntStream.range(0, 25).mapToObj(i -> "old-" + i).toList();
-        List<ClaimResult> old = store.claimAll(consumer, ids.stream().map(ProcessedMessageStoreContractTests::request).toList(), LEASE);
+        List<ClaimResult> old = store.claimAll(
+                consumer,
+                ids.stream().map(ProcessedMessageStoreContractTests::request).toList(),
+                LEASE);
         store.completeAll(consumer, old.get(0).message().claimToken(), ids);
         // Failed, released and never taken again (a dead-lettered message): done with, too.
         store.release(store.claim(consumer, request("old-abandoned"), LEASE).message(), "poison");
@@ -361,10 +412,13 @@ abstract class ProcessedMessageStoreContractTests {
                 for (Future<ClaimOutcome> future : futures) {
                     outcomes.add(future.get());
                 }
-                assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED).hasSize(1);
-                assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.BUSY).hasSize(threads - 1);
-            }
-            finally {
+                assertThat(outcomes)
+                        .filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED)
+                        .hasSize(1);
+                assertThat(outcomes)
+                        .filteredOn(outcome -> outcome == ClaimOutcome.BUSY)
+                        .hasSize(threads - 1);
+            } finally {
                 pool.shutdownNow();
             }
         }
@@ -380,7 +434,8 @@ abstract class ProcessedMessageStoreContractTests {
             for (int t = 0; t < threads; t++) {
                 futures.add(pool.submit(() -> {
                     start.await();
-                    return transactions.execute(status -> store.claimCompleted(consumer, request("tx-race")).outcome());
+                    return transactions.execute(status ->
+                            store.claimCompleted(consumer, request("tx-race")).outcome());
                 }));
             }
             start.countDown();
@@ -388,10 +443,13 @@ abstract class ProcessedMessageStoreContractTests {
             for (Future<ClaimOutcome> future : futures) {
                 outcomes.add(future.get());
             }
-            assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED).hasSize(1);
-            assertThat(outcomes).filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE).hasSize(threads - 1);
-        }
-        finally {
+            assertThat(outcomes)
+                    .filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED)
+                    .hasSize(1);
+            assertThat(outcomes)
+                    .filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE)
+                    .hasSize(threads - 1);
+        } finally {
             pool.shutdownNow();
         }
     }
@@ -409,9 +467,11 @@ abstract class ProcessedMessageStoreContractTests {
 
         // With the rows gone from the database, only the cache can answer DUPLICATE.
         new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
-        assertThat(cached.claim(consumer, request("committed"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(cached.claim(consumer, request("committed"), LEASE).outcome())
+                .isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(cached.claim(consumer, request("leased"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(cached.claim(consumer, request("rolled-back"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(cached.claim(consumer, request("rolled-back"), LEASE).outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
     }
 
     // ---------------------------------------------------------------- the cache remembers only what is committed
@@ -424,7 +484,8 @@ abstract class ProcessedMessageStoreContractTests {
             // The caller's own uncommitted row: a duplicate for this transaction only.
             assertThat(cached.claimCompleted(consumer, request("k")).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
             assertThat(cached.claimAllCompleted(consumer, List.of(request("k"))))
-                    .extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.DUPLICATE);
+                    .extracting(ClaimResult::outcome)
+                    .containsExactly(ClaimOutcome.DUPLICATE);
             status.setRollbackOnly();
         });
 
@@ -438,7 +499,8 @@ abstract class ProcessedMessageStoreContractTests {
         CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
         store.complete(store.claim(consumer, request("done"), LEASE).message());
         transactions.executeWithoutResult(status -> {
-            assertThat(cached.claimCompleted(consumer, request("done")).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+            assertThat(cached.claimCompleted(consumer, request("done")).outcome())
+                    .isEqualTo(ClaimOutcome.DUPLICATE);
             assertThat(cached.size()).as("not before the commit").isZero();
         });
         assertThat(cached.size()).isOne();
@@ -455,17 +517,22 @@ abstract class ProcessedMessageStoreContractTests {
         ClaimResult spaced = store.claim(consumer, request("k "), LEASE);
         ClaimResult twoSpaces = store.claim(consumer, request("k  "), LEASE);
 
-        assertThat(List.of(plain, spaced, twoSpaces)).extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.CLAIMED);
+        assertThat(List.of(plain, spaced, twoSpaces))
+                .extracting(ClaimResult::outcome)
+                .containsOnly(ClaimOutcome.CLAIMED);
         assertThat(spaced.message().messageId()).isEqualTo("k ");
-        assertThat(store.find(consumer, "k ")).get().extracting(ProcessedMessage::claimToken)
+        assertThat(store.find(consumer, "k "))
+                .get()
+                .extracting(ProcessedMessage::claimToken)
                 .isEqualTo(spaced.message().claimToken());
         assertThat(store.complete(spaced.message())).isTrue();
         assertThat(store.claim(consumer, request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.claim(consumer, request("k "), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(store.claimAll(consumer, List.of(request("k"), request("k "), request("k  ")), LEASE))
-                .extracting(ClaimResult::outcome).containsExactly(ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY);
-        List<ClaimResult> transactional = transactions.execute(status ->
-                store.claimAllCompleted(consumer, List.of(request("t"), request("t "))));
+                .extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY);
+        List<ClaimResult> transactional =
+                transactions.execute(status -> store.claimAllCompleted(consumer, List.of(request("t"), request("t "))));
         assertThat(transactional).extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.CLAIMED);
         // Consumer names too.
         assertThat(store.claim(consumer + " ", request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
@@ -474,11 +541,14 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void aKeyWithANulCharacterIsRejectedClearlyNotStored() {
-        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("k\u0000x"), LEASE))
-                .withMessageContaining("NUL").withMessageContaining("position 1");
-        assertThatIllegalArgumentException().isThrownBy(() -> transactions.execute(status ->
-                store.claimCompleted(consumer, request("k\u0000"))));
-        assertThatIllegalArgumentException().isThrownBy(() -> store.claim("c\u0000", request("k"), LEASE))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> store.claim(consumer, request("k\u0000x"), LEASE))
+                .withMessageContaining("NUL")
+                .withMessageContaining("position 1");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> transactions.execute(status -> store.claimCompleted(consumer, request("k\u0000"))));
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> store.claim("c\u0000", request("k"), LEASE))
                 .withMessageContaining("consumer");
         assertThat(store.find(consumer, "k")).isEmpty();
     }
@@ -486,7 +556,8 @@ abstract class ProcessedMessageStoreContractTests {
     @Test
     void aKeyThatIsNotValidUnicodeIsRejectedNotMangled() {
         // A lone surrogate would be written as '?' by the drivers: two keys would become one.
-        assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("k\uD800"), LEASE))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> store.claim(consumer, request("k\uD800"), LEASE))
                 .withMessageContaining("surrogate");
         assertThatIllegalArgumentException().isThrownBy(() -> store.claim(consumer, request("\uDC00k"), LEASE));
         assertThat(store.claim(consumer, request("k?"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
@@ -499,16 +570,23 @@ abstract class ProcessedMessageStoreContractTests {
             ClaimResult claim = store.claim(consumer, new ClaimRequest(key, "fp"), LEASE);
             assertThat(claim.outcome()).as(key).isEqualTo(ClaimOutcome.CLAIMED);
             assertThat(claim.message().messageId()).isEqualTo(key);
-            assertThat(store.find(consumer, key)).get().extracting(ProcessedMessage::messageId).isEqualTo(key);
+            assertThat(store.find(consumer, key))
+                    .get()
+                    .extracting(ProcessedMessage::messageId)
+                    .isEqualTo(key);
             assertThat(store.complete(claim.message())).isTrue();
         }
-        assertThat(store.claimAll(consumer, keys.stream().map(key -> new ClaimRequest(key, "fp")).toList(), LEASE))
-                .extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.DUPLICATE);
+        assertThat(store.claimAll(
+                        consumer,
+                        keys.stream().map(key -> new ClaimRequest(key, "fp")).toList(),
+                        LEASE))
+                .extracting(ClaimResult::outcome)
+                .containsOnly(ClaimOutcome.DUPLICATE);
         String longConsumer = "消".repeat(200);
         try {
-            assertThat(store.claim(longConsumer, request("k"), LEASE).message().consumer()).isEqualTo(longConsumer);
-        }
-        finally {
+            assertThat(store.claim(longConsumer, request("k"), LEASE).message().consumer())
+                    .isEqualTo(longConsumer);
+        } finally {
             new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", longConsumer);
         }
     }
@@ -516,7 +594,9 @@ abstract class ProcessedMessageStoreContractTests {
     // ---------------------------------------------------------------- lease decisions use the database's clock
 
     JdbcProcessedMessageStore storeWithClock(Duration offset) {
-        return JdbcProcessedMessageStore.builder(dataSource).clock(Clock.offset(Clock.systemUTC(), offset)).build();
+        return JdbcProcessedMessageStore.builder(dataSource)
+                .clock(Clock.offset(Clock.systemUTC(), offset))
+                .build();
     }
 
     @Test
@@ -525,9 +605,12 @@ abstract class ProcessedMessageStoreContractTests {
         ClaimResult held = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), LEASE);
 
         assertThat(fast.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
-        assertThat(fast.claimAll(consumer, List.of(request("m1"), request("m2")), LEASE)).extracting(ClaimResult::outcome)
+        assertThat(fast.claimAll(consumer, List.of(request("m1"), request("m2")), LEASE))
+                .extracting(ClaimResult::outcome)
                 .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
-        assertThat(transactions.execute(status -> fast.claimCompleted(consumer, request("m1"))).outcome())
+        assertThat(transactions
+                        .execute(status -> fast.claimCompleted(consumer, request("m1")))
+                        .outcome())
                 .isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.complete(held.message())).isTrue();
     }
@@ -537,14 +620,19 @@ abstract class ProcessedMessageStoreContractTests {
         JdbcProcessedMessageStore slow = storeWithClock(Duration.ofMinutes(-10));
         ClaimResult first = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), Duration.ofSeconds(1));
 
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(slow.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED));
-        assertThat(store.complete(first.message())).as("fenced: the lease was taken over").isFalse();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                slow.claim(consumer, request("m1"), LEASE).outcome())
+                        .isEqualTo(ClaimOutcome.CLAIMED));
+        assertThat(store.complete(first.message()))
+                .as("fenced: the lease was taken over")
+                .isFalse();
     }
 
     @Test
     void aLeaseEndsWhenTheDatabaseSaysSoWhateverTheHoldersClock() {
-        // The holder's clock runs 10 minutes behind: its 5-minute lease must not reach 5 minutes past the database's now.
+        // The holder's clock runs 10 minutes behind: its 5-minute lease must not reach 5 minutes past the database's
+        // now.
         ClaimResult held = storeWithClock(Duration.ofMinutes(-10)).claim(consumer, request("m1"), LEASE);
         assertThat(held.message().leaseUntil()).isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
         age(LEASE.minusSeconds(30));
@@ -560,7 +648,10 @@ abstract class ProcessedMessageStoreContractTests {
 
         assertThat(fast.release(held.message(), "SMTP 451")).isTrue();
 
-        assertThat(storeWithClock(Duration.ZERO).claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(storeWithClock(Duration.ZERO)
+                        .claim(consumer, request("m1"), LEASE)
+                        .outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
     }
 
     @Test

@@ -5,11 +5,11 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.MessageBusyException;
+import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.stream.StreamSettings;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
@@ -58,7 +58,8 @@ public final class IdempotentInvoker {
 
     private static final Logger log = LoggerFactory.getLogger(IdempotentInvoker.class);
 
-    private static final boolean KAFKA_PRESENT = ClassUtils.isPresent("org.springframework.kafka.listener.BatchListenerFailedException",
+    private static final boolean KAFKA_PRESENT = ClassUtils.isPresent(
+            "org.springframework.kafka.listener.BatchListenerFailedException",
             IdempotentInvoker.class.getClassLoader());
 
     private final String beanName;
@@ -71,7 +72,10 @@ public final class IdempotentInvoker {
      * @param definition the handler's resolved settings
      * @param executor looked up on the first message, so that wrapping the bean does not create the ledger early
      */
-    public IdempotentInvoker(String beanName, HandlerDefinition definition, Supplier<IdempotentExecutor> executor,
+    public IdempotentInvoker(
+            String beanName,
+            HandlerDefinition definition,
+            Supplier<IdempotentExecutor> executor,
             StreamSettings settings) {
         this.beanName = beanName;
         this.definition = definition;
@@ -96,12 +100,14 @@ public final class IdempotentInvoker {
             return null;
         }
         InboundMessages.Frame frame = InboundMessages.current();
-        InboundMessage message = new SpringMessageInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
+        InboundMessage message =
+                new SpringMessageInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
         String[] key = new String[1];
-        HandlerResult<@Nullable Object> result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
-            key[0] = IdempotencyContext.current().key();
-            return target.apply(input);
-        }));
+        HandlerResult<@Nullable Object> result =
+                retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
+                    key[0] = IdempotencyContext.current().key();
+                    return target.apply(input);
+                }));
         if (result.outcome() == MessageOutcome.PROCESSED && frame != null && frame.message() == delivered) {
             // The function's output is sent after it returns: it gets the key too.
             frame.outputKey(key[0]);
@@ -135,15 +141,15 @@ public final class IdempotentInvoker {
                     runBatch(input, absolute, from, target);
                 }));
                 return;
-            }
-            catch (BatchFailedException ex) {
+            } catch (BatchFailedException ex) {
                 int failed = from + ex.index();
                 if (ex.getCause() instanceof MessageBusyException && waitWhileBusy(deadline)) {
                     // The records before the busy one are done; claim again from the busy one.
                     offset = failed;
                     continue;
                 }
-                BatchFailedException absolute = failed == ex.index() ? ex : new BatchFailedException(failed, causeOf(ex));
+                BatchFailedException absolute =
+                        failed == ex.index() ? ex : new BatchFailedException(failed, causeOf(ex));
                 if (KAFKA_PRESENT && delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS)) {
                     throw KafkaBatchFailures.toKafka(absolute, "function '" + beanName + "'");
                 }
@@ -162,9 +168,10 @@ public final class IdempotentInvoker {
         Object filtered = absolute.size() == size ? input : filter(input, size, absolute);
         try {
             target.apply(filtered);
-        }
-        catch (RuntimeException ex) {
-            int index = ex instanceof BatchFailedException failed ? failed.index() : KAFKA_PRESENT ? KafkaBatchFailures.failedIndex(ex) : -1;
+        } catch (RuntimeException ex) {
+            int index = ex instanceof BatchFailedException failed
+                    ? failed.index()
+                    : KAFKA_PRESENT ? KafkaBatchFailures.failedIndex(ex) : -1;
             if (index < 0 || index >= absolute.size()) {
                 throw ex;
             }
@@ -175,7 +182,8 @@ public final class IdempotentInvoker {
 
     private static boolean isBatch(Message<?> delivered) {
         return delivered.getPayload() instanceof List<?>
-                && (delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS) || delivered.getHeaders().containsKey(RABBIT_BATCH_HEADERS));
+                && (delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS)
+                        || delivered.getHeaders().containsKey(RABBIT_BATCH_HEADERS));
     }
 
     /** The headers of each record of a batch, as the binder reports them. */
@@ -189,7 +197,10 @@ public final class IdempotentInvoker {
         List<?> list = value instanceof List<?> l ? l : List.of();
         for (int i = 0; i < size; i++) {
             Object element = i < list.size() ? list.get(i) : null;
-            headers.add(element instanceof Map<?, ?> map ? new LinkedHashMap<>((Map<String, Object>) map) : new LinkedHashMap<>());
+            headers.add(
+                    element instanceof Map<?, ?> map
+                            ? new LinkedHashMap<>((Map<String, Object>) map)
+                            : new LinkedHashMap<>());
         }
         return headers;
     }
@@ -199,17 +210,22 @@ public final class IdempotentInvoker {
         if (payload instanceof List<?> list) {
             return list;
         }
-        throw new IllegalStateException("The function '" + beanName + "' is bound to a batch binding (batch-mode) but takes "
-                + payload.getClass().getName() + ": declare its input as List<T> or Message<List<T>>");
+        throw new IllegalStateException(
+                "The function '" + beanName + "' is bound to a batch binding (batch-mode) but takes "
+                        + payload.getClass().getName() + ": declare its input as List<T> or Message<List<T>>");
     }
 
     /** The input with only the records at {@code indexes}: the list, or a message's list payload and its per-record list headers. */
     private static Object filter(Object input, int size, List<Integer> indexes) {
         if (input instanceof Message<?> message) {
             Map<String, Object> headers = new LinkedHashMap<>();
-            message.getHeaders().forEach((name, value) -> headers.put(name,
-                    value instanceof List<?> values && values.size() == size ? pick(values, indexes) : value));
-            return MessageBuilder.withPayload(pick((List<?>) message.getPayload(), indexes)).copyHeaders(headers).build();
+            message.getHeaders()
+                    .forEach((name, value) -> headers.put(
+                            name,
+                            value instanceof List<?> values && values.size() == size ? pick(values, indexes) : value));
+            return MessageBuilder.withPayload(pick((List<?>) message.getPayload(), indexes))
+                    .copyHeaders(headers)
+                    .build();
         }
         return pick((List<?>) input, indexes);
     }
@@ -227,7 +243,10 @@ public final class IdempotentInvoker {
     private Message<?> deliveredMessage(Object input) {
         InboundMessages.Frame frame = InboundMessages.current();
         if (frame != null) {
-            if (input instanceof Message<?> own && own != frame.message() && !isBatch(frame.message()) && !isBatch(own)
+            if (input instanceof Message<?> own
+                    && own != frame.message()
+                    && !isBatch(frame.message())
+                    && !isBatch(own)
                     && !sameKey(frame.message(), own)) {
                 // Another function (the one the binding invokes) called this one with a message of its
                 // own, e.g. one per line of an order: guard that message, not the delivered one, or
@@ -239,10 +258,11 @@ public final class IdempotentInvoker {
         if (input instanceof Message<?> message) {
             return message;
         }
-        throw new IllegalStateException("The @IdempotentHandler function '" + beanName + "' was called with a bare payload"
-                + " outside a Spring Cloud Stream input binding, so the message's key headers are unknown. Bind it with"
-                + " Spring Cloud Stream with Sumi's SumiStreamChannelInterceptor registered (the starter does), or declare"
-                + " its input as Message<T>");
+        throw new IllegalStateException(
+                "The @IdempotentHandler function '" + beanName + "' was called with a bare payload"
+                        + " outside a Spring Cloud Stream input binding, so the message's key headers are unknown. Bind it with"
+                        + " Spring Cloud Stream with Sumi's SumiStreamChannelInterceptor registered (the starter does), or declare"
+                        + " its input as Message<T>");
     }
 
     /** Whether {@code own} has the key the delivered message has (always so when the binding invokes this function). */
@@ -251,8 +271,7 @@ public final class IdempotentInvoker {
             MessageKeyResolver resolver = executor.get().keyResolver();
             return resolver.resolve(definition, new SpringMessageInboundMessage(viewOf(delivered, own.getPayload())))
                     .equals(resolver.resolve(definition, new SpringMessageInboundMessage(own)));
-        }
-        catch (RuntimeException ex) {
+        } catch (RuntimeException ex) {
             return true; // a key error: reported on the delivered message, as before
         }
     }
@@ -262,7 +281,9 @@ public final class IdempotentInvoker {
     }
 
     private static Message<?> viewOf(Message<?> delivered, Object payload) {
-        return payload == delivered.getPayload() ? delivered : MessageBuilder.createMessage(payload, delivered.getHeaders());
+        return payload == delivered.getPayload()
+                ? delivered
+                : MessageBuilder.createMessage(payload, delivered.getHeaders());
     }
 
     private <T> T retryingWhileBusy(Callable<T> call) {
@@ -270,8 +291,7 @@ public final class IdempotentInvoker {
         while (true) {
             try {
                 return call(call);
-            }
-            catch (MessageBusyException ex) {
+            } catch (MessageBusyException ex) {
                 if (!waitWhileBusy(deadline)) {
                     throw ex;
                 }
@@ -289,12 +309,14 @@ public final class IdempotentInvoker {
         if (System.nanoTime() + interval.toNanos() > deadline) {
             return false;
         }
-        log.debug("A message of consumer '{}' is held by another consumer; claiming it again in {}", definition.consumer(), interval);
+        log.debug(
+                "A message of consumer '{}' is held by another consumer; claiming it again in {}",
+                definition.consumer(),
+                interval);
         try {
             Thread.sleep(interval.toMillis());
             return true;
-        }
-        catch (InterruptedException ex) {
+        } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             return false;
         }
@@ -307,11 +329,9 @@ public final class IdempotentInvoker {
     private static <T> T call(Callable<T> call) {
         try {
             return call.call();
-        }
-        catch (RuntimeException | Error ex) {
+        } catch (RuntimeException | Error ex) {
             throw ex;
-        }
-        catch (Exception ex) {
+        } catch (Exception ex) {
             throw new UndeclaredThrowableException(ex);
         }
     }

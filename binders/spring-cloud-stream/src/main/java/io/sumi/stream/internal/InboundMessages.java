@@ -20,8 +20,7 @@ public final class InboundMessages {
 
     private static final ThreadLocal<@Nullable Deque<Frame>> FRAMES = new ThreadLocal<>();
 
-    private InboundMessages() {
-    }
+    private InboundMessages() {}
 
     /** One delivery to an input binding. */
     public static final class Frame {

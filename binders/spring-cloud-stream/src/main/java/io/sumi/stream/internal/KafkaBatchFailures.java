@@ -11,14 +11,15 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
  */
 final class KafkaBatchFailures {
 
-    private KafkaBatchFailures() {
-    }
+    private KafkaBatchFailures() {}
 
     /** The batch failure for the Kafka listener container: same index, same cause. */
     static RuntimeException toKafka(BatchFailedException ex, String where) {
         Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
-        return new BatchListenerFailedException("Record at index " + ex.index() + " of the batch of " + where + " failed: "
-                + cause.getMessage(), cause, ex.index());
+        return new BatchListenerFailedException(
+                "Record at index " + ex.index() + " of the batch of " + where + " failed: " + cause.getMessage(),
+                cause,
+                ex.index());
     }
 
     /**

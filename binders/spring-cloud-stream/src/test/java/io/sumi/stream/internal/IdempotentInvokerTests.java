@@ -30,8 +30,10 @@ import org.springframework.messaging.support.MessageBuilder;
  */
 class IdempotentInvokerTests {
 
-    private final ProcessedMessageStore store = JdbcProcessedMessageStore.builder(TestDatabase.POSTGRESQL.dataSource()).build();
-    private final IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
+    private final ProcessedMessageStore store = JdbcProcessedMessageStore.builder(TestDatabase.POSTGRESQL.dataSource())
+            .build();
+    private final IdempotentExecutor executor =
+            IdempotentExecutor.builder(store).build();
     private final String consumer = "lines-" + UUID.randomUUID();
 
     @AfterEach
@@ -42,42 +44,59 @@ class IdempotentInvokerTests {
     }
 
     @IdempotentHandler(mode = IdempotencyMode.LEASE)
-    private static void annotated() {
-    }
+    private static void annotated() {}
 
     private IdempotentInvoker invoker() throws Exception {
-        IdempotentHandler annotation = AnnotationUtils.findAnnotation(getClass().getDeclaredMethod("annotated"), IdempotentHandler.class);
-        HandlerDefinition definition = new HandlerDefaults(IdempotencyMode.AUTO, Duration.ofSeconds(30), FingerprintMismatchPolicy.WARN,
-                HandlerDefinition.DEFAULT_KEY_HEADERS).resolve(annotation, consumer, false, "test");
+        IdempotentHandler annotation =
+                AnnotationUtils.findAnnotation(getClass().getDeclaredMethod("annotated"), IdempotentHandler.class);
+        HandlerDefinition definition = new HandlerDefaults(
+                        IdempotencyMode.AUTO,
+                        Duration.ofSeconds(30),
+                        FingerprintMismatchPolicy.WARN,
+                        HandlerDefinition.DEFAULT_KEY_HEADERS)
+                .resolve(annotation, consumer, false, "test");
         return new IdempotentInvoker("lines", definition, () -> executor, StreamSettings.ofDefaults());
     }
 
     @Test
     void aFunctionFanningOutToAnIdempotentFunctionGuardsEachSubMessageByItsOwnKey() throws Exception {
         IdempotentInvoker lines = invoker();
-        InboundMessages.push(MessageBuilder.withPayload("order").setHeader("idempotency-key", "order-1").build());
+        InboundMessages.push(MessageBuilder.withPayload("order")
+                .setHeader("idempotency-key", "order-1")
+                .build());
         List<String> keys = new ArrayList<>();
 
         for (int i = 0; i < 3; i++) {
-            Message<String> line = MessageBuilder.withPayload("line " + i).setHeader("idempotency-key", "order-1/line-" + i).build();
+            Message<String> line = MessageBuilder.withPayload("line " + i)
+                    .setHeader("idempotency-key", "order-1/line-" + i)
+                    .build();
             lines.invoke(line, input -> keys.add(IdempotencyContext.current().key()));
         }
 
         assertThat(keys).containsExactly("order-1/line-0", "order-1/line-1", "order-1/line-2");
-        assertThat(store.find(consumer, "order-1/line-1")).get().extracting(row -> row.status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.find(consumer, "order-1/line-1"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
         assertThat(store.find(consumer, "order-1")).isEmpty();
     }
 
     @Test
     void theFunctionTheBindingInvokesIsGuardedByTheDeliveredMessage() throws Exception {
         IdempotentInvoker lines = invoker();
-        Message<byte[]> delivered = MessageBuilder.withPayload("x".getBytes()).setHeader("idempotency-key", "d-1").build();
+        Message<byte[]> delivered = MessageBuilder.withPayload("x".getBytes())
+                .setHeader("idempotency-key", "d-1")
+                .build();
         InboundMessages.push(delivered);
         List<String> keys = new ArrayList<>();
 
         // As Spring Cloud Function passes it: the converted payload, or a converted message with the same headers.
         lines.invoke("x", input -> keys.add(IdempotencyContext.current().key()));
-        lines.invoke(MessageBuilder.withPayload("x").copyHeaders(delivered.getHeaders()).build(), input -> keys.add("ran again"));
+        lines.invoke(
+                MessageBuilder.withPayload("x")
+                        .copyHeaders(delivered.getHeaders())
+                        .build(),
+                input -> keys.add("ran again"));
 
         assertThat(keys).containsExactly("d-1");
     }

@@ -13,8 +13,7 @@ public final class CurrentRecords {
 
     private static final ThreadLocal<@Nullable Object> CURRENT = new ThreadLocal<>();
 
-    private CurrentRecords() {
-    }
+    private CurrentRecords() {}
 
     public static void set(Object recordOrRecords) {
         CURRENT.set(recordOrRecords);

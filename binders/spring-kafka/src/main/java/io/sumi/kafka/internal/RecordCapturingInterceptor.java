@@ -10,10 +10,12 @@ import org.springframework.kafka.listener.RecordInterceptor;
  * Records the record or batch being delivered in {@link CurrentRecords}, and forgets it once the
  * listener has returned. It never changes or skips a record.
  */
-public final class RecordCapturingInterceptor implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
+public final class RecordCapturingInterceptor
+        implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
 
     @Override
-    public ConsumerRecord<Object, Object> intercept(ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
+    public ConsumerRecord<Object, Object> intercept(
+            ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
         CurrentRecords.set(record);
         return record;
     }
@@ -24,7 +26,8 @@ public final class RecordCapturingInterceptor implements RecordInterceptor<Objec
     }
 
     @Override
-    public ConsumerRecords<Object, Object> intercept(ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
+    public ConsumerRecords<Object, Object> intercept(
+            ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
         CurrentRecords.set(records);
         return records;
     }
@@ -35,7 +38,8 @@ public final class RecordCapturingInterceptor implements RecordInterceptor<Objec
     }
 
     @Override
-    public void failure(ConsumerRecords<Object, Object> records, Exception exception, Consumer<Object, Object> consumer) {
+    public void failure(
+            ConsumerRecords<Object, Object> records, Exception exception, Consumer<Object, Object> consumer) {
         CurrentRecords.clear();
     }
 

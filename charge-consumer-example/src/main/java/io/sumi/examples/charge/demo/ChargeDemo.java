@@ -46,9 +46,17 @@ public class ChargeDemo implements DemoLauncher.Demo {
     private final ChargeConsumerProperties properties;
     private final KafkaListenerEndpointRegistry containers;
 
-    ChargeDemo(FakePaymentProvider provider, KafkaTemplate<String, String> template, CrashInjectingLedger ledger, JdbcTemplate jdbc,
-            BudgetRegistry budgets, BudgetListenerPauser pauser, MeterRegistry meters, DeadLetters deadLetters,
-            ChargeConsumerProperties properties, KafkaListenerEndpointRegistry containers) {
+    ChargeDemo(
+            FakePaymentProvider provider,
+            KafkaTemplate<String, String> template,
+            CrashInjectingLedger ledger,
+            JdbcTemplate jdbc,
+            BudgetRegistry budgets,
+            BudgetListenerPauser pauser,
+            MeterRegistry meters,
+            DeadLetters deadLetters,
+            ChargeConsumerProperties properties,
+            KafkaListenerEndpointRegistry containers) {
         this.provider = provider;
         this.template = template;
         this.ledger = ledger;
@@ -69,8 +77,13 @@ public class ChargeDemo implements DemoLauncher.Demo {
         }
         provider.outageAfter(OUTAGE_AFTER_CHARGES, OUTAGE_REQUESTS);
         BudgetConfig budget = budgets.budget("payments").config();
-        log.info("Sending {} charge requests (every {}th twice) to {}; budget 'payments': {} calls per {}", ORDERS, DUPLICATE_EVERY,
-                properties.topic(), (long) budget.limit(), budget.window());
+        log.info(
+                "Sending {} charge requests (every {}th twice) to {}; budget 'payments': {} calls per {}",
+                ORDERS,
+                DUPLICATE_EVERY,
+                properties.topic(),
+                (long) budget.limit(),
+                budget.window());
 
         int messages = 0;
         int duplicates = 0;
@@ -93,18 +106,33 @@ public class ChargeDemo implements DemoLauncher.Demo {
             }
             Thread.sleep(200);
         }
-        return new DemoReport(ORDERS, messages, duplicates, ledger.crashes(), provider.outages(), provider.uniqueKeys(),
-                provider.requests(), provider.charges(), provider.replays(), provider.conflicts(), (long) count("sumi.messages",
-                        "outcome", "duplicate"), (long) count("sumi.budget.openings", "reason", "limit_reached"),
-                (long) count("sumi.budget.openings", "reason", "circuit_open"), pauser.pauses("payments"),
-                pauser.resumes("payments"), deadLetters.count(), completedRows(), (System.nanoTime() - start) / 1_000_000,
+        return new DemoReport(
+                ORDERS,
+                messages,
+                duplicates,
+                ledger.crashes(),
+                provider.outages(),
+                provider.uniqueKeys(),
+                provider.requests(),
+                provider.charges(),
+                provider.replays(),
+                provider.conflicts(),
+                (long) count("sumi.messages", "outcome", "duplicate"),
+                (long) count("sumi.budget.openings", "reason", "limit_reached"),
+                (long) count("sumi.budget.openings", "reason", "circuit_open"),
+                pauser.pauses("payments"),
+                pauser.resumes("payments"),
+                deadLetters.count(),
+                completedRows(),
+                (System.nanoTime() - start) / 1_000_000,
                 (long) budget.limit() + " calls per " + budget.window() + ", breaker opens at "
                         + (int) budget.failureRateThreshold() + "% failures");
     }
 
     private void send(int order) {
         ChargeRequest request = new ChargeRequest(key(order), "cus_" + (order % 17), 500 + 25L * order, "eur");
-        ProducerRecord<String, String> record = new ProducerRecord<>(properties.topic(), request.order(), request.toForm());
+        ProducerRecord<String, String> record =
+                new ProducerRecord<>(properties.topic(), request.order(), request.toForm());
         // The outbox producer writes its row id here; until the outbox lands, the demo plays its part.
         record.headers().add("outbox-id", request.order().getBytes(StandardCharsets.UTF_8));
         template.send(record);
@@ -115,7 +143,8 @@ public class ChargeDemo implements DemoLauncher.Demo {
     }
 
     private int completedRows() {
-        Integer rows = jdbc.queryForObject("SELECT COUNT(*) FROM processed_messages WHERE consumer = 'charges' AND status = 'COMPLETED'",
+        Integer rows = jdbc.queryForObject(
+                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'charges' AND status = 'COMPLETED'",
                 Integer.class);
         return rows == null ? 0 : rows;
     }
@@ -123,11 +152,15 @@ public class ChargeDemo implements DemoLauncher.Demo {
     /** No container is paused and no claim is in progress. */
     private boolean idle() {
         Integer inProgress = jdbc.queryForObject(
-                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'charges' AND status <> 'COMPLETED'", Integer.class);
-        return (inProgress == null || inProgress == 0) && !containers.getListenerContainer("charges").isPauseRequested();
+                "SELECT COUNT(*) FROM processed_messages WHERE consumer = 'charges' AND status <> 'COMPLETED'",
+                Integer.class);
+        return (inProgress == null || inProgress == 0)
+                && !containers.getListenerContainer("charges").isPauseRequested();
     }
 
     private double count(String name, String tag, String value) {
-        return meters.find(name).tag(tag, value).counters().stream().mapToDouble(Counter::count).sum();
+        return meters.find(name).tag(tag, value).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
     }
 }

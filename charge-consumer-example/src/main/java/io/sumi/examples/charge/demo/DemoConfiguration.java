@@ -27,7 +27,8 @@ class DemoConfiguration {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
                 return bean instanceof ProcessedMessageStore store && !(bean instanceof CrashInjectingLedger)
-                        ? new CrashInjectingLedger(store) : bean;
+                        ? new CrashInjectingLedger(store)
+                        : bean;
             }
         };
     }
@@ -38,11 +39,27 @@ class DemoConfiguration {
     }
 
     @Bean
-    ChargeDemo chargeDemo(@Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<FakePaymentProvider> services, KafkaTemplate<String, String> template,
-            ProcessedMessageStore ledger, JdbcTemplate jdbc, BudgetRegistry budgets, BudgetListenerPauser pauser,
-            MeterRegistry meters, DeadLetters deadLetters, ChargeConsumerProperties properties,
+    ChargeDemo chargeDemo(
+            @Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<FakePaymentProvider> services,
+            KafkaTemplate<String, String> template,
+            ProcessedMessageStore ledger,
+            JdbcTemplate jdbc,
+            BudgetRegistry budgets,
+            BudgetListenerPauser pauser,
+            MeterRegistry meters,
+            DeadLetters deadLetters,
+            ChargeConsumerProperties properties,
             KafkaListenerEndpointRegistry containers) {
-        return new ChargeDemo(services.service(), template, (CrashInjectingLedger) ledger, jdbc, budgets, pauser,
-                meters, deadLetters, properties, containers);
+        return new ChargeDemo(
+                services.service(),
+                template,
+                (CrashInjectingLedger) ledger,
+                jdbc,
+                budgets,
+                pauser,
+                meters,
+                deadLetters,
+                properties,
+                containers);
     }
 }

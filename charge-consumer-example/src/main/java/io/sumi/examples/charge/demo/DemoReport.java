@@ -7,9 +7,27 @@ import io.sumi.examples.support.DemoLauncher;
  * the provider was called more often, and the budget opened, paused and resumed the consumer
  * without dead-lettering anything.
  */
-public record DemoReport(int orders, int messages, int duplicatesSent, int crashes, int outageRequests, int uniqueKeys,
-        int providerCalls, int realCharges, int replays, int conflicts, long duplicatesSkipped, long openingsLimit,
-        long openingsFailures, long pauses, long resumes, int deadLettered, int completedRows, long millis, String budget) implements DemoLauncher.Report {
+public record DemoReport(
+        int orders,
+        int messages,
+        int duplicatesSent,
+        int crashes,
+        int outageRequests,
+        int uniqueKeys,
+        int providerCalls,
+        int realCharges,
+        int replays,
+        int conflicts,
+        long duplicatesSkipped,
+        long openingsLimit,
+        long openingsFailures,
+        long pauses,
+        long resumes,
+        int deadLettered,
+        int completedRows,
+        long millis,
+        String budget)
+        implements DemoLauncher.Report {
 
     public long budgetOpenings() {
         return openingsLimit + openingsFailures;
@@ -17,14 +35,24 @@ public record DemoReport(int orders, int messages, int duplicatesSent, int crash
 
     @Override
     public boolean ok() {
-        return realCharges == uniqueKeys && uniqueKeys == orders && completedRows == orders && replays >= crashes && crashes > 0
-                && budgetOpenings() >= 1 && pauses >= 1 && resumes >= 1 && deadLettered == 0 && conflicts == 0;
+        return realCharges == uniqueKeys
+                && uniqueKeys == orders
+                && completedRows == orders
+                && replays >= crashes
+                && crashes > 0
+                && budgetOpenings() >= 1
+                && pauses >= 1
+                && resumes >= 1
+                && deadLettered == 0
+                && conflicts == 0;
     }
 
     @Override
     public String format() {
         StringBuilder out = new StringBuilder();
-        out.append('\n').append("Sumi charge demo: payment.charge -> @IdempotentHandler(budget = \"payments\") -> HTTP payment provider\n");
+        out.append('\n')
+                .append(
+                        "Sumi charge demo: payment.charge -> @IdempotentHandler(budget = \"payments\") -> HTTP payment provider\n");
         out.append("  budget 'payments'                      ").append(budget).append('\n');
         line(out, "orders", orders, "");
         line(out, "messages sent to Kafka", messages, duplicatesSent + " duplicates");
@@ -36,14 +64,23 @@ public record DemoReport(int orders, int messages, int duplicatesSent, int crash
         line(out, "replays absorbed by the provider", replays, "same key, same parameters: first response, no charge");
         line(out, "key conflicts (4xx)", conflicts, "");
         line(out, "duplicates skipped by the ledger", duplicatesSkipped, "never reached the provider");
-        line(out, "budget openings", budgetOpenings(), openingsLimit + " limit reached, " + openingsFailures + " failure rate");
+        line(
+                out,
+                "budget openings",
+                budgetOpenings(),
+                openingsLimit + " limit reached, " + openingsFailures + " failure rate");
         line(out, "listener container pauses", pauses, "");
         line(out, "listener container resumes", resumes, "");
         line(out, "dead-lettered", deadLettered, "");
         line(out, "ledger rows COMPLETED", completedRows, "");
         out.append(String.format("  %-38s %d ms%n", "time", millis));
-        out.append("  result: ").append(ok() ? "OK: every order charged exactly once, the budget paused and resumed the consumer,"
-                + " nothing dead-lettered" : "FAILED").append('\n');
+        out.append("  result: ")
+                .append(
+                        ok()
+                                ? "OK: every order charged exactly once, the budget paused and resumed the consumer,"
+                                        + " nothing dead-lettered"
+                                : "FAILED")
+                .append('\n');
         return out.toString();
     }
 

@@ -28,8 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class FakePaymentProvider implements AutoCloseable {
 
-    private record Charge(String id, String parameters, String response) {
-    }
+    private record Charge(String id, String parameters, String response) {}
 
     private final HttpServer server;
     private final Map<String, Charge> byKey = new ConcurrentHashMap<>();
@@ -59,8 +58,7 @@ public final class FakePaymentProvider implements AutoCloseable {
             }));
             server.start();
             return provider;
-        }
-        catch (IOException ex) {
+        } catch (IOException ex) {
             throw new IllegalStateException("Could not start the fake payment provider", ex);
         }
     }
@@ -105,7 +103,8 @@ public final class FakePaymentProvider implements AutoCloseable {
             Charge charge = byKey.computeIfAbsent(key, k -> {
                 created[0] = true;
                 String id = "ch_" + charges.incrementAndGet();
-                return new Charge(id, parameters, "{\"id\":\"" + id + "\",\"object\":\"charge\",\"status\":\"succeeded\"}");
+                return new Charge(
+                        id, parameters, "{\"id\":\"" + id + "\",\"object\":\"charge\",\"status\":\"succeeded\"}");
             });
             if (created[0]) {
                 if (outageAfterCharges >= 0 && charges.get() >= outageAfterCharges) {
@@ -113,12 +112,14 @@ public final class FakePaymentProvider implements AutoCloseable {
                     failNext.set(outageLength);
                 }
                 respond(exchange, 200, charge.response(), false);
-            }
-            else if (!charge.parameters().equals(parameters)) {
+            } else if (!charge.parameters().equals(parameters)) {
                 conflicts.incrementAndGet();
-                respond(exchange, 400, "{\"error\":\"idempotency_error: key " + key + " was used with other parameters\"}", false);
-            }
-            else {
+                respond(
+                        exchange,
+                        400,
+                        "{\"error\":\"idempotency_error: key " + key + " was used with other parameters\"}",
+                        false);
+            } else {
                 replays.incrementAndGet();
                 respond(exchange, 200, charge.response(), true);
             }

@@ -22,7 +22,8 @@ class FakePaymentProviderTests {
 
     HttpResponse<String> post(String key, String form) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(provider.url() + "/v1/charges"))
-                .header("Content-Type", "application/x-www-form-urlencoded").POST(HttpRequest.BodyPublishers.ofString(form));
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(form));
         if (key != null) {
             request.header("Idempotency-Key", key);
         }

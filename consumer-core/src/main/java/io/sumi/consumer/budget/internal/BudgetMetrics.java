@@ -21,29 +21,54 @@ final class BudgetMetrics {
 
     private final Counter permitted;
     private final Counter rejected;
-    private final Map<BudgetExhaustedException.Reason, Counter> openings = new EnumMap<>(BudgetExhaustedException.Reason.class);
+    private final Map<BudgetExhaustedException.Reason, Counter> openings =
+            new EnumMap<>(BudgetExhaustedException.Reason.class);
 
     BudgetMetrics(DefaultBudget budget, MeterRegistry registry) {
         String name = budget.name();
-        Gauge.builder(SPENT, budget, DefaultBudget::spent).description("Spend of the budget in its current window")
-                .tag("budget", name).strongReference(true).register(registry);
-        Gauge.builder(REMAINING, budget, DefaultBudget::remaining).description("What the budget has left in its current window")
-                .tag("budget", name).strongReference(true).register(registry);
-        Gauge.builder(LIMIT, budget, b -> b.config().limit()).description("The budget's limit per window")
-                .tag("budget", name).strongReference(true).register(registry);
-        for (CircuitBreaker.State state : new CircuitBreaker.State[] {CircuitBreaker.State.CLOSED, CircuitBreaker.State.OPEN,
-                CircuitBreaker.State.HALF_OPEN}) {
+        Gauge.builder(SPENT, budget, DefaultBudget::spent)
+                .description("Spend of the budget in its current window")
+                .tag("budget", name)
+                .strongReference(true)
+                .register(registry);
+        Gauge.builder(REMAINING, budget, DefaultBudget::remaining)
+                .description("What the budget has left in its current window")
+                .tag("budget", name)
+                .strongReference(true)
+                .register(registry);
+        Gauge.builder(LIMIT, budget, b -> b.config().limit())
+                .description("The budget's limit per window")
+                .tag("budget", name)
+                .strongReference(true)
+                .register(registry);
+        for (CircuitBreaker.State state : new CircuitBreaker.State[] {
+            CircuitBreaker.State.CLOSED, CircuitBreaker.State.OPEN, CircuitBreaker.State.HALF_OPEN
+        }) {
             Gauge.builder(STATE, budget, b -> b.circuitBreaker().getState() == state ? 1 : 0)
-                    .description("1 for the budget breaker's current state").tag("budget", name)
-                    .tag("state", state.name().toLowerCase(Locale.ROOT)).strongReference(true).register(registry);
+                    .description("1 for the budget breaker's current state")
+                    .tag("budget", name)
+                    .tag("state", state.name().toLowerCase(Locale.ROOT))
+                    .strongReference(true)
+                    .register(registry);
         }
-        permitted = Counter.builder(CALLS).description("Calls asked of the budget, by result").tag("budget", name)
-                .tag("result", "permitted").register(registry);
-        rejected = Counter.builder(CALLS).description("Calls asked of the budget, by result").tag("budget", name)
-                .tag("result", "rejected").register(registry);
+        permitted = Counter.builder(CALLS)
+                .description("Calls asked of the budget, by result")
+                .tag("budget", name)
+                .tag("result", "permitted")
+                .register(registry);
+        rejected = Counter.builder(CALLS)
+                .description("Calls asked of the budget, by result")
+                .tag("budget", name)
+                .tag("result", "rejected")
+                .register(registry);
         for (BudgetExhaustedException.Reason reason : BudgetExhaustedException.Reason.values()) {
-            openings.put(reason, Counter.builder(OPENINGS).description("Times the budget's breaker opened, by reason")
-                    .tag("budget", name).tag("reason", reason.name().toLowerCase(Locale.ROOT)).register(registry));
+            openings.put(
+                    reason,
+                    Counter.builder(OPENINGS)
+                            .description("Times the budget's breaker opened, by reason")
+                            .tag("budget", name)
+                            .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+                            .register(registry));
         }
     }
 

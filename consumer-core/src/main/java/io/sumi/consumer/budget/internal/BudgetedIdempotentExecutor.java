@@ -49,13 +49,16 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
     /** What became of the handler's run. */
     private static final class Run {
         int runs;
-        @Nullable Throwable failure;
+
+        @Nullable
+        Throwable failure;
     }
 
     // The scope is a guard: try-with-resources closes it; the body never names it.
     @SuppressWarnings("try")
     @Override
-    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body) throws Exception {
+    public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body)
+            throws Exception {
         if (handler.budget() == null) {
             return delegate.execute(handler, message, body);
         }
@@ -67,16 +70,14 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
                 run.failure = null;
                 try (BudgetPermit.Scope scope = permit.open()) {
                     return body.run();
-                }
-                catch (Exception | Error ex) {
+                } catch (Exception | Error ex) {
                     run.failure = ex;
                     throw ex;
                 }
             });
             end(permit, run);
             return result;
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             end(permit, run);
             throw ex;
         }
@@ -85,7 +86,8 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
     // The scope is a guard: try-with-resources closes it; the body never names it.
     @SuppressWarnings("try")
     @Override
-    public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body) throws Exception {
+    public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
+            throws Exception {
         if (handler.budget() == null) {
             return delegate.executeBatch(handler, messages, body);
         }
@@ -103,53 +105,58 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
         Run run = new Run();
         BatchResult result;
         try {
-            result = delegate.executeBatch(handler, admitted == messages.size() ? messages : messages.subList(0, admitted), indexes -> {
-                // A batch is one call that costs cost-per-call for each message it runs; a
-                // transactional batch that runs a shorter prefix again pays for it again.
-                if (run.runs++ == 0) {
-                    permit.recordCost(costPerMessage * indexes.size());
-                }
-                else {
-                    permit.addCost(costPerMessage * indexes.size());
-                }
-                run.failure = null;
-                try (BudgetPermit.Scope scope = permit.open()) {
-                    body.run(indexes);
-                }
-                catch (Exception | Error ex) {
-                    run.failure = ex;
-                    throw ex;
-                }
-            });
+            result = delegate.executeBatch(
+                    handler, admitted == messages.size() ? messages : messages.subList(0, admitted), indexes -> {
+                        // A batch is one call that costs cost-per-call for each message it runs; a
+                        // transactional batch that runs a shorter prefix again pays for it again.
+                        if (run.runs++ == 0) {
+                            permit.recordCost(costPerMessage * indexes.size());
+                        } else {
+                            permit.addCost(costPerMessage * indexes.size());
+                        }
+                        run.failure = null;
+                        try (BudgetPermit.Scope scope = permit.open()) {
+                            body.run(indexes);
+                        } catch (Exception | Error ex) {
+                            run.failure = ex;
+                            throw ex;
+                        }
+                    });
             end(permit, run);
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             end(permit, run);
             throw ex;
         }
         if (admitted < messages.size()) {
-            throw new BatchFailedException(admitted, new BudgetExhaustedException(budget.name(), BudgetExhaustedException.Reason.LIMIT_REACHED,
-                    budget.spent(), budget.config().limit(), null, "Budget '" + budget.name() + "' admitted " + admitted + " of a batch of "
-                            + messages.size() + " (the whole batch costs more than the limit); the rest is delivered again"));
+            throw new BatchFailedException(
+                    admitted,
+                    new BudgetExhaustedException(
+                            budget.name(),
+                            BudgetExhaustedException.Reason.LIMIT_REACHED,
+                            budget.spent(),
+                            budget.config().limit(),
+                            null,
+                            "Budget '" + budget.name() + "' admitted " + admitted + " of a batch of " + messages.size()
+                                    + " (the whole batch costs more than the limit); the rest is delivered again"));
         }
         return result;
     }
 
     private Budget budget(HandlerDefinition handler) {
         String name = handler.budget();
-        return budgets.find(name != null ? name : "").orElseThrow(() -> new IllegalStateException("The handler of consumer '"
-                + handler.consumer() + "' is bound to budget '" + name + "', which is not configured (sumi.budgets." + name
-                + ".limit); budgets: " + budgets.names()));
+        return budgets.find(name != null ? name : "")
+                .orElseThrow(() -> new IllegalStateException("The handler of consumer '"
+                        + handler.consumer() + "' is bound to budget '" + name
+                        + "', which is not configured (sumi.budgets." + name
+                        + ".limit); budgets: " + budgets.names()));
     }
 
     private static void end(BudgetPermit permit, Run run) {
         if (run.runs == 0) {
             permit.release();
-        }
-        else if (run.failure != null) {
+        } else if (run.failure != null) {
             permit.onError(run.failure);
-        }
-        else {
+        } else {
             permit.onSuccess();
         }
     }

@@ -50,14 +50,22 @@ final class DefaultBudget implements Budget {
     private @Nullable Instant openUntil;
     private int inFlight;
 
-    DefaultBudget(String name, BudgetConfig config, Clock clock, DefaultBudgetRegistry registry, MeterRegistry meterRegistry) {
+    DefaultBudget(
+            String name,
+            BudgetConfig config,
+            Clock clock,
+            DefaultBudgetRegistry registry,
+            MeterRegistry meterRegistry) {
         this.name = name;
         this.config = config;
         this.clock = clock;
         this.registry = registry;
         this.breaker = CircuitBreaker.of(name, breakerConfig(config));
-        this.breaker.getEventPublisher().onStateTransition(event -> onTransition(event.getStateTransition().getFromState(),
-                event.getStateTransition().getToState()));
+        this.breaker
+                .getEventPublisher()
+                .onStateTransition(event -> onTransition(
+                        event.getStateTransition().getFromState(),
+                        event.getStateTransition().getToState()));
         this.metrics = new BudgetMetrics(this, meterRegistry);
     }
 
@@ -70,7 +78,8 @@ final class DefaultBudget implements Budget {
                 .waitDurationInOpenState(config.waitDurationInOpenState())
                 .permittedNumberOfCallsInHalfOpenState(config.permittedCallsInHalfOpenState())
                 // A refusal by the budget itself is never a failure of the provider.
-                .recordException(failure -> !(failure instanceof BudgetExhaustedException) && this.config.recordFailure().test(failure))
+                .recordException(failure -> !(failure instanceof BudgetExhaustedException)
+                        && this.config.recordFailure().test(failure))
                 .automaticTransitionFromOpenToHalfOpenEnabled(false)
                 .clock(clock)
                 .build();
@@ -115,11 +124,20 @@ final class DefaultBudget implements Budget {
             // do not open the breaker, so that a smaller batch (or a single call) still can run.
             metrics.rejected();
             Instant fitsAt = cost <= current.limit() ? spend.roomAt(now, current, cost) : null;
-            throw new BudgetExhaustedException(name, Reason.LIMIT_REACHED, spent, current.limit(), fitsAt, "Budget '" + name
-                    + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of " + fmt(current.limit())
-                    + " in the last " + current.window() + (fitsAt != null ? "; it fits from " + fitsAt
-                            : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
-                            + " limit / cost-per-call"));
+            throw new BudgetExhaustedException(
+                    name,
+                    Reason.LIMIT_REACHED,
+                    spent,
+                    current.limit(),
+                    fitsAt,
+                    "Budget '" + name
+                            + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of "
+                            + fmt(current.limit())
+                            + " in the last " + current.window()
+                            + (fitsAt != null
+                                    ? "; it fits from " + fitsAt
+                                    : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
+                                            + " limit / cost-per-call"));
         }
         if (!breaker.tryAcquirePermission()) {
             metrics.rejected();
@@ -138,8 +156,7 @@ final class DefaultBudget implements Budget {
         T result;
         try (BudgetPermit.Scope scope = permit.open()) {
             result = call.call();
-        }
-        catch (Exception | Error ex) {
+        } catch (Exception | Error ex) {
             permit.onError(ex);
             throw ex;
         }
@@ -147,8 +164,7 @@ final class DefaultBudget implements Budget {
             if (cost != null) {
                 permit.recordCost(cost.applyAsDouble(result));
             }
-        }
-        finally {
+        } finally {
             permit.onSuccess();
         }
         return result;
@@ -190,8 +206,14 @@ final class DefaultBudget implements Budget {
         BudgetConfig old = config;
         config = newConfig;
         if (!old.toString().equals(newConfig.toString())) {
-            log.info("Budget '{}' reconfigured: limit {} per {} (was {} per {}), cost per call {}", name, fmt(newConfig.limit()),
-                    newConfig.window(), fmt(old.limit()), old.window(), fmt(newConfig.costPerCall()));
+            log.info(
+                    "Budget '{}' reconfigured: limit {} per {} (was {} per {}), cost per call {}",
+                    name,
+                    fmt(newConfig.limit()),
+                    newConfig.window(),
+                    fmt(old.limit()),
+                    old.window(),
+                    fmt(newConfig.costPerCall()));
         }
         Instant now = clock.instant();
         double spent = spend.total(now, newConfig.window());
@@ -199,12 +221,10 @@ final class DefaultBudget implements Budget {
         if (state == CircuitBreaker.State.OPEN && openReason == Reason.LIMIT_REACHED) {
             if (SpendWindow.exceeds(spent, newConfig)) {
                 openUntil = spend.roomAt(now, newConfig);
-            }
-            else {
+            } else {
                 breaker.transitionToHalfOpenState();
             }
-        }
-        else if (state != CircuitBreaker.State.OPEN && SpendWindow.exceeds(spent, newConfig)) {
+        } else if (state != CircuitBreaker.State.OPEN && SpendWindow.exceeds(spent, newConfig)) {
             openForLimit(now, newConfig);
         }
     }
@@ -261,28 +281,45 @@ final class DefaultBudget implements Budget {
                 openReason = reason;
                 if (reason == Reason.CIRCUIT_OPEN) {
                     openUntil = clock.instant().plus(current.waitDurationInOpenState());
-                    log.warn("Budget '{}' circuit OPEN ({} -> OPEN): {}% of the last calls failed (threshold {}%); calls fail fast"
-                            + " until {}, then {} probe call(s) decide", name, from, fmt(breaker.getMetrics().getFailureRate()),
-                            fmt(current.failureRateThreshold()), openUntil, current.permittedCallsInHalfOpenState());
-                }
-                else {
-                    log.warn("Budget '{}' EXHAUSTED ({} -> OPEN): spent {} of {} in the last {}; calls fail fast until {}, when"
-                            + " enough spend has left the window", name, from, fmt(spent), fmt(current.limit()), current.window(),
+                    log.warn(
+                            "Budget '{}' circuit OPEN ({} -> OPEN): {}% of the last calls failed (threshold {}%); calls fail fast"
+                                    + " until {}, then {} probe call(s) decide",
+                            name,
+                            from,
+                            fmt(breaker.getMetrics().getFailureRate()),
+                            fmt(current.failureRateThreshold()),
+                            openUntil,
+                            current.permittedCallsInHalfOpenState());
+                } else {
+                    log.warn(
+                            "Budget '{}' EXHAUSTED ({} -> OPEN): spent {} of {} in the last {}; calls fail fast until {}, when"
+                                    + " enough spend has left the window",
+                            name,
+                            from,
+                            fmt(spent),
+                            fmt(current.limit()),
+                            current.window(),
                             openUntil);
                 }
                 metrics.opened(reason);
-            }
-            else if (to == CircuitBreaker.State.HALF_OPEN) {
+            } else if (to == CircuitBreaker.State.HALF_OPEN) {
                 openUntil = null;
-                log.info("Budget '{}' HALF_OPEN ({} -> HALF_OPEN): spent {} of {}; {} probe call(s) decide whether it closes",
-                        name, from, fmt(spent), fmt(current.limit()), current.permittedCallsInHalfOpenState());
-            }
-            else if (to == CircuitBreaker.State.CLOSED) {
+                log.info(
+                        "Budget '{}' HALF_OPEN ({} -> HALF_OPEN): spent {} of {}; {} probe call(s) decide whether it closes",
+                        name,
+                        from,
+                        fmt(spent),
+                        fmt(current.limit()),
+                        current.permittedCallsInHalfOpenState());
+            } else if (to == CircuitBreaker.State.CLOSED) {
                 openUntil = null;
-                log.info("Budget '{}' CLOSED ({} -> CLOSED): calls flow again; spent {} of {}", name, from, fmt(spent),
+                log.info(
+                        "Budget '{}' CLOSED ({} -> CLOSED): calls flow again; spent {} of {}",
+                        name,
+                        from,
+                        fmt(spent),
                         fmt(current.limit()));
-            }
-            else {
+            } else {
                 log.info("Budget '{}' {} -> {}", name, from, to);
             }
         }
@@ -292,15 +329,18 @@ final class DefaultBudget implements Budget {
     private BudgetExhaustedException exhausted(Reason reason, double spent, BudgetConfig current) {
         Instant retryAt = breaker.getState() == CircuitBreaker.State.OPEN ? openUntil : null;
         String text = reason == Reason.LIMIT_REACHED
-                ? "Budget '" + name + "' is exhausted: spent " + fmt(spent) + " of " + fmt(current.limit()) + " in the last "
-                        + current.window() + " (a call costs " + fmt(current.costPerCall()) + "); retry after " + retryAt
+                ? "Budget '" + name + "' is exhausted: spent " + fmt(spent) + " of " + fmt(current.limit())
+                        + " in the last " + current.window() + " (a call costs " + fmt(current.costPerCall())
+                        + "); retry after " + retryAt
                 : "Budget '" + name + "' does not permit a call: its circuit is " + breaker.getState()
                         + (retryAt != null ? " until " + retryAt : " (a probe call is running)");
         return new BudgetExhaustedException(name, reason, spent, current.limit(), retryAt, text);
     }
 
     private static String fmt(double value) {
-        return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long) value) : String.format("%.2f", value);
+        return value == Math.rint(value) && Math.abs(value) < 1e15
+                ? Long.toString((long) value)
+                : String.format("%.2f", value);
     }
 
     @Override

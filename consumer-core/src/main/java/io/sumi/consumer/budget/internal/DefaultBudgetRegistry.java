@@ -62,7 +62,12 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
         }
         return budgets.compute(name, (key, existing) -> {
             if (existing == null) {
-                log.info("Budget '{}': limit {} per {}, cost per call {}", name, config.limit(), config.window(), config.costPerCall());
+                log.info(
+                        "Budget '{}': limit {} per {}, cost per call {}",
+                        name,
+                        config.limit(),
+                        config.window(),
+                        config.costPerCall());
                 return new DefaultBudget(name, config, clock, this, meterRegistry);
             }
             existing.reconfigure(config);
@@ -84,8 +89,7 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
         for (BudgetStateListener listener : listeners) {
             try {
                 listener.onStateTransition(budget, from, to);
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 log.warn("A budget state listener failed on {} -> {} of budget '{}'", from, to, budget.name(), ex);
             }
         }

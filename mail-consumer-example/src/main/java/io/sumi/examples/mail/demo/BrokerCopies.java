@@ -45,7 +45,8 @@ public class BrokerCopies implements AutoCloseable {
     private final String topic;
     private final int partitions;
     private final ExecutorService immediate = Executors.newSingleThreadExecutor(daemon("demo-copies"));
-    private final ScheduledExecutorService delayed = Executors.newSingleThreadScheduledExecutor(daemon("demo-late-copies"));
+    private final ScheduledExecutorService delayed =
+            Executors.newSingleThreadScheduledExecutor(daemon("demo-late-copies"));
     private volatile Map<String, DemoPlan.Copy> plan = Map.of();
     private final Set<String> copied = ConcurrentHashMap.newKeySet();
     private final AtomicInteger pending = new AtomicInteger();
@@ -69,14 +70,16 @@ public class BrokerCopies implements AutoCloseable {
         List<ProducerRecord<String, String>> now = new ArrayList<>();
         for (OutboxRecord record : records) {
             DemoPlan.Copy copy = plan.get(record.aggregateId());
-            if (copy == null || !topic.equals(record.topic()) || !result.sent(record.id()) || !copied.add(record.aggregateId())) {
+            if (copy == null
+                    || !topic.equals(record.topic())
+                    || !result.sent(record.id())
+                    || !copied.add(record.aggregateId())) {
                 continue;
             }
             pending.incrementAndGet();
             if (copy.concurrent()) {
                 now.add(copyOf(record, (partitionOf(record.aggregateId()) + 1) % partitions));
-            }
-            else {
+            } else {
                 ProducerRecord<String, String> later = copyOf(record, copy.partition());
                 delayed.schedule(() -> send(List.of(later), lateSent), copy.delayMillis(), TimeUnit.MILLISECONDS);
             }
@@ -87,8 +90,11 @@ public class BrokerCopies implements AutoCloseable {
     }
 
     private ProducerRecord<String, String> copyOf(OutboxRecord record, int partition) {
-        ProducerRecord<String, String> copy = new ProducerRecord<>(topic, partition, record.aggregateId(), record.payload());
-        record.brokerHeaders().forEach((name, value) -> copy.headers().add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8))));
+        ProducerRecord<String, String> copy =
+                new ProducerRecord<>(topic, partition, record.aggregateId(), record.payload());
+        record.brokerHeaders()
+                .forEach((name, value) ->
+                        copy.headers().add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8))));
         return copy;
     }
 
@@ -103,14 +109,12 @@ public class BrokerCopies implements AutoCloseable {
                 template.send(record).whenComplete((result, ex) -> {
                     if (ex == null) {
                         sent.incrementAndGet();
-                    }
-                    else {
+                    } else {
                         failed(ex);
                     }
                     pending.decrementAndGet();
                 });
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 failed(ex);
                 pending.decrementAndGet();
             }
@@ -191,8 +195,7 @@ public class BrokerCopies implements AutoCloseable {
         private PublishResult copied(List<OutboxRecord> records, PublishResult result) {
             try {
                 copies.ifAvailable(c -> c.published(records, result));
-            }
-            catch (RuntimeException ex) {
+            } catch (RuntimeException ex) {
                 log.error("Could not plan the copies of a published batch", ex);
             }
             return result;

@@ -1,7 +1,6 @@
 package io.sumi.examples.mail.demo;
 
 import com.icegreen.greenmail.util.GreenMail;
-import io.sumi.examples.support.EmbeddedServices;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -9,6 +8,7 @@ import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.sumi.examples.mail.MailConsumerProperties;
 import io.sumi.examples.mail.SmtpMailGateway;
 import io.sumi.examples.mail.orders.OrderService;
+import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.outbox.OutboxPublisher;
 import io.sumi.outbox.OutboxTable;
 import org.springframework.beans.factory.ObjectProvider;
@@ -67,8 +67,11 @@ public class DemoConfiguration {
                         @Override
                         public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {
                             return id.getName().equals(DISPATCH_LATENCY)
-                                    ? DistributionStatisticConfig.builder().percentiles(0.5, 0.95, 0.99).percentilePrecision(2)
-                                            .build().merge(config)
+                                    ? DistributionStatisticConfig.builder()
+                                            .percentiles(0.5, 0.95, 0.99)
+                                            .percentilePrecision(2)
+                                            .build()
+                                            .merge(config)
                                     : config;
                         }
                     });
@@ -79,17 +82,42 @@ public class DemoConfiguration {
             @Override
             public Object postProcessAfterInitialization(Object bean, String beanName) {
                 return bean instanceof OutboxPublisher publisher && !(bean instanceof BrokerCopies.CopyingPublisher)
-                        ? new BrokerCopies.CopyingPublisher(publisher, copies) : bean;
+                        ? new BrokerCopies.CopyingPublisher(publisher, copies)
+                        : bean;
             }
         };
     }
 
     @Bean
-    MailDemo mailDemo(DemoProperties demo, MailConsumerProperties mail, @Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<GreenMail> services,
-            OrderService orders, OutboxTable outbox, BrokerCopies copies, KafkaTemplate<String, String> template, KafkaAdmin admin,
-            KafkaListenerEndpointRegistry listeners, MeterRegistry meters, FlakyMailGateway gateway, DeadLetters deadLetters,
-            JdbcTemplate jdbc, @Value("${sumi.ledger.table-name:processed_messages}") String ledgerTable) {
-        return new MailDemo(demo, mail, services, orders, outbox, copies, template, admin, listeners, meters, gateway, deadLetters,
-                jdbc, ledgerTable);
+    MailDemo mailDemo(
+            DemoProperties demo,
+            MailConsumerProperties mail,
+            @Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<GreenMail> services,
+            OrderService orders,
+            OutboxTable outbox,
+            BrokerCopies copies,
+            KafkaTemplate<String, String> template,
+            KafkaAdmin admin,
+            KafkaListenerEndpointRegistry listeners,
+            MeterRegistry meters,
+            FlakyMailGateway gateway,
+            DeadLetters deadLetters,
+            JdbcTemplate jdbc,
+            @Value("${sumi.ledger.table-name:processed_messages}") String ledgerTable) {
+        return new MailDemo(
+                demo,
+                mail,
+                services,
+                orders,
+                outbox,
+                copies,
+                template,
+                admin,
+                listeners,
+                meters,
+                gateway,
+                deadLetters,
+                jdbc,
+                ledgerTable);
     }
 }

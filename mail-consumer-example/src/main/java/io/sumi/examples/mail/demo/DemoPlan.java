@@ -33,8 +33,13 @@ import org.jspecify.annotations.Nullable;
  * @param copies the copies to publish, by order id
  * @param poisonMessages how many messages without a key are published
  */
-public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledBack, Set<String> greylisted,
-        Map<String, Copy> copies, int poisonMessages) {
+public record DemoPlan(
+        List<Step> steps,
+        List<Order> orders,
+        Set<String> rolledBack,
+        Set<String> greylisted,
+        Map<String, Copy> copies,
+        int poisonMessages) {
 
     /** The mail domain of the greylisted customers: see {@link FlakyMailGateway}. */
     public static final String GREYLISTED_DOMAIN = FlakyMailGateway.GREYLISTING_DOMAIN;
@@ -69,8 +74,7 @@ public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledB
      * @param partition the partition of a later copy (any, possibly the original's)
      * @param delayMillis how long after the original's acknowledgement a later copy is sent
      */
-    public record Copy(boolean concurrent, int partition, long delayMillis) {
-    }
+    public record Copy(boolean concurrent, int partition, long delayMillis) {}
 
     /** Orders that commit. */
     public int committedOrders() {
@@ -87,11 +91,21 @@ public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledB
 
     /** The ids of the orders that commit, in order. */
     public List<String> committedOrderIds() {
-        return orders.stream().map(Order::id).filter(id -> !rolledBack.contains(id)).toList();
+        return orders.stream()
+                .map(Order::id)
+                .filter(id -> !rolledBack.contains(id))
+                .toList();
     }
 
-    public static DemoPlan generate(int orderCount, int rolledBackCount, int failing, double duplicateRatio, double concurrentShare,
-            int poison, int partitions, long seed) {
+    public static DemoPlan generate(
+            int orderCount,
+            int rolledBackCount,
+            int failing,
+            double duplicateRatio,
+            double concurrentShare,
+            int poison,
+            int partitions,
+            long seed) {
         if (orderCount < 1 || rolledBackCount < 0 || rolledBackCount >= orderCount) {
             throw new IllegalArgumentException("sumi.demo.orders (" + orderCount + ") must be positive and exceed"
                     + " sumi.demo.rolled-back-orders (" + rolledBackCount + ")");
@@ -113,7 +127,8 @@ public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledB
         int newCustomers = 0;
         for (int i = 0; i < orderCount; i++) {
             String id = String.format(Locale.ROOT, "ord-%06d", 10_001 + i);
-            String email = greylisting.contains(i) ? "new-customer-" + (++newCustomers) + "@" + GREYLISTED_DOMAIN
+            String email = greylisting.contains(i)
+                    ? "new-customer-" + (++newCustomers) + "@" + GREYLISTED_DOMAIN
                     : "customer" + (i % 500) + "@example.com";
             List<Order.Line> lines = new ArrayList<>();
             int lineCount = 1 + random.nextInt(3);
@@ -143,8 +158,11 @@ public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledB
         Map<String, Copy> copies = new LinkedHashMap<>();
         for (int n = 0; n < copyCount; n++) {
             String id = orders.get(copyIndexes.get(n)).id();
-            copies.put(id, n < concurrentCount ? new Copy(true, -1, 0)
-                    : new Copy(false, random.nextInt(partitions), 200 + random.nextInt(2800)));
+            copies.put(
+                    id,
+                    n < concurrentCount
+                            ? new Copy(true, -1, 0)
+                            : new Copy(false, random.nextInt(partitions), 200 + random.nextInt(2800)));
         }
 
         // The steps: the orders in order, with the keyless messages spread over the run.
@@ -159,12 +177,19 @@ public record DemoPlan(List<Step> steps, List<Order> orders, Set<String> rolledB
         while (nextPoison < poison) {
             steps.add(poisonStep(nextPoison++, partitions));
         }
-        return new DemoPlan(List.copyOf(steps), List.copyOf(orders), Collections.unmodifiableSet(rolledBack),
-                Collections.unmodifiableSet(greylisted), Collections.unmodifiableMap(copies), poison);
+        return new DemoPlan(
+                List.copyOf(steps),
+                List.copyOf(orders),
+                Collections.unmodifiableSet(rolledBack),
+                Collections.unmodifiableSet(greylisted),
+                Collections.unmodifiableMap(copies),
+                poison);
     }
 
     private static Step poisonStep(int n, int partitions) {
-        MailRequest mail = new MailRequest("ops@example.com", "Poison message " + (n + 1) + " (no idempotency key)",
+        MailRequest mail = new MailRequest(
+                "ops@example.com",
+                "Poison message " + (n + 1) + " (no idempotency key)",
                 "This message was published past the outbox, without a key; it must reach the dead-letter topic, never a mailbox.");
         return new Step(null, mail.toJson(), n % partitions);
     }

@@ -25,8 +25,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param seed the seed of the random plan (the same seed, the same orders and copies)
  */
 @ConfigurationProperties("sumi.demo")
-public record DemoProperties(@DefaultValue("false") boolean enabled, @DefaultValue("2000") int orders,
-        @DefaultValue("4") int writers, @DefaultValue("500") int ordersPerSecond, @DefaultValue("3") int rolledBackOrders,
-        @DefaultValue("0.3") double duplicateRatio, @DefaultValue("0.5") double concurrentShare, @DefaultValue("20") int failingOrders,
-        @DefaultValue("2") int poisonMessages, @DefaultValue("2m") Duration timeout, @DefaultValue("42") long seed) {
-}
+public record DemoProperties(
+        @DefaultValue("false") boolean enabled,
+        @DefaultValue("2000") int orders,
+        @DefaultValue("4") int writers,
+        @DefaultValue("500") int ordersPerSecond,
+        @DefaultValue("3") int rolledBackOrders,
+        @DefaultValue("0.3") double duplicateRatio,
+        @DefaultValue("0.5") double concurrentShare,
+        @DefaultValue("20") int failingOrders,
+        @DefaultValue("2") int poisonMessages,
+        @DefaultValue("2m") Duration timeout,
+        @DefaultValue("42") long seed) {}

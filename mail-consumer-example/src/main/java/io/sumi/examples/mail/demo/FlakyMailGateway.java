@@ -31,7 +31,8 @@ public class FlakyMailGateway implements MailGateway {
 
     @Override
     public void send(MailRequest mail, String idempotencyKey) {
-        if (mail.to().toLowerCase(Locale.ROOT).endsWith("@" + GREYLISTING_DOMAIN) && IdempotencyContext.current().attempt() == 1) {
+        if (mail.to().toLowerCase(Locale.ROOT).endsWith("@" + GREYLISTING_DOMAIN)
+                && IdempotencyContext.current().attempt() == 1) {
             injected.incrementAndGet();
             throw new MailSendException("Simulated greylisting (demo): 451 4.7.1 " + mail.to()
                     + " greylisted, try again later (first attempt of key " + idempotencyKey + ")");

@@ -79,9 +79,21 @@ public class MailDemo implements DemoLauncher.Demo {
     private final JdbcTemplate jdbc;
     private final String ledgerTable;
 
-    public MailDemo(DemoProperties demo, MailConsumerProperties mail, EmbeddedServices<GreenMail> services, OrderService orders, OutboxTable outbox,
-            BrokerCopies copies, KafkaTemplate<String, String> template, KafkaAdmin admin, KafkaListenerEndpointRegistry listeners,
-            MeterRegistry meters, FlakyMailGateway gateway, DeadLetters deadLetters, JdbcTemplate jdbc, String ledgerTable) {
+    public MailDemo(
+            DemoProperties demo,
+            MailConsumerProperties mail,
+            EmbeddedServices<GreenMail> services,
+            OrderService orders,
+            OutboxTable outbox,
+            BrokerCopies copies,
+            KafkaTemplate<String, String> template,
+            KafkaAdmin admin,
+            KafkaListenerEndpointRegistry listeners,
+            MeterRegistry meters,
+            FlakyMailGateway gateway,
+            DeadLetters deadLetters,
+            JdbcTemplate jdbc,
+            String ledgerTable) {
         this.demo = demo;
         this.mail = mail;
         this.services = services;
@@ -99,24 +111,36 @@ public class MailDemo implements DemoLauncher.Demo {
     }
 
     /** What placing the orders gave: the outbox id of each committed order, the rolled-back ones. */
-    private record Placed(Map<String, Long> mailIds, Map<String, String> rolledBack, int poisonSent) {
-    }
+    private record Placed(Map<String, Long> mailIds, Map<String, String> rolledBack, int poisonSent) {}
 
     /** Runs the demo once and reports; it does not exit. */
     @Override
     public DemoReport run() throws Exception {
-        Duration startup = Duration.ofMillis(ManagementFactory.getRuntimeMXBean().getUptime());
-        DemoPlan plan = DemoPlan.generate(demo.orders(), demo.rolledBackOrders(), demo.failingOrders(), demo.duplicateRatio(),
-                demo.concurrentShare(), demo.poisonMessages(), mail.partitions(), demo.seed());
+        Duration startup =
+                Duration.ofMillis(ManagementFactory.getRuntimeMXBean().getUptime());
+        DemoPlan plan = DemoPlan.generate(
+                demo.orders(),
+                demo.rolledBackOrders(),
+                demo.failingOrders(),
+                demo.duplicateRatio(),
+                demo.concurrentShare(),
+                demo.poisonMessages(),
+                mail.partitions(),
+                demo.seed());
         try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
             awaitAssignment(MailListener.ID, Duration.ofSeconds(60));
             awaitAssignment(DeadLetters.ID, Duration.ofSeconds(60));
             copies.plan(plan.copies());
 
             long start = System.nanoTime();
-            log.info("Placing {} orders with {} threads ({} roll back after the outbox append); copying {} of the dispatched mail"
-                    + " requests on the broker; {} messages without a key", plan.orders().size(), demo.writers(),
-                    plan.rolledBack().size(), plan.copies().size(), plan.poisonMessages());
+            log.info(
+                    "Placing {} orders with {} threads ({} roll back after the outbox append); copying {} of the dispatched mail"
+                            + " requests on the broker; {} messages without a key",
+                    plan.orders().size(),
+                    demo.writers(),
+                    plan.rolledBack().size(),
+                    plan.copies().size(),
+                    plan.poisonMessages());
             Placed placed = place(plan);
             Duration placing = Duration.ofNanos(System.nanoTime() - start);
 
@@ -142,7 +166,9 @@ public class MailDemo implements DemoLauncher.Demo {
         if (container == null) {
             throw new IllegalStateException("No listener container " + listenerId);
         }
-        int threads = container instanceof ConcurrentMessageListenerContainer<?, ?> concurrent ? concurrent.getConcurrency() : 1;
+        int threads = container instanceof ConcurrentMessageListenerContainer<?, ?> concurrent
+                ? concurrent.getConcurrency()
+                : 1;
         int expectedConsumers = Math.min(threads, mail.partitions());
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
@@ -221,30 +247,37 @@ public class MailDemo implements DemoLauncher.Demo {
             for (Future<?> step : running) {
                 step.get();
             }
-        }
-        finally {
+        } finally {
             writers.shutdownNow();
         }
         return new Placed(Map.copyOf(mailIds), Map.copyOf(rolledBack), poisonSent.get());
     }
 
-    private void run(DemoPlan plan, DemoPlan.Step step, Map<String, Long> mailIds, Map<String, String> rolledBack,
-            AtomicInteger poisonSent) throws InterruptedException, ExecutionException, TimeoutException {
+    private void run(
+            DemoPlan plan,
+            DemoPlan.Step step,
+            Map<String, Long> mailIds,
+            Map<String, String> rolledBack,
+            AtomicInteger poisonSent)
+            throws InterruptedException, ExecutionException, TimeoutException {
         Order order = step.order();
         if (order == null) {
             // A producer that bypasses the outbox and sets no key: the consumer must dead-letter it.
-            template.send(new ProducerRecord<>(mail.topic(), step.partition(), null, step.poison())).get(30, TimeUnit.SECONDS);
+            template.send(new ProducerRecord<>(mail.topic(), step.partition(), null, step.poison()))
+                    .get(30, TimeUnit.SECONDS);
             poisonSent.incrementAndGet();
             return;
         }
         try {
             mailIds.put(order.id(), orders.placeOrder(order));
-        }
-        catch (DataAccessException ex) {
+        } catch (DataAccessException ex) {
             if (!plan.rolledBack().contains(order.id())) {
                 throw ex;
             }
-            String reason = String.valueOf(ex.getMostSpecificCause().getMessage()).lines().findFirst().orElse("");
+            String reason = String.valueOf(ex.getMostSpecificCause().getMessage())
+                    .lines()
+                    .findFirst()
+                    .orElse("");
             rolledBack.put(order.id(), reason);
             log.info("Order {} rolled back after its mail was appended to the outbox: {}", order.id(), reason);
         }
@@ -260,20 +293,29 @@ public class MailDemo implements DemoLauncher.Demo {
             return false;
         }
         long expected = placed.mailIds().size() + copies.concurrentCopies() + copies.lateCopies();
-        if (count("processed") + count("duplicate") < expected || deadLetters.records().size() < placed.poisonSent()) {
+        if (count("processed") + count("duplicate") < expected
+                || deadLetters.records().size() < placed.poisonSent()) {
             return false;
         }
-        return lag(client, MailListener.ID, mail.topic()) == 0 && lag(client, DeadLetters.ID, mail.deadLetterTopic()) == 0;
+        return lag(client, MailListener.ID, mail.topic()) == 0
+                && lag(client, DeadLetters.ID, mail.deadLetterTopic()) == 0;
     }
 
     private long lag(AdminClient client, String group, String topic) throws Exception {
-        TopicDescription description = client.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+        TopicDescription description = client.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(10, TimeUnit.SECONDS)
+                .get(topic);
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        description.partitions().forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
-        Map<TopicPartition, OffsetAndMetadata> committed = client.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+        description
+                .partitions()
+                .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+        Map<TopicPartition, OffsetAndMetadata> committed = client.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata()
                 .get(10, TimeUnit.SECONDS);
         long lag = 0;
-        for (var end : client.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet()) {
+        for (var end :
+                client.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet()) {
             OffsetAndMetadata offset = committed.get(end.getKey());
             lag += end.getValue().offset() - (offset == null ? 0 : offset.offset());
         }
@@ -281,26 +323,48 @@ public class MailDemo implements DemoLauncher.Demo {
     }
 
     private long count(String outcome) {
-        Counter counter = meters.find("sumi.messages").tag("consumer", MailListener.ID).tag("outcome", outcome).counter();
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", MailListener.ID)
+                .tag("outcome", outcome)
+                .counter();
         return counter == null ? 0 : Math.round(counter.count());
     }
 
-    private DemoReport report(DemoPlan plan, Placed placed, boolean timedOut, DemoReport.Timing timing) throws MessagingException {
+    private DemoReport report(DemoPlan plan, Placed placed, boolean timedOut, DemoReport.Timing timing)
+            throws MessagingException {
         // The order service's side.
         long orderRows = queryCount("SELECT COUNT(*) FROM orders");
         long rolledBackOrderRows = plan.rolledBack().stream()
-                .mapToLong(id -> queryCount("SELECT COUNT(*) FROM orders WHERE id = ?", id)).sum();
-        DemoReport.Orders ordersReport = new DemoReport.Orders(plan.orders().size(), demo.writers(), demo.ordersPerSecond(),
-                placed.mailIds().size(), placed.rolledBack().size(), orderRows, rolledBackOrderRows);
+                .mapToLong(id -> queryCount("SELECT COUNT(*) FROM orders WHERE id = ?", id))
+                .sum();
+        DemoReport.Orders ordersReport = new DemoReport.Orders(
+                plan.orders().size(),
+                demo.writers(),
+                demo.ordersPerSecond(),
+                placed.mailIds().size(),
+                placed.rolledBack().size(),
+                orderRows,
+                rolledBackOrderRows);
 
         // The outbox's side: its rows, and the dispatcher's meters.
-        record Row(long id, String aggregateId, Timestamp createdAt, @Nullable Timestamp dispatchedAt, @Nullable String outcome,
-                @Nullable Timestamp parkedAt) {
-        }
-        List<Row> rows = jdbc.query("SELECT id, aggregate_id, created_at, dispatched_at, dispatch_outcome, parked_at FROM "
-                + outbox.tableName() + " WHERE topic = ?", (ResultSet rs, int n) -> new Row(rs.getLong("id"), rs.getString("aggregate_id"),
-                        rs.getTimestamp("created_at"), rs.getTimestamp("dispatched_at"), rs.getString("dispatch_outcome"),
-                        rs.getTimestamp("parked_at")), mail.topic());
+        record Row(
+                long id,
+                String aggregateId,
+                Timestamp createdAt,
+                @Nullable Timestamp dispatchedAt,
+                @Nullable String outcome,
+                @Nullable Timestamp parkedAt) {}
+        List<Row> rows = jdbc.query(
+                "SELECT id, aggregate_id, created_at, dispatched_at, dispatch_outcome, parked_at FROM "
+                        + outbox.tableName() + " WHERE topic = ?",
+                (ResultSet rs, int n) -> new Row(
+                        rs.getLong("id"),
+                        rs.getString("aggregate_id"),
+                        rs.getTimestamp("created_at"),
+                        rs.getTimestamp("dispatched_at"),
+                        rs.getString("dispatch_outcome"),
+                        rs.getTimestamp("parked_at")),
+                mail.topic());
         List<Duration> lags = new ArrayList<>();
         long dispatched = 0;
         long pending = 0;
@@ -310,12 +374,11 @@ public class MailDemo implements DemoLauncher.Demo {
         for (Row row : rows) {
             if (row.dispatchedAt() != null && "SENT".equals(row.outcome())) {
                 dispatched++;
-                lags.add(Duration.between(row.createdAt().toInstant(), row.dispatchedAt().toInstant()));
-            }
-            else if (row.dispatchedAt() == null && row.parkedAt() != null) {
+                lags.add(Duration.between(
+                        row.createdAt().toInstant(), row.dispatchedAt().toInstant()));
+            } else if (row.dispatchedAt() == null && row.parkedAt() != null) {
                 parked++;
-            }
-            else if (row.dispatchedAt() == null) {
+            } else if (row.dispatchedAt() == null) {
                 pending++;
             }
             if (plan.rolledBack().contains(row.aggregateId())) {
@@ -327,7 +390,9 @@ public class MailDemo implements DemoLauncher.Demo {
             }
         }
         Collections.sort(lags);
-        Timer timer = meters.find(DemoConfiguration.DISPATCH_LATENCY).tag("topic", mail.topic()).timer();
+        Timer timer = meters.find(DemoConfiguration.DISPATCH_LATENCY)
+                .tag("topic", mail.topic())
+                .timer();
         Duration timerP95 = null;
         if (timer != null) {
             for (ValueAtPercentile value : timer.takeSnapshot().percentileValues()) {
@@ -336,12 +401,27 @@ public class MailDemo implements DemoLauncher.Demo {
                 }
             }
         }
-        Counter sentCounter = meters.find("outbox.dispatched").tag("topic", mail.topic()).tag("outcome", "sent").counter();
-        Counter failures = meters.find("outbox.send.failures").tag("topic", mail.topic()).counter();
-        DemoReport.Outbox outboxReport = new DemoReport.Outbox(rows.size(), ofRolledBack, matching, dispatched, pending, parked,
-                sentCounter == null ? 0 : Math.round(sentCounter.count()), failures == null ? 0 : Math.round(failures.count()),
-                percentile(lags, 0.50), percentile(lags, 0.95), percentile(lags, 0.99), percentile(lags, 1.0),
-                timer == null ? 0 : timer.count(), timerP95);
+        Counter sentCounter = meters.find("outbox.dispatched")
+                .tag("topic", mail.topic())
+                .tag("outcome", "sent")
+                .counter();
+        Counter failures =
+                meters.find("outbox.send.failures").tag("topic", mail.topic()).counter();
+        DemoReport.Outbox outboxReport = new DemoReport.Outbox(
+                rows.size(),
+                ofRolledBack,
+                matching,
+                dispatched,
+                pending,
+                parked,
+                sentCounter == null ? 0 : Math.round(sentCounter.count()),
+                failures == null ? 0 : Math.round(failures.count()),
+                percentile(lags, 0.50),
+                percentile(lags, 0.95),
+                percentile(lags, 0.99),
+                percentile(lags, 1.0),
+                timer == null ? 0 : timer.count(),
+                timerP95);
 
         // What the SMTP server received: per key (the outbox id), and which order each mail is about.
         Map<Long, String> orderOfMailId = new HashMap<>();
@@ -353,7 +433,8 @@ public class MailDemo implements DemoLauncher.Demo {
         int rolledBackMailed = 0;
         for (MimeMessage message : received) {
             String subject = message.getSubject();
-            if (plan.rolledBack().stream().anyMatch(id -> OrderService.subject(id).equals(subject))) {
+            if (plan.rolledBack().stream()
+                    .anyMatch(id -> OrderService.subject(id).equals(subject))) {
                 rolledBackMailed++;
             }
             String[] header = message.getHeader(SmtpMailGateway.IDEMPOTENCY_KEY_HEADER);
@@ -371,20 +452,33 @@ public class MailDemo implements DemoLauncher.Demo {
         }
         int once = (int) mailsPerOrder.values().stream().filter(n -> n == 1).count();
         int twice = (int) mailsPerOrder.values().stream().filter(n -> n > 1).count();
-        int never = (int) placed.mailIds().keySet().stream().filter(order -> !mailsPerOrder.containsKey(order)).count();
-        DemoReport.Mails mails = new DemoReport.Mails(received.length, mailsPerKey.size(), once, twice, never, unexpected,
-                rolledBackMailed);
+        int never = (int) placed.mailIds().keySet().stream()
+                .filter(order -> !mailsPerOrder.containsKey(order))
+                .count();
+        DemoReport.Mails mails = new DemoReport.Mails(
+                received.length, mailsPerKey.size(), once, twice, never, unexpected, rolledBackMailed);
 
         // The consumer's side: Sumi's counters and ledger.
         Map<String, Long> ledgerRows = new TreeMap<>();
-        jdbc.query("SELECT status, COUNT(*) AS n FROM " + ledgerTable + " WHERE consumer = ? GROUP BY status",
+        jdbc.query(
+                "SELECT status, COUNT(*) AS n FROM " + ledgerTable + " WHERE consumer = ? GROUP BY status",
                 (ResultSet rs) -> {
                     ledgerRows.put(rs.getString("status"), rs.getLong("n"));
-                }, MailListener.ID);
-        DemoReport.Consumer consumer = new DemoReport.Consumer(count("processed"), count("duplicate"), count("busy"), count("failed"),
-                count("rejected"), gateway.injectedFailures(), plan.greylisted().size(), deadLetters.records().size(), ledgerRows);
+                },
+                MailListener.ID);
+        DemoReport.Consumer consumer = new DemoReport.Consumer(
+                count("processed"),
+                count("duplicate"),
+                count("busy"),
+                count("failed"),
+                count("rejected"),
+                gateway.injectedFailures(),
+                plan.greylisted().size(),
+                deadLetters.records().size(),
+                ledgerRows);
 
-        DemoReport.Broker broker = new DemoReport.Broker(copies.concurrentCopies(), copies.lateCopies(), placed.poisonSent());
+        DemoReport.Broker broker =
+                new DemoReport.Broker(copies.concurrentCopies(), copies.lateCopies(), placed.poisonSent());
         return new DemoReport(ordersReport, outboxReport, broker, mails, consumer, timing, timedOut);
     }
 
@@ -396,8 +490,7 @@ public class MailDemo implements DemoLauncher.Demo {
     private static @Nullable Long mailId(String key) {
         try {
             return Long.valueOf(key);
-        }
-        catch (NumberFormatException ex) {
+        } catch (NumberFormatException ex) {
             return null;
         }
     }

@@ -43,27 +43,44 @@ public class OrderService {
      */
     @Transactional
     public long placeOrder(Order order) {
-        jdbc.update("INSERT INTO orders (id, customer_email, total_cents) VALUES (?, ?, ?)",
-                order.id(), order.customerEmail(), order.totalCents());
+        jdbc.update(
+                "INSERT INTO orders (id, customer_email, total_cents) VALUES (?, ?, ?)",
+                order.id(),
+                order.customerEmail(),
+                order.totalCents());
         // The aggregate id is the order: the broker key of the mail request.
-        long mailId = outbox.append(OutboxMessage.builder(order.id(), mailTopic, confirmationMail(order).toJson())
+        long mailId = outbox.append(OutboxMessage.builder(
+                        order.id(), mailTopic, confirmationMail(order).toJson())
                 .schemaVersion(MAIL_SCHEMA_VERSION)
                 .build());
         int lineNo = 0;
         for (Order.Line line : order.lines()) {
-            jdbc.update("INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price_cents) VALUES (?, ?, ?, ?, ?)",
-                    order.id(), ++lineNo, line.sku(), line.quantity(), line.unitPriceCents());
+            jdbc.update(
+                    "INSERT INTO order_lines (order_id, line_no, sku, quantity, unit_price_cents) VALUES (?, ?, ?, ?, ?)",
+                    order.id(),
+                    ++lineNo,
+                    line.sku(),
+                    line.quantity(),
+                    line.unitPriceCents());
         }
         return mailId;
     }
 
     /** The confirmation mail of an order. */
     public static MailRequest confirmationMail(Order order) {
-        StringBuilder body = new StringBuilder("Hello,\n\nthank you for your order ").append(order.id()).append(":\n\n");
+        StringBuilder body = new StringBuilder("Hello,\n\nthank you for your order ")
+                .append(order.id())
+                .append(":\n\n");
         for (Order.Line line : order.lines()) {
-            body.append(String.format(Locale.ROOT, "  %3d x %-24s %10s\n", line.quantity(), line.name(), Order.amount(line.totalCents())));
+            body.append(String.format(
+                    Locale.ROOT,
+                    "  %3d x %-24s %10s\n",
+                    line.quantity(),
+                    line.name(),
+                    Order.amount(line.totalCents())));
         }
-        body.append(String.format(Locale.ROOT, "  %-30s %10s\n\n-- The shop\n", "Total", Order.amount(order.totalCents())));
+        body.append(
+                String.format(Locale.ROOT, "  %-30s %10s\n\n-- The shop\n", "Total", Order.amount(order.totalCents())));
         return new MailRequest(order.customerEmail(), subject(order.id()), body.toString());
     }
 

@@ -33,25 +33,31 @@ public final class H2LedgerDialect extends LedgerDialect {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= " + NOW;
         // Parameters: claim_token, [lease in microseconds], consumer, message_id.
-        this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = " + nowPlusMicros() + ", attempts = attempts + 1"
-                + expired;
+        this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = " + nowPlusMicros()
+                + ", attempts = attempts + 1" + expired;
         this.takeOverCompleted = "UPDATE " + table + " SET claim_token = ?, processed_at = " + NOW
                 + ", status = 'COMPLETED', lease_until = NULL, attempts = attempts + 1" + expired;
         // Parameters: consumer, message_id, claim_token, [lease in microseconds], fingerprint.
-        this.insertLease = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros()
-                + ", 1, ?, NULL, " + NOW + ", NULL)";
-        this.insertCompleted = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, NULL, " + NOW
-                + ", " + NOW + ")";
+        this.insertLease = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'IN_PROGRESS', ?, "
+                + nowPlusMicros() + ", 1, ?, NULL, " + NOW + ", NULL)";
+        this.insertCompleted = "INSERT INTO " + table + " (" + COLUMNS
+                + ") VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, NULL, " + NOW + ", " + NOW + ")";
         this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " FETCH FIRST ? ROWS ONLY";
     }
 
     @Override
-    public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, @Nullable Duration lease) throws SQLException {
+    public Map<String, ProcessedMessage> claim(
+            Connection connection,
+            String consumer,
+            List<ClaimRequest> requests,
+            long claimToken,
+            @Nullable Duration lease)
+            throws SQLException {
         long micros = lease != null ? micros(lease) : 0;
         for (ClaimRequest request : requests) {
             int taken;
-            try (PreparedStatement statement = connection.prepareStatement(lease != null ? takeOverLease : takeOverCompleted)) {
+            try (PreparedStatement statement =
+                    connection.prepareStatement(lease != null ? takeOverLease : takeOverCompleted)) {
                 int i = 1;
                 statement.setLong(i++, claimToken);
                 if (lease != null) {
@@ -62,7 +68,8 @@ public final class H2LedgerDialect extends LedgerDialect {
                 taken = statement.executeUpdate();
             }
             if (taken == 0) {
-                try (PreparedStatement statement = connection.prepareStatement(lease != null ? insertLease : insertCompleted)) {
+                try (PreparedStatement statement =
+                        connection.prepareStatement(lease != null ? insertLease : insertCompleted)) {
                     int i = 1;
                     statement.setString(i++, consumer);
                     statement.setString(i++, request.messageId());
@@ -72,15 +79,17 @@ public final class H2LedgerDialect extends LedgerDialect {
                     }
                     statement.setString(i, request.fingerprint());
                     statement.executeUpdate();
-                }
-                catch (SQLException ex) {
+                } catch (SQLException ex) {
                     if (!UNIQUE_VIOLATION.equals(ex.getSQLState())) {
                         throw ex;
                     }
                 }
             }
         }
-        return find(connection, consumer, requests.stream().map(ClaimRequest::messageId).toList());
+        return find(
+                connection,
+                consumer,
+                requests.stream().map(ClaimRequest::messageId).toList());
     }
 
     @Override

@@ -66,8 +66,13 @@ public abstract class LedgerDialect {
      * @return the rows the statement returned, by message id; an id may be missing when a
      *     concurrent transaction committed it after the statement's snapshot was taken
      */
-    public abstract Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, @Nullable Duration lease) throws SQLException;
+    public abstract Map<String, ProcessedMessage> claim(
+            Connection connection,
+            String consumer,
+            List<ClaimRequest> requests,
+            long claimToken,
+            @Nullable Duration lease)
+            throws SQLException;
 
     /**
      * The rows pruning deletes, with the cutoff bound twice: completed rows processed before it,
@@ -99,7 +104,8 @@ public abstract class LedgerDialect {
     }
 
     /** Binds an instant as the vendor's timestamp type, in UTC. */
-    protected final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant) throws SQLException {
+    protected final void setInstant(PreparedStatement statement, int index, @Nullable Instant instant)
+            throws SQLException {
         instants.set(statement, index, instant);
     }
 
@@ -114,8 +120,10 @@ public abstract class LedgerDialect {
      */
     public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds)
             throws SQLException {
-        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = " + now() + ", lease_until = NULL, last_error = NULL"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
+        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = " + now()
+                + ", lease_until = NULL, last_error = NULL"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
+                + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, consumer);
             statement.setLong(2, claimToken);
@@ -124,13 +132,19 @@ public abstract class LedgerDialect {
         }
     }
 
-    public int release(Connection connection, String consumer, long claimToken, Collection<String> messageIds,
-            @Nullable String error) throws SQLException {
+    public int release(
+            Connection connection,
+            String consumer,
+            long claimToken,
+            Collection<String> messageIds,
+            @Nullable String error)
+            throws SQLException {
         // Ending the lease at the database's now (rather than deleting the row) keeps the attempt
         // count and the last error for operators; the next claim, whose now is not earlier, takes
         // the row over.
         String sql = "UPDATE " + table + " SET lease_until = " + now() + ", last_error = ?"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND " + messageIdIn(messageIds.size());
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
+                + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, error);
             statement.setString(2, consumer);
@@ -141,8 +155,9 @@ public abstract class LedgerDialect {
     }
 
     /** Sets a live claim's status to {@code RECONCILE}, fenced on its token like {@link #release}. */
-    public int markForReconciliation(Connection connection, String consumer, long claimToken, String messageId,
-            @Nullable String reason) throws SQLException {
+    public int markForReconciliation(
+            Connection connection, String consumer, long claimToken, String messageId, @Nullable String reason)
+            throws SQLException {
         String sql = "UPDATE " + table + " SET status = 'RECONCILE', lease_until = NULL, last_error = ?"
                 + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ?";
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
@@ -156,7 +171,8 @@ public abstract class LedgerDialect {
 
     public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
             throws SQLException {
-        String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND " + messageIdIn(messageIds.size());
+        String sql =
+                "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND " + messageIdIn(messageIds.size());
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, consumer);
             bindMessageIds(statement, 2, messageIds);
@@ -164,8 +180,10 @@ public abstract class LedgerDialect {
         }
     }
 
-    public Optional<ProcessedMessage> find(Connection connection, String consumer, String messageId) throws SQLException {
-        return Optional.ofNullable(find(connection, consumer, List.of(messageId)).get(messageId));
+    public Optional<ProcessedMessage> find(Connection connection, String consumer, String messageId)
+            throws SQLException {
+        return Optional.ofNullable(
+                find(connection, consumer, List.of(messageId)).get(messageId));
     }
 
     protected Map<String, ProcessedMessage> readRows(PreparedStatement statement) throws SQLException {
@@ -181,10 +199,17 @@ public abstract class LedgerDialect {
 
     protected ProcessedMessage readRow(ResultSet rs) throws SQLException {
         Instant firstSeen = getInstant(rs, "first_seen_at");
-        return new ProcessedMessage(rs.getString("consumer"), rs.getString("message_id"),
-                MessageStatus.valueOf(rs.getString("status")), rs.getLong("claim_token"), getInstant(rs, "lease_until"),
-                rs.getInt("attempts"), rs.getString("fingerprint"), rs.getString("last_error"),
-                firstSeen != null ? firstSeen : Instant.EPOCH, getInstant(rs, "processed_at"));
+        return new ProcessedMessage(
+                rs.getString("consumer"),
+                rs.getString("message_id"),
+                MessageStatus.valueOf(rs.getString("status")),
+                rs.getLong("claim_token"),
+                getInstant(rs, "lease_until"),
+                rs.getInt("attempts"),
+                rs.getString("fingerprint"),
+                rs.getString("last_error"),
+                firstSeen != null ? firstSeen : Instant.EPOCH,
+                getInstant(rs, "processed_at"));
     }
 
     /** The condition that matches {@code count} message ids, bound by {@link #bindMessageIds}. */
@@ -193,7 +218,8 @@ public abstract class LedgerDialect {
     }
 
     /** Binds the ids of {@link #messageIdIn} from parameter {@code first} on. */
-    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds) throws SQLException {
+    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds)
+            throws SQLException {
         bindStrings(statement, first, messageIds);
     }
 
@@ -201,7 +227,8 @@ public abstract class LedgerDialect {
         return String.join(", ", java.util.Collections.nCopies(count, "?"));
     }
 
-    protected static int bindStrings(PreparedStatement statement, int first, Collection<String> values) throws SQLException {
+    protected static int bindStrings(PreparedStatement statement, int first, Collection<String> values)
+            throws SQLException {
         int index = first;
         for (String value : values) {
             statement.setString(index++, value);

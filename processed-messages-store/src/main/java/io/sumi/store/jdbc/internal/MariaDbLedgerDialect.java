@@ -26,8 +26,8 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
 
     private static final String NOW = "UTC_TIMESTAMP(6)";
 
-    private static final String TAKE_OVER_IF_EXPIRED =
-            "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= " + NOW + ", VALUES(claim_token), claim_token), "
+    private static final String TAKE_OVER_IF_EXPIRED = "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= "
+            + NOW + ", VALUES(claim_token), claim_token), "
             + "attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts), ";
 
     private final String deleteCompleted;
@@ -48,12 +48,20 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
     }
 
     @Override
-    public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, @Nullable Duration leaseDuration) throws SQLException {
+    public Map<String, ProcessedMessage> claim(
+            Connection connection,
+            String consumer,
+            List<ClaimRequest> requests,
+            long claimToken,
+            @Nullable Duration leaseDuration)
+            throws SQLException {
         boolean lease = leaseDuration != null;
-        StringBuilder sql = new StringBuilder("INSERT INTO ").append(table)
-                .append(" (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) VALUES ");
-        String row = lease ? "(?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros() + ", 1, ?, " + NOW + ", NULL)"
+        StringBuilder sql = new StringBuilder("INSERT INTO ")
+                .append(table)
+                .append(
+                        " (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) VALUES ");
+        String row = lease
+                ? "(?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros() + ", 1, ?, " + NOW + ", NULL)"
                 : "(?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")";
         for (int k = 0; k < requests.size(); k++) {
             sql.append(k == 0 ? "" : ", ").append(row);
@@ -61,10 +69,10 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
         sql.append(" ON DUPLICATE KEY UPDATE ").append(TAKE_OVER_IF_EXPIRED);
         if (lease) {
             sql.append("lease_until = IF(claim_token = VALUES(claim_token), VALUES(lease_until), lease_until)");
-        }
-        else {
+        } else {
             sql.append("status = IF(claim_token = VALUES(claim_token), 'COMPLETED', status), ")
-                    .append("processed_at = IF(claim_token = VALUES(claim_token), VALUES(processed_at), processed_at), ")
+                    .append(
+                            "processed_at = IF(claim_token = VALUES(claim_token), VALUES(processed_at), processed_at), ")
                     .append("lease_until = IF(claim_token = VALUES(claim_token), NULL, lease_until)");
         }
         sql.append(" RETURNING ").append(COLUMNS);

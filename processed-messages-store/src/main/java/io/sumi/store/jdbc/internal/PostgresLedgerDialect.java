@@ -40,7 +40,8 @@ public final class PostgresLedgerDialect extends LedgerDialect {
     public PostgresLedgerDialect(String table) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String leaseUntil = nowPlusMicros();
-        String insert = "INSERT INTO " + table + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
+        String insert = "INSERT INTO " + table
+                + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
         String returning = " RETURNING " + prefixed("pm.");
         String leaseConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
                 + " SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
@@ -54,18 +55,22 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         // Parameters, one row: consumer, message_id, claim_token, [lease in microseconds], fingerprint,
         // consumer, message_id.
         this.claimOneLease = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, ?, " + NOW + ", NULL)" + leaseConflict + returning + ")"
+                + "VALUES (?, ?, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, ?, " + NOW + ", NULL)" + leaseConflict
+                + returning + ")"
                 + oneExisting;
         this.claimOneCompleted = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")" + completedConflict + returning + ")"
+                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")" + completedConflict + returning
+                + ")"
                 + oneExisting;
-        String input = "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
+        String input =
+                "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
         // The existing rows are found by driving from the (small) input into the primary key:
         // an IN / NOT IN form let the planner scan every row of the consumer when the table had no
         // statistics yet (a new or truncated ledger), 18x slower for a batch of 100.
-        String manyExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + prefixed("t.") + " FROM input i JOIN "
-                + table + " t ON t.consumer = ? AND t.message_id = i.message_id"
-                + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
+        String manyExisting =
+                " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + prefixed("t.") + " FROM input i JOIN "
+                        + table + " t ON t.consumer = ? AND t.message_id = i.message_id"
+                        + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
         // ORDER BY: concurrent batches lock their rows in one order, so they cannot deadlock.
         this.claimManyLease = input + "claimed AS (" + insert
                 + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, i.fingerprint, " + NOW
@@ -75,8 +80,9 @@ public final class PostgresLedgerDialect extends LedgerDialect {
                 + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, " + NOW + ", " + NOW
                 + " FROM input i ORDER BY i.message_id"
                 + completedConflict + returning + ")" + manyExisting;
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM "
-                + table + " WHERE " + prunable() + " LIMIT ? FOR UPDATE SKIP LOCKED)";
+        this.deleteCompleted =
+                "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM " + table
+                        + " WHERE " + prunable() + " LIMIT ? FOR UPDATE SKIP LOCKED)";
     }
 
     @Override
@@ -94,11 +100,17 @@ public final class PostgresLedgerDialect extends LedgerDialect {
     }
 
     @Override
-    public Map<String, ProcessedMessage> claim(Connection connection, String consumer, List<ClaimRequest> requests,
-            long claimToken, @Nullable Duration lease) throws SQLException {
+    public Map<String, ProcessedMessage> claim(
+            Connection connection,
+            String consumer,
+            List<ClaimRequest> requests,
+            long claimToken,
+            @Nullable Duration lease)
+            throws SQLException {
         if (requests.size() == 1) {
             ClaimRequest request = requests.get(0);
-            try (PreparedStatement statement = connection.prepareStatement(lease != null ? claimOneLease : claimOneCompleted)) {
+            try (PreparedStatement statement =
+                    connection.prepareStatement(lease != null ? claimOneLease : claimOneCompleted)) {
                 int i = 1;
                 statement.setString(i++, consumer);
                 statement.setString(i++, request.messageId());
@@ -120,7 +132,8 @@ public final class PostgresLedgerDialect extends LedgerDialect {
         }
         Array idArray = connection.createArrayOf("varchar", ids);
         Array fingerprintArray = connection.createArrayOf("varchar", fingerprints);
-        try (PreparedStatement statement = connection.prepareStatement(lease != null ? claimManyLease : claimManyCompleted)) {
+        try (PreparedStatement statement =
+                connection.prepareStatement(lease != null ? claimManyLease : claimManyCompleted)) {
             int i = 1;
             statement.setArray(i++, idArray);
             statement.setArray(i++, fingerprintArray);
@@ -131,8 +144,7 @@ public final class PostgresLedgerDialect extends LedgerDialect {
             }
             statement.setString(i, consumer);
             return readRows(statement);
-        }
-        finally {
+        } finally {
             idArray.free();
             fingerprintArray.free();
         }
@@ -151,7 +163,9 @@ public final class PostgresLedgerDialect extends LedgerDialect {
     }
 
     @Override
-    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds) throws SQLException {
-        statement.setArray(first, statement.getConnection().createArrayOf("varchar", messageIds.toArray(new String[0])));
+    protected void bindMessageIds(PreparedStatement statement, int first, Collection<String> messageIds)
+            throws SQLException {
+        statement.setArray(
+                first, statement.getConnection().createArrayOf("varchar", messageIds.toArray(new String[0])));
     }
 }
