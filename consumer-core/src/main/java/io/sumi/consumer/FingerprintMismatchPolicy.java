@@ -1,5 +1,7 @@
 package io.sumi.consumer;
 
+import io.sumi.consumer.exception.FingerprintMismatchException;
+
 /**
  * What to do when a message arrives with a key the ledger knows but a different payload
  * fingerprint: a producer reused a key for another message.

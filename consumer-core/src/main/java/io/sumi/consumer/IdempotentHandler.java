@@ -1,5 +1,7 @@
 package io.sumi.consumer;
 
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

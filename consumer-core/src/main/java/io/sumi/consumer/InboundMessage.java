@@ -1,5 +1,6 @@
 package io.sumi.consumer;
 
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

@@ -1,5 +1,7 @@
 package io.sumi.consumer;
 
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -9,6 +9,7 @@ import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetPermit;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.exception.BatchFailedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.Timer;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimRequest;
 import java.util.List;
 import java.util.Map;

@@ -3,6 +3,9 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;

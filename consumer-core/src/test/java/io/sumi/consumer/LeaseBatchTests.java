@@ -3,6 +3,12 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;

@@ -3,6 +3,9 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import java.util.ArrayList;

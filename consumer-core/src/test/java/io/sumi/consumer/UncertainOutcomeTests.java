@@ -3,6 +3,8 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.kafka.KafkaInboundMessage;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

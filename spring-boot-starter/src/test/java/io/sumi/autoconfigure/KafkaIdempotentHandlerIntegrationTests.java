@@ -8,7 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.MessageStatus;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * @param busyRetryInterval how often a message whose key another consumer holds (a live lease) is
  *     claimed again, on the listener thread, before the binder sees a failure
  * @param busyMaxWait how long such a message is retried in place, per binder attempt; then its
- *     {@link io.sumi.consumer.MessageBusyException} goes to the binder (its retry; then, on the
+ *     {@link io.sumi.consumer.exception.MessageBusyException} goes to the binder (its retry; then, on the
  *     Kafka binder without a DLQ, the listener container taught by
  *     {@link SumiKafkaBinderContainerCustomizer}, which delivers it again until the key is free;
  *     with a DLQ and on Rabbit, the dead-letter destination). {@code Duration.ZERO}: hand it to the

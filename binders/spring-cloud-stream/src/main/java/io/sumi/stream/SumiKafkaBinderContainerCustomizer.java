@@ -13,9 +13,9 @@ import org.springframework.util.StringUtils;
 /**
  * Teaches the listener containers that Spring Cloud Stream's Kafka binder creates Sumi's
  * exceptions, with the classification of {@code @KafkaListener} containers
- * ({@link SumiKafkaErrorHandling}): a busy key ({@link io.sumi.consumer.MessageBusyException}), a
+ * ({@link SumiKafkaErrorHandling}): a busy key ({@link io.sumi.consumer.exception.MessageBusyException}), a
  * spent budget ({@link io.sumi.consumer.budget.BudgetExhaustedException}) and a row awaiting
- * reconciliation ({@link io.sumi.consumer.ReconciliationRequiredException}) are delivered again by
+ * reconciliation ({@link io.sumi.consumer.exception.ReconciliationRequiredException}) are delivered again by
  * the container without limit, never given to its recoverer.
  *
  * <p>Why the container: when the binder's own retry ({@code max-attempts}) gives up on a binding

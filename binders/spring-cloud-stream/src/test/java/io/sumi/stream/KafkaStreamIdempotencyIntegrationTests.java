@@ -10,7 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;

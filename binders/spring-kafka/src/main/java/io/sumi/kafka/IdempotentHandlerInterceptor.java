@@ -1,12 +1,12 @@
 package io.sumi.kafka;
 
-import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.kafka.internal.CurrentRecords;
 import java.lang.reflect.Method;

@@ -1,11 +1,11 @@
 package io.sumi.kafka;
 
-import io.sumi.consumer.FingerprintMismatchException;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
-import io.sumi.consumer.MessageBusyException;
-import io.sumi.consumer.MissingIdempotencyKeyException;
-import io.sumi.consumer.ReconciliationRequiredException;
 import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.function.BiFunction;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.MessageBusyException;
-import io.sumi.consumer.MissingIdempotencyKeyException;
-import io.sumi.consumer.ReconciliationRequiredException;
 import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

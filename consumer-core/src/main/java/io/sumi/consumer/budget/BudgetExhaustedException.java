@@ -1,6 +1,6 @@
 package io.sumi.consumer.budget;
 
-import io.sumi.consumer.IdempotencyException;
+import io.sumi.consumer.exception.IdempotencyException;
 import java.time.Instant;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;

@@ -1,6 +1,6 @@
 package io.sumi.consumer.internal;
 
-import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.exception.BatchFailedException;
 import org.jspecify.annotations.Nullable;
 
 /**

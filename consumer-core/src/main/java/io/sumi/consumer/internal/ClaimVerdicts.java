@@ -1,12 +1,12 @@
 package io.sumi.consumer.internal;
 
-import io.sumi.consumer.FingerprintMismatchException;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyException;
-import io.sumi.consumer.MessageBusyException;
-import io.sumi.consumer.ReconciliationRequiredException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;

@@ -1,18 +1,18 @@
 package io.sumi.consumer.internal;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyException;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimRequest;

@@ -1,16 +1,16 @@
 package io.sumi.consumer.internal;
 
-import io.sumi.consumer.BatchFailedException;
-import io.sumi.consumer.FingerprintMismatchException;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
-import io.sumi.consumer.IdempotencyException;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
-import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.consumer.BatchFailedException;
-import io.sumi.consumer.FingerprintMismatchException;
-import io.sumi.consumer.InvalidIdempotencyKeyException;
-import io.sumi.consumer.MessageBusyException;
-import io.sumi.consumer.ReconciliationRequiredException;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import java.util.List;

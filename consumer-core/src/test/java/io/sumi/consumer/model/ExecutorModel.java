@@ -1,18 +1,18 @@
 package io.sumi.consumer.model;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.LedgerPruner;
-import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.model.FaultInjectingStore.Crash;
 import io.sumi.consumer.model.FaultInjectingStore.Point;
 import io.sumi.consumer.model.Step.Batch;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.icegreen.greenmail.util.GreenMail;
-import io.sumi.consumer.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.examples.mail.demo.DeadLetters;
 import io.sumi.examples.mail.demo.DemoPlan;
 import io.sumi.examples.mail.demo.DemoProperties;

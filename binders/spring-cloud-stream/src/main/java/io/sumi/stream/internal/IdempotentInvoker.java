@@ -1,14 +1,14 @@
 package io.sumi.stream.internal;
 
-import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.MessageBusyException;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.stream.StreamSettings;
 import java.lang.reflect.UndeclaredThrowableException;

@@ -1,6 +1,6 @@
 package io.sumi.stream.internal;
 
-import io.sumi.consumer.BatchFailedException;
+import io.sumi.consumer.exception.BatchFailedException;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 
 /**

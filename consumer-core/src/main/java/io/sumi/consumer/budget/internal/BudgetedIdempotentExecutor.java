@@ -1,6 +1,5 @@
 package io.sumi.consumer.budget.internal;
 
-import io.sumi.consumer.BatchFailedException;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
@@ -11,6 +10,7 @@ import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetPermit;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.exception.BatchFailedException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 

@@ -1,4 +1,4 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
 
 /**
  * The message carries no key: no key header and no (or an empty) key expression result. Not

@@ -1,4 +1,4 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
 
 /**
  * Base class of the exceptions Sumi raises about a message (never about the handler's own work,

@@ -1,4 +1,6 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
+
+import io.sumi.consumer.IdempotentExecutor;
 
 /**
  * A batch stopped at one message: the messages before {@link #index()} are done (completed or

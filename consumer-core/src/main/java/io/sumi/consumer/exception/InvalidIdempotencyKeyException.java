@@ -1,4 +1,4 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
 
 /**
  * The message's key cannot be stored exactly: longer than the ledger's column, empty, header

@@ -1,4 +1,6 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
+
+import io.sumi.consumer.FingerprintMismatchPolicy;
 
 /**
  * A key arrived again with another payload and the handler's policy is

@@ -1,4 +1,4 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
 
 /**
  * Another consumer holds a live lease on the message's key. Retryable: do not acknowledge the

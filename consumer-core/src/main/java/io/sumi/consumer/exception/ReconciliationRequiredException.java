@@ -1,4 +1,6 @@
-package io.sumi.consumer;
+package io.sumi.consumer.exception;
+
+import io.sumi.consumer.HandlerDefinition;
 
 /**
  * The message's outcome is uncertain and it is not run again: its lease-mode claim was taken over
