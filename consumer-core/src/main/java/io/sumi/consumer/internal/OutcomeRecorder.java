@@ -40,6 +40,20 @@ final class OutcomeRecorder {
     static final String FINGERPRINT_MISMATCHES = "sumi.fingerprint.mismatches";
     static final String LEASES_LOST = "sumi.leases.lost";
     static final String RECONCILE_MARKED = "sumi.reconcile.marked";
+    static final String LEASE_RENEWALS = "sumi.leases.renewals";
+    static final String LEASE_OVERRUNS = "sumi.leases.overruns";
+
+    /** How the renewal of a claim ended, the {@code result} tag of {@code sumi.leases.renewals}. */
+    enum Renewal {
+        /** The lease was extended. */
+        RENEWED,
+        /** The claim was gone: another consumer took it over while the handler ran. */
+        LOST,
+        /** The renewal statement failed (it is tried again at the next tick). */
+        FAILED;
+
+        final String tag = name().toLowerCase(Locale.ROOT);
+    }
 
     /** How a message ended, the {@code outcome} tag of {@code sumi.messages}. */
     enum Outcome {
@@ -133,6 +147,32 @@ final class OutcomeRecorder {
                         key -> Counter.builder(RECONCILE_MARKED)
                                 .description(
                                         "Messages whose outcome was uncertain and that were marked for reconciliation")
+                                .tag("consumer", consumer)
+                                .register(registry))
+                .increment();
+    }
+
+    /** {@code amount} claims whose renewal ended with {@code result}. */
+    void leaseRenewal(String consumer, Renewal result, int amount) {
+        if (amount <= 0) {
+            return;
+        }
+        counters.computeIfAbsent(
+                        new Key(consumer, LEASE_RENEWALS + "/" + result.tag),
+                        key -> Counter.builder(LEASE_RENEWALS)
+                                .description("Lease renewals of claims whose handler was running, by result")
+                                .tag("consumer", consumer)
+                                .tag("result", result.tag)
+                                .register(registry))
+                .increment(amount);
+    }
+
+    /** A handler ran past its max run time: its lease is no longer renewed. */
+    void maxRunExceeded(String consumer) {
+        counters.computeIfAbsent(
+                        new Key(consumer, LEASE_OVERRUNS),
+                        key -> Counter.builder(LEASE_OVERRUNS)
+                                .description("Handlers that ran past their max run time; their lease was left to lapse")
                                 .tag("consumer", consumer)
                                 .register(registry))
                 .increment();
