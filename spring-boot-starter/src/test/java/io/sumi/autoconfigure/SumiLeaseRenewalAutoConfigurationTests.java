@@ -77,7 +77,9 @@ class SumiLeaseRenewalAutoConfigurationTests {
                     context.getBean(SumiProperties.class).consumer();
             assertThat(consumer.lease()).isEqualTo(Duration.ofSeconds(30)).isEqualTo(HandlerDefinition.DEFAULT_LEASE);
             assertThat(consumer.leaseRenewal()).isTrue();
-            assertThat(consumer.maxRun()).isEqualTo(Duration.ofMinutes(15)).isEqualTo(HandlerDefinition.DEFAULT_MAX_RUN);
+            assertThat(consumer.maxRun())
+                    .isEqualTo(Duration.ofMinutes(15))
+                    .isEqualTo(HandlerDefinition.DEFAULT_MAX_RUN);
 
             assertThat(competingClaimWhileALongHandlerRuns(
                             context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +88,7 @@ final class LeaseRenewer implements AutoCloseable {
     }
 
     /** What renewal {@link #start} returns when it has nothing to renew. */
-    private static final Renewal NONE = new Renewal(null, "", 0, List.of(), Duration.ofSeconds(1), 0);
+    private static final Renewal NONE = new Renewal(null, "", 0, List.of(), Duration.ofSeconds(1), 1, 1);
 
     /**
      * Starts renewing {@code keys}, claimed with {@code token}, for as long as the returned renewal
@@ -98,13 +99,18 @@ final class LeaseRenewer implements AutoCloseable {
             return NONE;
         }
         Duration maxRun = handler.maxRun() != null ? handler.maxRun() : defaultMaxRun;
-        Renewal renewal = new Renewal(this, handler.consumer(), token, keys, handler.lease(), System.nanoTime());
         long interval = Math.max(1, handler.lease().toNanos() / 3);
+        Renewal renewal =
+                new Renewal(this, handler.consumer(), token, keys, handler.lease(), interval, maxRun.toNanos());
         try {
+            // One task per call on the hot path; the max-run deadline is scheduled by the last tick
+            // before it (or now, if it comes before the first tick), so quick handlers never pay for it.
             renewal.schedule(
                     scheduler.scheduleWithFixedDelay(renewal::renew, interval, interval, TimeUnit.NANOSECONDS),
-                    scheduler.schedule(() -> renewal.overrun(maxRun), maxRun.toNanos(), TimeUnit.NANOSECONDS));
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    maxRun.toNanos() <= interval
+                            ? scheduler.schedule(renewal::overrun, maxRun.toNanos(), TimeUnit.NANOSECONDS)
+                            : null);
+        } catch (RejectedExecutionException closed) {
             // The executor was closed meanwhile: as if the JVM were going away, nothing is renewed.
             return NONE;
         }
@@ -128,6 +134,8 @@ final class LeaseRenewer implements AutoCloseable {
         private final long token;
         private final Set<String> keys;
         private final Duration lease;
+        private final long interval;
+        private final long maxRun;
         private final long started;
         private final ReentrantLock lock = new ReentrantLock();
         private boolean stopped;
@@ -140,17 +148,20 @@ final class LeaseRenewer implements AutoCloseable {
                 long token,
                 List<String> keys,
                 Duration lease,
-                long started) {
+                long interval,
+                long maxRun) {
             this.renewer = renewer;
             this.consumer = consumer;
             this.token = token;
             this.keys = new LinkedHashSet<>(keys);
             this.lease = lease;
-            this.started = started;
+            this.interval = interval;
+            this.maxRun = maxRun;
+            this.started = System.nanoTime();
             this.stopped = renewer == null;
         }
 
-        private void schedule(ScheduledFuture<?> ticks, ScheduledFuture<?> deadline) {
+        private void schedule(ScheduledFuture<?> ticks, @Nullable ScheduledFuture<?> deadline) {
             lock.lock();
             try {
                 this.ticks = ticks;
@@ -173,6 +184,18 @@ final class LeaseRenewer implements AutoCloseable {
             try {
                 if (stopped) {
                     return;
+                }
+                long left = maxRun - (System.nanoTime() - started);
+                if (left <= 0) {
+                    overrunLocked(owner);
+                    return;
+                }
+                if (deadline == null && left <= interval) {
+                    try {
+                        deadline = owner.scheduler.schedule(this::overrun, left, TimeUnit.NANOSECONDS);
+                    } catch (RejectedExecutionException closed) {
+                        // The executor is closing: nothing is renewed any more anyway.
+                    }
                 }
                 int renewed;
                 try {
@@ -237,31 +260,34 @@ final class LeaseRenewer implements AutoCloseable {
         }
 
         /** The handler has run longer than its max run time: renewal stops for good, and it is reported. */
-        private void overrun(Duration maxRun) {
+        private void overrun() {
             LeaseRenewer owner = renewer;
             if (owner == null) {
                 return;
             }
             lock.lock();
             try {
-                if (stopped) {
-                    return;
+                if (!stopped) {
+                    overrunLocked(owner);
                 }
-                stopLocked();
-                owner.recorder.maxRunExceeded(consumer);
-                log.warn(
-                        "Consumer '{}': a handler has run for {} ms, past its max run time of {}, holding {} message(s)"
-                                + " (e.g. {}); its lease is no longer renewed and ends within {}, after which another"
-                                + " consumer may take the message over while this handler still runs",
-                        consumer,
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
-                        maxRun,
-                        keys.size(),
-                        keys.isEmpty() ? "-" : keys.iterator().next(),
-                        lease);
             } finally {
                 lock.unlock();
             }
+        }
+
+        private void overrunLocked(LeaseRenewer owner) {
+            stopLocked();
+            owner.recorder.maxRunExceeded(consumer);
+            log.warn(
+                    "Consumer '{}': a handler has run for {} ms, past its max run time of {} ms, holding {} message(s)"
+                            + " (e.g. {}); its lease is no longer renewed and ends within {}, after which another"
+                            + " consumer may take the message over while this handler still runs",
+                    consumer,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                    TimeUnit.NANOSECONDS.toMillis(maxRun),
+                    keys.size(),
+                    keys.isEmpty() ? "-" : keys.iterator().next(),
+                    lease);
         }
 
         /**
