@@ -97,9 +97,8 @@ final class LeaseExecution {
         // Resources close before the catch block runs: renewal has stopped before the claim is
         // released, and before it is completed below.
         try (LeaseRenewer.Renewal renewal = renewer.start(handler, row.claimToken(), List.of(request.messageId()));
-                IdempotencyContext.Scope scope = new IdempotencyContext(
-                                request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE)
-                        .open()) {
+                CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
+                        request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
             value = run.run(body);
         } catch (Exception | Error ex) {
             // Release so the redelivery can claim at once; the exception itself goes on unchanged.
