@@ -8,6 +8,7 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessageStore;
@@ -59,14 +60,21 @@ class SumiLeaseRenewalAutoConfigurationTests {
                 .lease(LEASE)
                 .build();
         ClaimOutcome[] seen = new ClaimOutcome[1];
-        executor.execute(
-                handler, InboundMessage.of("payload", Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, "k")), () -> {
-                    Thread.sleep(LEASE.multipliedBy(3).toMillis());
-                    seen[0] = store.claim("renewal", new ClaimRequest("k", null), LEASE)
-                            .outcome();
-                    Thread.sleep(LEASE.toMillis());
-                    return null;
-                });
+        try {
+            executor.execute(
+                    handler,
+                    InboundMessage.of("payload", Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, "k")),
+                    () -> {
+                        Thread.sleep(LEASE.multipliedBy(3).toMillis());
+                        seen[0] = store.claim("renewal", new ClaimRequest("k", null), LEASE)
+                                .outcome();
+                        Thread.sleep(LEASE.toMillis());
+                        return null;
+                    });
+        } catch (MessageBusyException lost) {
+            // Taken over by the claim above, which never completes: the slow run is not acked.
+            assertThat(seen[0]).isEqualTo(ClaimOutcome.CLAIMED);
+        }
         return seen[0];
     }
 
