@@ -57,6 +57,7 @@ final class LedgerCases {
         cases.add(sumiTransactionalExecutor());
         cases.add(sumiLeaseStore());
         cases.add(sumiLeaseExecutor());
+        cases.add(sumiLeaseExecutor(false));
         cases.add(sumiBatchLease(100));
         cases.add(sumiBatchLease(500));
         cases.add(sumiBatchTransactional(100));
@@ -287,13 +288,25 @@ final class LedgerCases {
         };
     }
 
-    /** c) Lease mode through the executor (no-op handler). */
+    /** c) Lease mode through the executor (no-op handler), its lease renewed while the handler runs (the default). */
     static BenchmarkCase sumiLeaseExecutor() {
-        return new LedgerTableCase("sumi-lease-exec", "Sumi lease, IdempotentExecutor.execute", Role.SUMI) {
+        return sumiLeaseExecutor(true);
+    }
+
+    /**
+     * c') Lease mode through the executor, with or without lease renewal: side by side, the cost of
+     * starting and stopping a renewal per message (a quick handler never reaches its first renewal).
+     */
+    static BenchmarkCase sumiLeaseExecutor(boolean renewal) {
+        return new LedgerTableCase(
+                renewal ? "sumi-lease-exec" : "sumi-lease-exec-no-renewal",
+                "Sumi lease, IdempotentExecutor.execute" + (renewal ? "" : ", lease renewal off"),
+                Role.SUMI) {
             @Override
             Operation open(DataSource dataSource, Ids ids) {
-                IdempotentExecutor executor =
-                        IdempotentExecutor.builder(store(dataSource)).build();
+                IdempotentExecutor executor = IdempotentExecutor.builder(store(dataSource))
+                        .leaseRenewal(renewal)
+                        .build();
                 HandlerDefinition handler = HandlerDefinition.builder(CONSUMER)
                         .mode(IdempotencyMode.LEASE)
                         .lease(LEASE)

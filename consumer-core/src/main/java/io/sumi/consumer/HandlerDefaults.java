@@ -25,7 +25,7 @@ public record HandlerDefaults(
         keyHeaders = List.copyOf(keyHeaders);
     }
 
-    /** The library defaults: {@code AUTO}, a 5 minute lease, {@code WARN}, headers {@code outbox-id} then {@code idempotency-key}. */
+    /** The library defaults: {@code AUTO}, a 30 second lease, {@code WARN}, headers {@code outbox-id} then {@code idempotency-key}. */
     public static HandlerDefaults standard() {
         return new HandlerDefaults(
                 IdempotencyMode.AUTO,
@@ -61,8 +61,8 @@ public record HandlerDefaults(
      *
      * @param transactionManager the transaction manager the handler's {@code @Transactional} names
      *     ({@code ""}: the default one), or {@code null} if the handler is not {@code @Transactional}
-     * @throws IllegalArgumentException if the annotation has an invalid lease, reconcile-after
-     *     window or consumer, or asks for {@code TRANSACTIONAL} with a named transaction manager
+     * @throws IllegalArgumentException if the annotation has an invalid lease, max run time,
+     *     reconcile-after window or consumer, or asks for {@code TRANSACTIONAL} with a named transaction manager
      * @since 0.1.0
      */
     public HandlerDefinition resolve(
@@ -101,6 +101,10 @@ public record HandlerDefaults(
                                 : Durations.parse(
                                         annotation.reconcileAfter(),
                                         "reconcileAfter of @IdempotentHandler on " + where))
+                .maxRun(
+                        annotation.maxRun().isBlank()
+                                ? null
+                                : Durations.parse(annotation.maxRun(), "maxRun of @IdempotentHandler on " + where))
                 .build();
     }
 }

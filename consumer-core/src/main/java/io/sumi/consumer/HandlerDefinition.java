@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param consumer the ledger namespace
  * @param mode how the ledger takes messages
- * @param lease how long a lease-mode claim is held
+ * @param lease how long a lease-mode claim is held without renewal; while the handler runs, the
+ *     executor renews it every third of the lease (see {@link IdempotentExecutor.Builder#leaseRenewal})
  * @param fingerprintPolicy what a reused key with another payload does ({@code WARN} or {@code REJECT})
  * @param keyHeaders header names tried, in order, for the key
  * @param keyExpression a SpEL expression computing the key when no header has one, or {@code null}
@@ -19,6 +20,9 @@ import org.jspecify.annotations.Nullable;
  * @param reconcileAfter the provider's idempotency-key window after which a taken-over lease-mode
  *     claim is marked for reconciliation instead of run again; {@code null}: the executor's
  *     default; zero: never (since 0.1.0)
+ * @param maxRun how long a lease-mode handler may run with its lease renewed; past it, renewal
+ *     stops (reported) and the lease lapses within one lease; {@code null}: the executor's default
+ *     (since 0.1.0)
  */
 public record HandlerDefinition(
         String consumer,
@@ -28,7 +32,8 @@ public record HandlerDefinition(
         List<String> keyHeaders,
         @Nullable String keyExpression,
         @Nullable String budget,
-        @Nullable Duration reconcileAfter) {
+        @Nullable Duration reconcileAfter,
+        @Nullable Duration maxRun) {
 
     /** The header the outbox producer writes its row id to. */
     public static final String OUTBOX_ID_HEADER = "outbox-id";
@@ -39,8 +44,21 @@ public record HandlerDefinition(
     /** Headers tried for the key by default, in order. */
     public static final List<String> DEFAULT_KEY_HEADERS = List.of(OUTBOX_ID_HEADER, IDEMPOTENCY_KEY_HEADER);
 
-    /** Default lease of a lease-mode claim. */
-    public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
+    /**
+     * Default lease of a lease-mode claim: 30 seconds, renewed every 10 seconds while the handler
+     * runs. A JVM killed mid-handler blocks its key for at most this long; two renewals in a row
+     * may fail (a database fail-over, a long GC pause) before the lease runs out.
+     */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    /**
+     * Default max run time of a lease-mode handler whose lease is renewed: 15 minutes, far above a
+     * slow provider call (an LLM call of several minutes) and below the point where a hung handler
+     * (a socket without a timeout) should give its key back.
+     *
+     * @since 0.1.0
+     */
+    public static final Duration DEFAULT_MAX_RUN = Duration.ofMinutes(15);
 
     public HandlerDefinition {
         Objects.requireNonNull(consumer, "consumer");
@@ -67,6 +85,23 @@ public record HandlerDefinition(
             throw new IllegalArgumentException("The reconcile-after window of consumer '" + consumer
                     + "' must not be negative, was " + reconcileAfter);
         }
+        if (maxRun != null && (maxRun.isNegative() || maxRun.isZero())) {
+            throw new IllegalArgumentException(
+                    "The max run time of consumer '" + consumer + "' must be positive, was " + maxRun);
+        }
+    }
+
+    /** A definition with the executor's max run time (the form before max run times existed). */
+    public HandlerDefinition(
+            String consumer,
+            IdempotencyMode mode,
+            Duration lease,
+            FingerprintMismatchPolicy fingerprintPolicy,
+            List<String> keyHeaders,
+            @Nullable String keyExpression,
+            @Nullable String budget,
+            @Nullable Duration reconcileAfter) {
+        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter, null);
     }
 
     /** A definition bound to no budget, with the executor's reconciliation window. */
@@ -77,7 +112,7 @@ public record HandlerDefinition(
             FingerprintMismatchPolicy fingerprintPolicy,
             List<String> keyHeaders,
             @Nullable String keyExpression) {
-        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, null, null);
+        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, null, null, null);
     }
 
     /** Starts a definition for the ledger namespace {@code consumer}, with the defaults. */
@@ -96,6 +131,7 @@ public record HandlerDefinition(
         private @Nullable String keyExpression;
         private @Nullable String budget;
         private @Nullable Duration reconcileAfter;
+        private @Nullable Duration maxRun;
 
         private Builder(String consumer) {
             this.consumer = consumer;
@@ -139,12 +175,31 @@ public record HandlerDefinition(
         }
 
         /**
-         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease,
-         *     negative reconcile-after window)
+         * How long a lease-mode handler may run with its lease renewed ({@code null}: the executor's
+         * default, {@link IdempotentExecutor.Builder#maxRun}).
+         *
+         * @since 0.1.0
+         */
+        public Builder maxRun(@Nullable Duration maxRun) {
+            this.maxRun = maxRun;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease
+         *     or max run time, negative reconcile-after window)
          */
         public HandlerDefinition build() {
             return new HandlerDefinition(
-                    consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter);
+                    consumer,
+                    mode,
+                    lease,
+                    fingerprintPolicy,
+                    keyHeaders,
+                    keyExpression,
+                    budget,
+                    reconcileAfter,
+                    maxRun);
         }
     }
 }

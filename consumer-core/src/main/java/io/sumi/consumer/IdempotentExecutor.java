@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * {@link InvalidIdempotencyKeyException} before anything is claimed. Exceptions of the handler are
  * never swallowed. Thread-safe.
  */
-public interface IdempotentExecutor {
+public interface IdempotentExecutor extends AutoCloseable {
 
     /**
      * Runs {@code body} for one message unless its key is already completed.
@@ -75,6 +75,17 @@ public interface IdempotentExecutor {
     /** The key resolver the executor uses. */
     MessageKeyResolver keyResolver();
 
+    /**
+     * Stops what the executor runs in the background: the renewal of the leases of running
+     * lease-mode handlers. Handlers still running then keep their claims only until their leases
+     * run out, as if this JVM had died. Idempotent; the executor is not meant to be used after it.
+     * This default does nothing.
+     *
+     * @since 0.1.0
+     */
+    @Override
+    default void close() {}
+
     /** Starts a builder for an executor on {@code store}. */
     static Builder builder(ProcessedMessageStore store) {
         return new Builder(store);
@@ -114,6 +125,8 @@ public interface IdempotentExecutor {
         private MessageKeyResolver keyResolver = new MessageKeyResolver();
         private @Nullable Duration reconcileAfter;
         private @Nullable BudgetRegistry budgets;
+        private boolean leaseRenewal = true;
+        private Duration maxRun = HandlerDefinition.DEFAULT_MAX_RUN;
 
         private Builder(ProcessedMessageStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -163,9 +176,41 @@ public interface IdempotentExecutor {
             return this;
         }
 
+        /**
+         * Whether a lease-mode claim is renewed while its handler runs (default {@code true}): every
+         * third of its lease, from a small pool of daemon threads owned by the executor, fenced on
+         * the claim token ({@link ProcessedMessageStore#renewAll}); renewal stops when the handler
+         * returns or throws. Off: a handler that runs longer than its lease may be taken over by
+         * another consumer while it runs.
+         *
+         * @since 0.1.0
+         */
+        public Builder leaseRenewal(boolean leaseRenewal) {
+            this.leaseRenewal = leaseRenewal;
+            return this;
+        }
+
+        /**
+         * How long a lease-mode handler that sets none ({@link HandlerDefinition#maxRun()}) may run
+         * with its lease renewed; past it, renewal stops, a WARN is logged and
+         * {@code sumi.leases.overruns} counts it, and the lease lapses within one lease. Default
+         * {@link HandlerDefinition#DEFAULT_MAX_RUN}.
+         *
+         * @throws IllegalArgumentException if {@code maxRun} is not positive
+         * @since 0.1.0
+         */
+        public Builder maxRun(Duration maxRun) {
+            Objects.requireNonNull(maxRun, "maxRun");
+            if (maxRun.isNegative() || maxRun.isZero()) {
+                throw new IllegalArgumentException("maxRun must be positive, was " + maxRun);
+            }
+            this.maxRun = maxRun;
+            return this;
+        }
+
         public IdempotentExecutor build() {
             IdempotentExecutor executor = new DefaultIdempotentExecutor(
-                    store, transactionSupport, meterRegistry, keyResolver, reconcileAfter);
+                    store, transactionSupport, meterRegistry, keyResolver, reconcileAfter, leaseRenewal, maxRun);
             return budgets != null ? budgets.decorate(executor) : executor;
         }
     }

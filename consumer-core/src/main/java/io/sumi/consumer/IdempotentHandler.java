@@ -51,11 +51,23 @@ public @interface IdempotentHandler {
     IdempotencyMode mode() default IdempotencyMode.AUTO;
 
     /**
-     * How long a lease-mode claim is held before another consumer may take the message over, as a
-     * duration ({@code "30s"}, {@code "5m"}, ISO-8601 {@code "PT5M"}). Empty: the configured
-     * default ({@code sumi.consumer.lease}, 5 minutes). Must exceed the handler's longest run.
+     * How long a lease-mode claim is held without renewal before another consumer may take the
+     * message over, as a duration ({@code "30s"}, {@code "5m"}, ISO-8601 {@code "PT5M"}). While the
+     * handler runs, its lease is renewed every third of the lease (up to {@link #maxRun()}), so the
+     * lease bounds how long a dead JVM blocks the key, not how long the handler may run. Empty: the
+     * configured default ({@code sumi.consumer.lease}, 30 seconds).
      */
     String lease() default "";
+
+    /**
+     * How long the handler may run with its lease renewed, as a duration ({@code "10m"}). Past it,
+     * renewal stops (a WARN and {@code sumi.leases.overruns}), the lease lapses within one lease,
+     * and another consumer may take the message over while this handler still runs. Empty: the
+     * configured default ({@code sumi.consumer.max-run}, 15 minutes).
+     *
+     * @since 0.1.0
+     */
+    String maxRun() default "";
 
     /** What a reused key with another payload does; see {@link FingerprintMismatchPolicy}. */
     FingerprintMismatchPolicy onFingerprintMismatch() default FingerprintMismatchPolicy.DEFAULT;

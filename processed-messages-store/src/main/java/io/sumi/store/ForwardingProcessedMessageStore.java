@@ -73,6 +73,16 @@ public abstract class ForwardingProcessedMessageStore implements ProcessedMessag
     }
 
     @Override
+    public boolean renew(ProcessedMessage claim, Duration lease) {
+        return delegate.renew(claim, lease);
+    }
+
+    @Override
+    public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
+        return delegate.renewAll(consumer, claimToken, messageIds, lease);
+    }
+
+    @Override
     public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
         return delegate.markForReconciliation(claim, reason);
     }

@@ -124,6 +124,38 @@ public interface ProcessedMessageStore {
     int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error);
 
     /**
+     * Extends a live lease-mode claim while its handler runs: its lease then ends {@code lease}
+     * after the store's shared clock's now (the database's, for the JDBC store), as a new claim's
+     * would. Fenced on the claim token and on the status {@code IN_PROGRESS}, as {@link #complete}
+     * is: a claim that another consumer took over (a new token), that was completed, released and
+     * taken again, or marked for reconciliation is not touched. A claim whose lease ended but that
+     * nobody took over is still the caller's and is extended.
+     *
+     * @param claim the row returned by a {@code CLAIMED} result
+     * @return {@code false} if the claim was no longer the caller's
+     * @throws UnsupportedOperationException if the store cannot renew leases
+     * @since 0.1.0
+     */
+    default boolean renew(ProcessedMessage claim, Duration lease) {
+        return renewAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId()), lease) == 1;
+    }
+
+    /**
+     * Renews several claims of one consumer, taken with one token, in one round trip, as
+     * {@link #renew} does for each (one statement: {@code UPDATE … WHERE claim_token = ? AND
+     * status = 'IN_PROGRESS'}).
+     *
+     * @return how many claims were renewed; fewer than {@code messageIds} means some were no longer
+     *     the caller's
+     * @throws IllegalArgumentException if {@code lease} is not positive
+     * @throws UnsupportedOperationException if the store cannot renew leases (this default)
+     * @since 0.1.0
+     */
+    default int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot renew leases");
+    }
+
+    /**
      * Marks a lease-mode claim whose outcome is uncertain {@link MessageStatus#RECONCILE}: its lease
      * ends, it is never claimed again (claims answer {@code BUSY} with the row) and never pruned,
      * until an operator completes or deletes it. {@code reason} is kept as {@code lastError}.

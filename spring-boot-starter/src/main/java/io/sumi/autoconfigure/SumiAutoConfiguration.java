@@ -112,6 +112,8 @@ class SumiAutoConfiguration {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(transactionSupport)
                 .reconcileAfter(properties.consumer().reconcileAfter())
+                .leaseRenewal(properties.consumer().leaseRenewal())
+                .maxRun(properties.consumer().maxRun())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
     }

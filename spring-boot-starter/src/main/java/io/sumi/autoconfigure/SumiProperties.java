@@ -64,19 +64,28 @@ public record SumiProperties(
      * Defaults of {@code @IdempotentHandler} methods, used where the annotation leaves an attribute at its default.
      *
      * @param mode the mode of handlers that say {@code AUTO}
-     * @param lease how long a lease-mode claim is held; must exceed the handler's longest run
+     * @param lease how long a lease-mode claim is held without renewal: while the handler runs it
+     *     is renewed every third of the lease, so this bounds how long a JVM killed mid-handler
+     *     blocks its key, not how long a handler may run
      * @param fingerprintMismatch what a key reused with another payload does: {@code WARN} or {@code REJECT}
      * @param keyHeaders the headers tried for the key, in order
      * @param reconcileAfter the downstream provider's idempotency-key window (Stripe keeps keys about
      *     24 hours): a lease-mode message first claimed longer ago than this and never completed is
      *     marked {@code RECONCILE} instead of run again ({@code 0s}: never); handlers may set their own
+     * @param leaseRenewal whether lease-mode claims are renewed while their handler runs (off: a
+     *     handler that runs longer than its lease may be taken over while it runs)
+     * @param maxRun how long a lease-mode handler may run with its lease renewed; past it, renewal
+     *     stops (a WARN and {@code sumi.leases.overruns}) and the lease lapses within one lease;
+     *     handlers may set their own ({@code @IdempotentHandler(maxRun = ...)})
      */
     public record Consumer(
             @DefaultValue("AUTO") IdempotencyMode mode,
-            @DefaultValue("5m") Duration lease,
+            @DefaultValue("30s") Duration lease,
             @DefaultValue("WARN") FingerprintMismatchPolicy fingerprintMismatch,
             @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders,
-            @DefaultValue("24h") Duration reconcileAfter) {}
+            @DefaultValue("24h") Duration reconcileAfter,
+            @DefaultValue("true") boolean leaseRenewal,
+            @DefaultValue("15m") Duration maxRun) {}
 
     /**
      * The Spring Kafka binder.

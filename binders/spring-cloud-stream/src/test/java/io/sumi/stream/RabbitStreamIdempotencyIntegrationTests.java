@@ -233,10 +233,12 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         store.release(holder.message(), "the other consumer failed");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.count("busy:" + key) == 1);
-        assertThat(store.find("busy", key)).get().satisfies(row -> {
-            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
-            assertThat(row.attempts()).isEqualTo(2);
-        });
+        // The effect is recorded inside the handler, before the claim is completed: wait for that too.
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(store.find("busy", key)).get().satisfies(row -> {
+                    assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+                    assertThat(row.attempts()).isEqualTo(2);
+                }));
         assertThat(deadLetter("busy", "busy")).isNull();
     }
 

@@ -34,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>Concurrency: the executor holds no per-message state; every race between two deliveries
  *   of one key is decided by the ledger's one-statement claim (see each mode's notes). Per call it
  *   allocates one {@link HandlerRun}, which only the calling thread touches.</li>
+ *   <li>Lease renewal: one {@link LeaseRenewer} per executor, whose few daemon threads renew the
+ *   claims of every running lease-mode handler; {@link #close} stops them.</li>
  *   <li>Mode: {@code AUTO} means transactional exactly when a transaction that the ledger's
  *   DataSource takes part in is active ({@link TransactionSupport#isTransactionActive()}, the
  *   participation rule); a transaction of another resource means lease mode.</li>
@@ -55,6 +57,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final MessageKeyResolver keyResolver;
     private final LeaseExecution lease;
     private final TransactionalExecution transactional;
+    private final LeaseRenewer renewer;
 
     public DefaultIdempotentExecutor(
             ProcessedMessageStore store,
@@ -74,18 +77,46 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             MeterRegistry meterRegistry,
             MessageKeyResolver keyResolver,
             @Nullable Duration reconcileAfter) {
+        this(store, transactions, meterRegistry, keyResolver, reconcileAfter, true, HandlerDefinition.DEFAULT_MAX_RUN);
+    }
+
+    /**
+     * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
+     *     or zero: uncertain outcomes are not detected unless a handler sets a window
+     * @param renewLeases whether lease-mode claims are renewed while their handler runs
+     * @param maxRun the max run time of lease-mode handlers that set none (positive)
+     * @since 0.1.0
+     */
+    public DefaultIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver,
+            @Nullable Duration reconcileAfter,
+            boolean renewLeases,
+            Duration maxRun) {
+        if (maxRun.isNegative() || maxRun.isZero()) {
+            throw new IllegalArgumentException("maxRun must be positive, was " + maxRun);
+        }
         this.store = store;
         this.transactions = transactions;
         this.recorder = new OutcomeRecorder(meterRegistry);
         this.keyResolver = keyResolver;
         ClaimVerdicts verdicts = new ClaimVerdicts(store, recorder, reconcileAfter);
-        this.lease = new LeaseExecution(store, verdicts, recorder);
+        this.renewer = new LeaseRenewer(store, recorder, renewLeases, maxRun);
+        this.lease = new LeaseExecution(store, verdicts, recorder, renewer);
         this.transactional = new TransactionalExecution(store, transactions, verdicts, recorder);
     }
 
     @Override
     public MessageKeyResolver keyResolver() {
         return keyResolver;
+    }
+
+    /** Stops the lease-renewal threads: running handlers keep their leases only until these run out. */
+    @Override
+    public void close() {
+        renewer.close();
     }
 
     @Override

@@ -47,6 +47,12 @@ import org.slf4j.LoggerFactory;
  * reports a failed message, a ledger call throws) everything still held is released, a failing
  * release tried once more: a claim left leased would make every redelivery BUSY for the whole lease.
  *
+ * <p>Renewal: while the handler runs, its claims are renewed from another thread
+ * ({@link LeaseRenewer}), every third of the lease, up to the handler's max run time; renewal
+ * stops when the handler returns or throws, before anything is completed or released. A lease
+ * is therefore lost only when this JVM stops renewing (frozen, dead, or the ledger unreachable
+ * for a whole lease) or the handler outruns its max run time.
+ *
  * <p>Uncertain outcomes: a takeover whose message was first claimed longer ago than the
  * reconcile-after window is not run but marked {@code RECONCILE} (see {@link ClaimVerdicts#isUncertain}).
  */
@@ -57,11 +63,14 @@ final class LeaseExecution {
     private final ProcessedMessageStore store;
     private final ClaimVerdicts verdicts;
     private final OutcomeRecorder recorder;
+    private final LeaseRenewer renewer;
 
-    LeaseExecution(ProcessedMessageStore store, ClaimVerdicts verdicts, OutcomeRecorder recorder) {
+    LeaseExecution(
+            ProcessedMessageStore store, ClaimVerdicts verdicts, OutcomeRecorder recorder, LeaseRenewer renewer) {
         this.store = store;
         this.verdicts = verdicts;
         this.recorder = recorder;
+        this.renewer = renewer;
     }
 
     // ---------------------------------------------------------------- one message
@@ -85,8 +94,11 @@ final class LeaseExecution {
             throw verdicts.markUncertain(handler, row);
         }
         T value;
-        try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
-                request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
+        // Resources close before the catch block runs: renewal has stopped before the claim is
+        // released, and before it is completed below.
+        try (LeaseRenewer.Renewal renewal = renewer.start(handler, row.claimToken(), List.of(request.messageId()));
+                CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
+                        request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
             value = run.run(body);
         } catch (Exception | Error ex) {
             // Release so the redelivery can claim at once; the exception itself goes on unchanged.
@@ -113,6 +125,8 @@ final class LeaseExecution {
      * Runs a batch whose {@code requests} all have usable keys; {@code keyStop} is why the batch
      * ends after them (a message without a usable key), if it does.
      */
+    // The renewal is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
     BatchRun executeBatch(
             HandlerDefinition handler,
             List<ClaimRequest> requests,
@@ -142,7 +156,8 @@ final class LeaseExecution {
             if (plan.run().isEmpty()) {
                 return new BatchRun(0, plan.duplicates(), stop, cause, null);
             }
-            try {
+            try (LeaseRenewer.Renewal renewal = renewer.start(handler, plan.token(), plan.runKeys())) {
+                // Renewed while the handler runs, and stopped (closed) before anything is completed or released.
                 run.run(body, plan.run());
             } catch (BatchFailedException reported) {
                 // The handler says which message failed: the ones it ran before it are done.
@@ -211,9 +226,9 @@ final class LeaseExecution {
 
     private static MessageBusyException lostBeforeCompletion(HandlerDefinition handler, String key) {
         return new MessageBusyException("The lease of message '" + key + "' of consumer '" + handler.consumer()
-                + "' was lost to another consumer before completion (the handler ran longer than its lease of "
-                + handler.lease()
-                + "); the message will be delivered again. Raise the lease above the handler's longest run");
+                + "' was lost to another consumer before completion (its lease of " + handler.lease()
+                + " ran out: the handler ran past its max run time, or its renewals did not reach the ledger);"
+                + " the message will be delivered again");
     }
 
     private static Throwable causeOf(BatchFailedException reported) {
@@ -319,8 +334,8 @@ final class LeaseExecution {
         recorder.leaseLost(consumer, count);
         log.warn(
                 "Consumer '{}' lost the lease of {} message(s) to another consumer while its handler ran (e.g. {}); the"
-                        + " handler ran more than once for them, and a message its taker did not complete is delivered again: raise"
-                        + " the lease above the handler's longest run",
+                        + " handler ran more than once for them, and a message its taker did not complete is delivered again."
+                        + " The lease ran out: the handler ran past its max run time, or its renewals did not reach the ledger",
                 consumer,
                 count,
                 example);

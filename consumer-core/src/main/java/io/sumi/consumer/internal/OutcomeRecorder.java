@@ -40,6 +40,20 @@ final class OutcomeRecorder {
     static final String FINGERPRINT_MISMATCHES = "sumi.fingerprint.mismatches";
     static final String LEASES_LOST = "sumi.leases.lost";
     static final String RECONCILE_MARKED = "sumi.reconcile.marked";
+    static final String LEASE_RENEWALS = "sumi.leases.renewals";
+    static final String LEASE_OVERRUNS = "sumi.leases.overruns";
+
+    /** How the renewal of a claim ended, the {@code result} tag of {@code sumi.leases.renewals}. */
+    enum Renewal {
+        /** The lease was extended. */
+        RENEWED,
+        /** The claim was gone: another consumer took it over while the handler ran. */
+        LOST,
+        /** The renewal statement failed (it is tried again at the next tick). */
+        FAILED;
+
+        final String tag = name().toLowerCase(Locale.ROOT);
+    }
 
     /** How a message ended, the {@code outcome} tag of {@code sumi.messages}. */
     enum Outcome {
@@ -108,34 +122,61 @@ final class OutcomeRecorder {
     // ---------------------------------------------------------------- events
 
     void fingerprintMismatch(String consumer) {
-        counters.computeIfAbsent(
-                        new Key(consumer, FINGERPRINT_MISMATCHES),
-                        key -> Counter.builder(FINGERPRINT_MISMATCHES)
-                                .description("Keys that arrived again with another payload")
-                                .tag("consumer", consumer)
-                                .register(registry))
-                .increment();
+        event(consumer, FINGERPRINT_MISMATCHES, "Keys that arrived again with another payload", null, 1);
     }
 
     void leaseLost(String consumer, int amount) {
-        counters.computeIfAbsent(
-                        new Key(consumer, LEASES_LOST),
-                        key -> Counter.builder(LEASES_LOST)
-                                .description("Claims whose lease was lost to another consumer while the handler ran")
-                                .tag("consumer", consumer)
-                                .register(registry))
-                .increment(amount);
+        event(
+                consumer,
+                LEASES_LOST,
+                "Claims whose lease was lost to another consumer while the handler ran",
+                null,
+                amount);
     }
 
     void reconcileMarked(String consumer) {
-        counters.computeIfAbsent(
-                        new Key(consumer, RECONCILE_MARKED),
-                        key -> Counter.builder(RECONCILE_MARKED)
-                                .description(
-                                        "Messages whose outcome was uncertain and that were marked for reconciliation")
-                                .tag("consumer", consumer)
-                                .register(registry))
-                .increment();
+        event(
+                consumer,
+                RECONCILE_MARKED,
+                "Messages whose outcome was uncertain and that were marked for reconciliation",
+                null,
+                1);
+    }
+
+    /** {@code amount} claims whose renewal ended with {@code result}. */
+    void leaseRenewal(String consumer, Renewal result, int amount) {
+        event(
+                consumer,
+                LEASE_RENEWALS,
+                "Lease renewals of claims whose handler was running, by result",
+                result.tag,
+                amount);
+    }
+
+    /** A handler ran past its max run time: its lease is no longer renewed. */
+    void maxRunExceeded(String consumer) {
+        event(
+                consumer,
+                LEASE_OVERRUNS,
+                "Handlers that ran past their max run time; their lease was left to lapse",
+                null,
+                1);
+    }
+
+    /** Counts {@code amount} events of the counter {@code name} of {@code consumer}, with a {@code result} tag if given. */
+    private void event(String consumer, String name, String description, @Nullable String result, int amount) {
+        if (amount <= 0) {
+            return;
+        }
+        counters.computeIfAbsent(new Key(consumer, result == null ? name : name + "/" + result), key -> {
+                    Counter.Builder builder =
+                            Counter.builder(name).description(description).tag("consumer", consumer);
+                    if (result != null) {
+                        builder.tag("result", result);
+                    }
+                    return builder.register(registry);
+                })
+                .increment(amount);
     }
 
     // ---------------------------------------------------------------- meters

@@ -305,6 +305,7 @@ final class ExecutorModel implements AutoCloseable {
             } else {
                 instances[i].store.crashAt(null);
                 instances[i].store.failOnceAt(null);
+                instances[i].store.freeze(false);
             }
         }
         verifyLedger();
@@ -886,12 +887,15 @@ final class ExecutorModel implements AutoCloseable {
             result = slow.executor.execute(handler, message(key), () -> {
                 calls.incrementAndGet();
                 effect(key);
+                // The JVM freezes: its lease renewal stops with it, and the lease runs out.
+                slow.store.freeze(true);
                 expireLeases();
                 history.add("  while the handler of instance " + step.instance() + " runs, its lease expires and: "
                         + new Deliver(other, step.key(), step.otherFault()));
                 Future<Throwable> overtaking =
                         THREADS.submit(() -> deliver(new Deliver(other, step.key(), step.otherFault())));
                 overtaking.get(60, TimeUnit.SECONDS);
+                slow.store.freeze(false);
                 return key;
             });
         } catch (Throwable ex) {

@@ -21,7 +21,9 @@ import org.springframework.dao.TransientDataAccessResourceException;
  *   and from then on every call does, so the dead instance never releases or completes anything
  *   (its claims stay leased, as after {@code kill -9});</li>
  *   <li>a store error at a chosen call, once or until disarmed (the database hiccups or is
- *   unreachable; the instance lives on), with the ids that call was about.</li>
+ *   unreachable; the instance lives on), with the ids that call was about;</li>
+ *   <li>frozen lease renewal: while the instance is frozen (a long GC pause), none of its
+ *   renewals reaches the ledger; a dead instance never renews again.</li>
  * </ul>
  */
 final class FaultInjectingStore extends ForwardingProcessedMessageStore {
@@ -29,7 +31,9 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
     enum Point {
         CLAIM,
         COMPLETE,
-        RELEASE
+        RELEASE,
+        /** A lease renewal (from the executor's renewal thread, never the handler's). */
+        RENEW
     }
 
     /** The JVM is gone: thrown through the executor, never caught by it. */
@@ -50,6 +54,7 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
     private volatile @Nullable Point failAt;
     private volatile boolean failAlways;
     private volatile boolean dead;
+    private volatile boolean frozen;
     private volatile @Nullable InjectedStoreError injected;
     private volatile Set<String> failedIds = Set.of();
 
@@ -80,6 +85,11 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
 
     boolean dead() {
         return dead;
+    }
+
+    /** While frozen, the instance's lease renewals do not reach the ledger (its threads are stopped). */
+    void freeze(boolean frozen) {
+        this.frozen = frozen;
     }
 
     /** Forgets the error injected during an earlier delivery. */
@@ -167,6 +177,18 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
     public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
         before(Point.RELEASE, messageIds);
         return super.releaseAll(consumer, claimToken, messageIds, error);
+    }
+
+    @Override
+    public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
+        if (dead) {
+            throw new Crash("(already dead) at renewAll");
+        }
+        if (frozen) {
+            // The renewal thread of a frozen JVM does not run: the ledger sees nothing.
+            throw new InjectedStoreError(Point.RENEW);
+        }
+        return super.renewAll(consumer, claimToken, messageIds, lease);
     }
 
     @Override

@@ -113,9 +113,10 @@ sealed interface Step {
     }
 
     /**
-     * Lease mode: the handler on {@code instance} outlives its lease (a long GC pause): while it
-     * runs, the lease expires and the next instance receives the message with {@code otherFault};
-     * then the slow handler returns.
+     * Lease mode: the handler on {@code instance} outlives its lease because its JVM freezes (a
+     * long GC pause), which stops its lease renewal too: while it runs, the lease expires and the
+     * next instance receives the message with {@code otherFault}; then the slow handler returns.
+     * (A live JVM renews its lease: see {@code LeaseRenewalIntegrationTests}.)
      */
     record Overtaken(int instance, int key, Fault otherFault) implements Step {
         @Override

@@ -34,7 +34,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * The JDBC ledger for PostgreSQL, MariaDB 10.5+ and H2.
  *
- * <p>Connections: lease-mode calls ({@link #claimAll}, {@link #completeAll}, {@link #releaseAll})
+ * <p>Connections: lease-mode calls ({@link #claimAll}, {@link #completeAll}, {@link #releaseAll},
+ * {@link #renewAll})
  * take a connection of their own from the {@link DataSource} and commit at once, even when the
  * calling thread has a transaction open: a lease must be visible to other consumers while the
  * handler runs, and a release must survive the rollback of the handler's transaction.
@@ -207,6 +208,19 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         String summary = error == null ? null : ErrorSummaries.truncate(error);
         return inOwnTransaction(
                 "release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
+    }
+
+    @Override
+    public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.isNegative() || lease.isZero()) {
+            throw new IllegalArgumentException("lease must be positive, was " + lease);
+        }
+        if (messageIds.isEmpty()) {
+            return 0;
+        }
+        Set<String> ids = new LinkedHashSet<>(messageIds);
+        return inOwnTransaction("renew", connection -> dialect.renew(connection, consumer, claimToken, ids, lease));
     }
 
     @Override

@@ -681,4 +681,99 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(store.find(consumer, "released")).isEmpty();
         assertThat(store.complete(live.message())).isTrue();
     }
+
+    // ---------------------------------------------------------------- lease renewal
+
+    @Test
+    void renewalExtendsALiveLeaseFromTheDatabasesNow() {
+        ClaimResult held = storeWithClock(Duration.ofMinutes(-10)).claim(consumer, request("m1"), LEASE);
+        age(LEASE.minusSeconds(30));
+
+        assertThat(storeWithClock(Duration.ofMinutes(-10)).renew(held.message(), LEASE))
+                .isTrue();
+
+        ProcessedMessage row = store.find(consumer, "m1").orElseThrow();
+        assertThat(row.leaseUntil())
+                .as("the database's now plus the lease, whatever the renewing store's clock")
+                .isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
+        assertThat(row.attempts()).isEqualTo(1);
+        assertThat(row.claimToken()).isEqualTo(held.message().claimToken());
+        // Without the renewal the lease would have ended here (aged 2 x (lease - 30 s) in all).
+        age(LEASE.minusSeconds(30));
+        assertThat(store.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(store.complete(held.message())).isTrue();
+    }
+
+    @Test
+    void renewalDoesNotTouchAClaimThatWasTakenOver() {
+        ClaimResult first = store.claim(consumer, request("m1"), LEASE);
+        age(LEASE);
+        ClaimResult taker = store.claim(consumer, request("m1"), Duration.ofMinutes(1));
+        assertThat(taker.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+
+        assertThat(store.renew(first.message(), LEASE.multipliedBy(10))).isFalse();
+
+        assertThat(store.find(consumer, "m1")).contains(taker.message());
+    }
+
+    @Test
+    void renewalDoesNotTouchACompletedClaim() {
+        ClaimResult held = store.claim(consumer, request("m1"), LEASE);
+        assertThat(store.complete(held.message())).isTrue();
+        ProcessedMessage completed = store.find(consumer, "m1").orElseThrow();
+
+        assertThat(store.renew(held.message(), LEASE)).isFalse();
+
+        assertThat(store.find(consumer, "m1")).contains(completed);
+    }
+
+    @Test
+    void aClaimWhoseLeaseEndedButThatNobodyTookOverIsStillTheHoldersToRenew() {
+        ClaimResult held = store.claim(consumer, request("m1"), LEASE);
+        age(LEASE.plusMinutes(1));
+
+        assertThat(store.renew(held.message(), LEASE)).isTrue();
+
+        assertThat(store.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+    }
+
+    @Test
+    void batchRenewalRenewsOnlyTheCallersLiveClaimsInOneCall() {
+        List<ClaimResult> claimed = store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE);
+        long token = claimed.get(0).message().claimToken();
+        assertThat(store.completeAll(consumer, token, List.of("a"))).isEqualTo(1);
+        age(LEASE.minusSeconds(30));
+
+        assertThat(store.renewAll(consumer, token, List.of("a", "b", "c", "never-claimed"), LEASE))
+                .isEqualTo(2);
+        assertThat(store.renewAll(consumer, token + 1, List.of("b", "c"), LEASE))
+                .as("another token")
+                .isZero();
+
+        age(LEASE.minusSeconds(30));
+        assertThat(store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE))
+                .extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.BUSY);
+    }
+
+    @Test
+    void renewalRefusesALeaseThatIsNotPositive() {
+        ClaimResult held = store.claim(consumer, request("m1"), LEASE);
+
+        assertThatIllegalArgumentException().isThrownBy(() -> store.renew(held.message(), Duration.ZERO));
+        assertThatIllegalArgumentException().isThrownBy(() -> store.renew(held.message(), Duration.ofSeconds(-1)));
+    }
+
+    @Test
+    void theCachingStorePassesRenewalThrough() {
+        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
+        ClaimResult held = cached.claim(consumer, request("m1"), LEASE);
+        age(LEASE.minusSeconds(30));
+
+        assertThat(cached.renew(held.message(), LEASE)).isTrue();
+
+        age(LEASE.minusSeconds(30));
+        assertThat(cached.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(cached.size()).as("a renewal is no completion").isZero();
+    }
 }

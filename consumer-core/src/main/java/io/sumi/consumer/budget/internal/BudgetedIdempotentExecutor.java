@@ -46,6 +46,11 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
         return delegate.keyResolver();
     }
 
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
     /** What became of the handler's run. */
     private static final class Run {
         int runs;

@@ -168,6 +168,26 @@ public abstract class LedgerDialect {
         }
     }
 
+    /**
+     * Extends claims to the database's now plus {@code lease}, fenced on their token and status
+     * like {@link #complete} (a claim whose lease ended but that nobody took over is still the
+     * caller's).
+     */
+    public int renew(
+            Connection connection, String consumer, long claimToken, Collection<String> messageIds, Duration lease)
+            throws SQLException {
+        String sql = "UPDATE " + table + " SET lease_until = " + nowPlusMicros()
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
+                + messageIdIn(messageIds.size());
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setLong(1, micros(lease));
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            bindMessageIds(statement, 4, messageIds);
+            return statement.executeUpdate();
+        }
+    }
+
     /** Sets a live claim's status to {@code RECONCILE}, fenced on its token like {@link #release}. */
     public int markForReconciliation(
             Connection connection, String consumer, long claimToken, String messageId, @Nullable String reason)

@@ -1,0 +1,479 @@
+package io.sumi.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.store.ForwardingProcessedMessageStore;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.TestDatabase;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.TransientDataAccessResourceException;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Lease renewal with real threads on a real database: two "JVMs" (each its own connection pool,
+ * store and executor) compete for one key while the first runs a handler for three times its
+ * 1-second lease. Run against each database by a small subclass.
+ *
+ * <p>A JVM is "killed" in process: its executor is closed (its renewal threads stop at once) and
+ * its connection pool is closed, so neither a renewal nor its completion can reach the ledger
+ * again, as after {@code kill -9}; its handler thread is left blocked until the test ends.
+ */
+abstract class LeaseRenewalIntegrationTests {
+
+    static final Duration LEASE = Duration.ofSeconds(1);
+    static final Duration HANDLER_TIME = LEASE.multipliedBy(3);
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseRenewalIntegrationTests.class);
+    private static final Timestamp LONG_AGO = Timestamp.from(Instant.parse("2000-01-01T00:00:00Z"));
+
+    private final List<Jvm> jvms = new ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private JdbcTemplate jdbc;
+    private String consumer;
+    private HandlerDefinition handler;
+
+    abstract TestDatabase database();
+
+    @BeforeEach
+    void setUp() {
+        jdbc = new JdbcTemplate(database().dataSource()); // migrates the database
+        consumer = "renewal-" + UUID.randomUUID();
+        handler = HandlerDefinition.builder(consumer)
+                .mode(IdempotencyMode.LEASE)
+                .lease(LEASE)
+                .build();
+    }
+
+    @AfterEach
+    void tearDown() {
+        threads.shutdownNow();
+        jvms.forEach(Jvm::kill);
+        jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+    }
+
+    // ---------------------------------------------------------------- the promise
+
+    @Test
+    void aHandlerRunningThreeLeasesIsNotTakenOverWhileItsJvmRenews() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+
+        Contest contest = contest(a, b, "k1");
+
+        assertThat(contest.firstResult().outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(contest.runs).as("the handler ran once, on the first JVM").hasValue(1);
+        assertThat(contest.busy)
+                .as("the competitor was told BUSY while the handler ran")
+                .hasValueGreaterThan(5);
+        assertThat(contest.afterwards).isEqualTo(MessageOutcome.DUPLICATE);
+        assertThat(a.renewals("renewed")).as("renewed every third of the lease").isGreaterThanOrEqualTo(4);
+        assertThat(a.renewals("lost")).isZero();
+        assertThat(a.count("sumi.leases.lost")).isZero();
+        assertThat(row("k1").status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(row("k1").attempts()).isEqualTo(1);
+    }
+
+    /** Negative control: the same contest with renewal off ends in a takeover. */
+    @Test
+    void withoutRenewalTheSameHandlerIsTakenOverAfterOneLease() throws Exception {
+        Jvm a = jvm(false);
+        Jvm b = jvm(true);
+
+        Contest contest = contest(a, b, "k1");
+
+        assertThat(contest.runs).as("taken over: the handler ran twice").hasValue(2);
+        assertThat(a.renewals("renewed")).isZero();
+        assertThat(a.count("sumi.leases.lost")).isEqualTo(1);
+        assertThat(contest.firstResult().outcome())
+                .as("acked: the taker completed it")
+                .isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(row("k1").attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void whenTheRenewingJvmDiesTheOtherTakesOverAfterOneLease() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        AtomicInteger runsOnB = new AtomicInteger();
+        AtomicLong takenOverAt = new AtomicLong();
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+            started.countDown();
+            never.await(); // the JVM dies inside its handler
+            return "a";
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        Future<?> competitor = threads.submit(() -> {
+            while (runsOnB.get() == 0 && !Thread.currentThread().isInterrupted()) {
+                try {
+                    b.executor.execute(handler, message("k1"), () -> {
+                        takenOverAt.set(System.nanoTime());
+                        return runsOnB.incrementAndGet();
+                    });
+                } catch (MessageBusyException busy) {
+                    Thread.sleep(20);
+                }
+            }
+            return null;
+        });
+
+        // Alive and renewing: not taken over for more than two leases.
+        await().during(LEASE.multipliedBy(5).dividedBy(2))
+                .atMost(LEASE.multipliedBy(10))
+                .until(() -> runsOnB.get() == 0);
+        long killedAt = System.nanoTime();
+        a.kill();
+
+        await().atMost(LEASE.multipliedBy(10)).until(() -> runsOnB.get() == 1);
+        competitor.get(10, TimeUnit.SECONDS);
+        long delay = TimeUnit.NANOSECONDS.toMillis(takenOverAt.get() - killedAt);
+        log.info("{}: taken over {} ms after the renewing JVM died (lease {})", database(), delay, LEASE);
+        assertThat(delay).as("not before the JVM died").isPositive();
+        assertThat(row("k1").status()).isEqualTo(MessageStatus.COMPLETED);
+        assertThat(row("k1").attempts()).isEqualTo(2);
+        assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(3);
+
+        never.countDown();
+        // The dead JVM's handler returns into a closed pool: it cannot complete anything.
+        assertThatThrownBy(() -> first.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
+        assertThat(row("k1").attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void aBatchHandlerRunningThreeLeasesKeepsEveryClaim() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        CountDownLatch started = new CountDownLatch(1);
+        Future<BatchResult> batch = threads.submit(() ->
+                a.executor.executeBatch(handler, List.of(message("b1"), message("b2"), message("b3")), indexes -> {
+                    started.countDown();
+                    Thread.sleep(HANDLER_TIME.toMillis());
+                }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        AtomicInteger runsOnB = new AtomicInteger();
+        int busy = 0;
+        while (!batch.isDone()) {
+            for (String key : List.of("b1", "b2", "b3")) {
+                try {
+                    // Once the batch has completed, a duplicate (never a run).
+                    b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                } catch (MessageBusyException ex) {
+                    busy++;
+                }
+            }
+            Thread.sleep(50);
+        }
+
+        assertThat(batch.get()).isEqualTo(new BatchResult(3, 0));
+        assertThat(runsOnB).as("no message of the batch was taken over").hasValue(0);
+        assertThat(busy).isGreaterThan(10);
+        assertThat(b.executor.execute(handler, message("b2"), () -> "b").outcome())
+                .isEqualTo(MessageOutcome.DUPLICATE);
+        assertThat(a.renewals("renewed")).as("three claims per renewal").isGreaterThanOrEqualTo(12);
+    }
+
+    // ---------------------------------------------------------------- renewal ends with the handler
+
+    @Test
+    void renewalStopsWhenTheHandlerReturns() throws Exception {
+        Jvm a = jvm(true);
+        String handlerThread = Thread.currentThread().getName();
+
+        HandlerResult<String> result = a.executor.execute(handler, message("k1"), () -> {
+            Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+            return "done";
+        });
+        long returned = System.nanoTime();
+
+        assertThat(result.outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        List<RenewCall> calls = List.copyOf(a.store.calls);
+        assertThat(calls).as("renewed while it ran").isNotEmpty();
+        assertThat(calls).allSatisfy(call -> {
+            assertThat(call.thread()).isNotEqualTo(handlerThread).startsWith("sumi-lease-renewal-");
+            assertThat(call.ended()).isLessThan(returned);
+        });
+        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls.size());
+    }
+
+    @Test
+    void renewalStopsWhenTheHandlerThrowsAndTheReleasedKeyIsFreeAtOnce() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+
+        assertThatThrownBy(() -> a.executor.execute(handler, message("k1"), () -> {
+                    Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+                    throw new IllegalStateException("SMTP 451");
+                }))
+                .hasMessage("SMTP 451");
+        int calls = a.store.calls.size();
+
+        assertThat(calls).isPositive();
+        assertThat(b.executor.execute(handler, message("k1"), () -> "b").outcome())
+                .as("released, not renewed after")
+                .isEqualTo(MessageOutcome.PROCESSED);
+        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+    }
+
+    // ---------------------------------------------------------------- faults and limits
+
+    @Test
+    void aFailedRenewalIsRetriedAtTheNextTick() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        a.store.failures.set(1);
+
+        Contest contest = contest(a, b, "k1");
+
+        assertThat(contest.runs).as("no takeover").hasValue(1);
+        assertThat(a.renewals("failed")).isEqualTo(1);
+        assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(3);
+        assertThat(contest.firstResult().outcome()).isEqualTo(MessageOutcome.PROCESSED);
+    }
+
+    @Test
+    void aRenewalThatFindsItsClaimTakenOverStopsAndIsCounted() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        a.store.frozen = new CountDownLatch(1); // a long GC pause: renewals hang
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+            started.countDown();
+            finish.await();
+            return "a";
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        await().atMost(LEASE.multipliedBy(5)).until(() -> a.store.waiting.get() > 0);
+
+        // The lease runs out while the JVM is frozen; the other consumer takes the message over.
+        jdbc.update("UPDATE processed_messages SET lease_until = ? WHERE consumer = ?", LONG_AGO, consumer);
+        assertThat(b.executor.execute(handler, message("k1"), () -> "b").outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
+        a.store.frozen.countDown();
+
+        await().atMost(LEASE.multipliedBy(5)).until(() -> a.renewals("lost") == 1);
+        int calls = a.store.calls.size();
+        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+        finish.countDown();
+        assertThat(first.get(10, TimeUnit.SECONDS).outcome())
+                .as("acked: the taker completed it")
+                .isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(a.count("sumi.leases.lost")).isEqualTo(1);
+    }
+
+    @Test
+    void pastItsMaxRunTimeAHandlersLeaseLapsesAndIsReported() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        Duration maxRun = LEASE.multipliedBy(3).dividedBy(2);
+        HandlerDefinition bounded = HandlerDefinition.builder(consumer)
+                .mode(IdempotencyMode.LEASE)
+                .lease(LEASE)
+                .maxRun(maxRun)
+                .build();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch takenOver = new CountDownLatch(1);
+        long begin = System.nanoTime();
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(bounded, message("k1"), () -> {
+            started.countDown();
+            takenOver.await(20, TimeUnit.SECONDS);
+            return "a";
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        await().atMost(LEASE.multipliedBy(10))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    try {
+                        b.executor.execute(bounded, message("k1"), () -> "b");
+                        return true;
+                    } catch (MessageBusyException busy) {
+                        return false;
+                    }
+                });
+        long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin);
+        takenOver.countDown();
+
+        log.info("{}: taken over {} ms after the claim (max run {}, lease {})", database(), elapsed, maxRun, LEASE);
+        assertThat(elapsed).as("not before the max run time").isGreaterThanOrEqualTo(maxRun.toMillis());
+        assertThat(a.count("sumi.leases.overruns")).isEqualTo(1);
+        assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(a.count("sumi.leases.lost")).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- harness
+
+    /** What a contest for one key ended with. */
+    static final class Contest {
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicInteger busy = new AtomicInteger();
+
+        @Nullable
+        Future<HandlerResult<Object>> first;
+
+        @Nullable
+        MessageOutcome afterwards;
+
+        HandlerResult<Object> firstResult() throws Exception {
+            return first.get();
+        }
+    }
+
+    /**
+     * {@code a} runs a handler of three leases for {@code key}; meanwhile {@code b} receives it
+     * every 50 ms (its own run returns at once), and once more after {@code a} has returned.
+     */
+    private Contest contest(Jvm a, Jvm b, String key) throws Exception {
+        Contest contest = new Contest();
+        CountDownLatch started = new CountDownLatch(1);
+        contest.first = threads.submit(() -> a.executor.execute(handler, message(key), () -> {
+            contest.runs.incrementAndGet();
+            started.countDown();
+            Thread.sleep(HANDLER_TIME.toMillis());
+            return "a";
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        while (!contest.first.isDone()) {
+            try {
+                b.executor.execute(handler, message(key), () -> contest.runs.incrementAndGet());
+            } catch (MessageBusyException ex) {
+                contest.busy.incrementAndGet();
+            }
+            Thread.sleep(50);
+        }
+        contest.first.get(10, TimeUnit.SECONDS);
+        contest.afterwards =
+                b.executor.execute(handler, message(key), () -> "late").outcome();
+        return contest;
+    }
+
+    private Jvm jvm(boolean renew) {
+        Jvm jvm = new Jvm(jvms.size(), renew);
+        jvms.add(jvm);
+        return jvm;
+    }
+
+    private ProcessedMessage row(String key) {
+        return JdbcProcessedMessageStore.builder(database().dataSource())
+                .build()
+                .find(consumer, key)
+                .orElseThrow();
+    }
+
+    private static InboundMessage message(String key) {
+        return H2ExecutorTestSupport.message(key);
+    }
+
+    /** One renewal statement as the store saw it. */
+    record RenewCall(String thread, long started, long ended) {}
+
+    /** A store that records its renewals and can fail or freeze them. */
+    static final class RecordingStore extends ForwardingProcessedMessageStore {
+        final List<RenewCall> calls = new CopyOnWriteArrayList<>();
+        final AtomicInteger failures = new AtomicInteger();
+        final AtomicInteger waiting = new AtomicInteger();
+        volatile @Nullable CountDownLatch frozen;
+
+        RecordingStore(ProcessedMessageStore delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
+            long started = System.nanoTime();
+            try {
+                CountDownLatch latch = frozen;
+                if (latch != null) {
+                    waiting.incrementAndGet();
+                    latch.await();
+                }
+                if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    throw new TransientDataAccessResourceException("injected: the ledger is unreachable");
+                }
+                return super.renewAll(consumer, claimToken, messageIds, lease);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(ex);
+            } finally {
+                calls.add(new RenewCall(Thread.currentThread().getName(), started, System.nanoTime()));
+            }
+        }
+    }
+
+    /** One simulated JVM: a connection pool, a store and an executor of its own. */
+    final class Jvm {
+        final HikariDataSource pool;
+        final RecordingStore store;
+        final IdempotentExecutor executor;
+        final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+        Jvm(int id, boolean renew) {
+            String[] settings = database().settings();
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(settings[0]);
+            config.setUsername(settings[1]);
+            config.setPassword(settings[2]);
+            config.setMaximumPoolSize(4);
+            config.setPoolName("renewal-jvm-" + id);
+            this.pool = new HikariDataSource(config);
+            this.store = new RecordingStore(
+                    JdbcProcessedMessageStore.builder((DataSource) pool).build());
+            this.executor = IdempotentExecutor.builder(store)
+                    .meterRegistry(meters)
+                    .leaseRenewal(renew)
+                    .build();
+        }
+
+        /** As {@code kill -9}: renewal stops, and nothing reaches the ledger any more. */
+        void kill() {
+            executor.close();
+            pool.close();
+        }
+
+        double renewals(String result) {
+            Counter counter = meters.find("sumi.leases.renewals")
+                    .tag("consumer", consumer)
+                    .tag("result", result)
+                    .counter();
+            return counter == null ? 0 : counter.count();
+        }
+
+        double count(String name) {
+            Counter counter = meters.find(name).tag("consumer", consumer).counter();
+            return counter == null ? 0 : counter.count();
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package io.sumi.consumer;
+
+import io.sumi.testing.TestDatabase;
+
+class MariaDbLeaseRenewalSeparateJvmIntegrationTests extends LeaseRenewalSeparateJvmIntegrationTests {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.MARIADB;
+    }
+}

@@ -1,0 +1,11 @@
+package io.sumi.consumer;
+
+import io.sumi.testing.TestDatabase;
+
+class PostgresLeaseRenewalIntegrationTests extends LeaseRenewalIntegrationTests {
+
+    @Override
+    TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+}
