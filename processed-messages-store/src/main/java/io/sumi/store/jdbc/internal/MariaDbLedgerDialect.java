@@ -101,7 +101,7 @@ final class MariaDbLedgerDialect extends LedgerDialect {
         String sql = SqlTemplate.fill(lease ? claimLease : claimCompleted, "rows", rows);
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             int i = 1;
-            long micros = lease ? micros(leaseDuration) : 0;
+            long micros = leaseDuration != null ? micros(leaseDuration) : 0;
             for (ClaimRequest request : requests) {
                 statement.setString(i++, consumer);
                 statement.setString(i++, request.messageId());
