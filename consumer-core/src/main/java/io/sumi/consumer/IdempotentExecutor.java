@@ -92,10 +92,12 @@ public interface IdempotentExecutor extends AutoCloseable {
     }
 
     /**
-     * A handler for one message.
+     * A handler for one message. It may return {@code null} (a handler with nothing to return);
+     * the value reaches {@link HandlerResult#value()} as it is.
      */
     @FunctionalInterface
     interface HandlerBody<T> {
+        @Nullable
         T run() throws Exception;
     }
 

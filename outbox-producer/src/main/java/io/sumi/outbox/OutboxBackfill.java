@@ -129,7 +129,7 @@ public final class OutboxBackfill {
         if (execute && counts.inserted > 0) {
             Jdbc.inOwnTransaction(table.dataSource(), "analyze", connection -> {
                 table.dialect().analyze(connection);
-                return null;
+                return Boolean.TRUE; // Work returns a value; nothing reads this one
             });
         }
         if (counts.printed < counts.inserted + counts.skipped) {

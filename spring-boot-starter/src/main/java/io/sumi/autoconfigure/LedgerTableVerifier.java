@@ -1,6 +1,7 @@
 package io.sumi.autoconfigure;
 
 import io.sumi.store.ProcessedMessageStore;
+import java.sql.SQLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -44,10 +45,12 @@ final class LedgerTableVerifier implements SmartInitializingSingleton {
         try {
             ledger.find("sumi-start-up-check", "-");
         } catch (BadSqlGrammarException ex) {
+            SQLException sqlException = ex.getSQLException();
+            String reason = sqlException != null ? sqlException.getMessage() : ex.getMessage();
             throw new IllegalStateException(
                     "Sumi's ledger table '" + tableName + "' does not exist or lacks Sumi's columns"
                             + " in the application's DataSource ("
-                            + ex.getSQLException().getMessage() + "). Apply Sumi's migrations"
+                            + reason + "). Apply Sumi's migrations"
                             + " (io.sumi:sumi-migrations; with Flyway add classpath:db/sumi/{vendor} to spring.flyway.locations),"
                             + " or set sumi.ledger.table-name to the table created from them.",
                     ex);

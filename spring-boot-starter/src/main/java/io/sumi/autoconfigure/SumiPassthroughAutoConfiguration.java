@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -141,7 +142,7 @@ class SumiPassthroughAutoConfiguration {
         }
 
         /** The application's interceptors (a list, a class or a comma-separated string), then Sumi's. */
-        static List<Object> withInterceptor(Object existing) {
+        static List<Object> withInterceptor(@Nullable Object existing) {
             List<Object> interceptors = new ArrayList<>();
             if (existing instanceof Collection<?> collection) {
                 interceptors.addAll(collection);

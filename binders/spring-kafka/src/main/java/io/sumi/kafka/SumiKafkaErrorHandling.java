@@ -156,7 +156,8 @@ public final class SumiKafkaErrorHandling {
                 return false;
             }
             ReflectionUtils.makeAccessible(noRetries);
-            return !(boolean) ReflectionUtils.getField(noRetries, tracker);
+            // A boolean field reads as a Boolean, never null; were it null, no retries are assumed.
+            return ReflectionUtils.getField(noRetries, tracker) instanceof Boolean none && !none;
         } catch (RuntimeException ex) {
             return false;
         }

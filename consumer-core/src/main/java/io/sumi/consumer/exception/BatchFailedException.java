@@ -14,10 +14,12 @@ import io.sumi.consumer.IdempotentExecutor;
 public class BatchFailedException extends RuntimeException {
 
     private final int index;
+    private final Throwable cause;
 
     public BatchFailedException(int index, Throwable cause) {
         super("Batch failed at index " + index + ": " + cause.getMessage(), cause);
         this.index = index;
+        this.cause = cause;
     }
 
     /** The index, in the batch, of the first message not done. */
@@ -27,6 +29,7 @@ public class BatchFailedException extends RuntimeException {
 
     @Override
     public synchronized Throwable getCause() {
-        return super.getCause();
+        // The constructor's cause; initCause cannot replace it (it refuses once a cause is set).
+        return cause;
     }
 }

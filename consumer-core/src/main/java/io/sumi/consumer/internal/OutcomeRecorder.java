@@ -222,10 +222,10 @@ final class OutcomeRecorder {
         }
 
         /** Runs a record's handler; its outcome is counted by the dispatcher, only the time here. */
-        <T> T run(HandlerBody<T> body) throws Exception {
+        <T> @Nullable T run(HandlerBody<T> body) throws Exception {
             started = true;
             long start = System.nanoTime();
-            T value;
+            @Nullable T value;
             try {
                 value = body.run();
             } catch (Exception | Error ex) {

@@ -81,7 +81,9 @@ public abstract class DemoModeInitializer<S> implements ApplicationContextInitia
             return;
         }
         // The in-process broker's own start-up and shutdown chatter is no news in the demo.
-        LoggingSystem logging = LoggingSystem.get(context.getClassLoader());
+        ClassLoader classLoader = context.getClassLoader();
+        LoggingSystem logging =
+                LoggingSystem.get(classLoader != null ? classLoader : DemoModeInitializer.class.getClassLoader());
         logging.setLogLevel("org.apache.kafka.controller", LogLevel.ERROR);
         logging.setLogLevel("org.apache.kafka.clients.NetworkClient", LogLevel.ERROR);
         Callable<S> start = this::startService;

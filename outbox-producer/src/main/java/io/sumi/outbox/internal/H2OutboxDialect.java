@@ -1,6 +1,7 @@
 package io.sumi.outbox.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 
 /**
  * H2 2.x, for tests and local development: {@code SELECT ... FROM FINAL TABLE (MERGE INTO outbox
@@ -17,39 +18,48 @@ import io.sumi.jdbc.internal.InstantBinding;
  */
 final class H2OutboxDialect extends OutboxDialect {
 
+    // The clock is CURRENT_TIMESTAMP, the start of the claim's transaction (H2 keeps it for the
+    // whole transaction); a lease is bound as milliseconds added to it.
+
+    /**
+     * Picks, leases and returns the rows; {@code ${candidates}} is {@link #candidates}. Parameters:
+     * those of the candidates, the limit, the claim token, the lease in milliseconds.
+     */
+    private static final String SQL_STATEMENT_CLAIM = """
+            SELECT id, aggregate_id, topic, payload, headers, created_at, available_at, dispatched_at, attempts,
+                   last_error, parked_at, dispatch_outcome
+              FROM FINAL TABLE (
+                   MERGE INTO ${table} o
+                   USING (${candidates} FETCH FIRST ? ROWS ONLY) picked
+                      ON o.id = picked.id AND o.dispatched_at IS NULL AND o.parked_at IS NULL
+                         AND (o.lease_until IS NULL OR o.lease_until <= CURRENT_TIMESTAMP)
+                   WHEN MATCHED THEN UPDATE
+                        SET claim_token = ?, lease_until = DATEADD(MILLISECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP))
+            """;
+
+    /** Parameters: the cutoff, the limit. */
+    private static final String SQL_STATEMENT_DELETE_DISPATCHED_BEFORE = """
+            DELETE FROM ${table} WHERE dispatched_at < ? FETCH FIRST ? ROWS ONLY
+            """;
+
+    /**
+     * Among pending rows (dispatched_at IS NULL) this is id order; spelled so, H2 reads it from
+     * outbox_pending_idx (dispatched_at, id) instead of sorting every pending row.
+     */
+    private static final String SQL_CANDIDATE_ORDER = "c.dispatched_at, c.id";
+
+    private final String claim;
     private final String deleteDispatched;
 
     H2OutboxDialect(String table) {
-        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
-        this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? FETCH FIRST ? ROWS ONLY";
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE, "CURRENT_TIMESTAMP", SQL_CANDIDATE_ORDER);
+        this.claim = SqlTemplate.fill(SQL_STATEMENT_CLAIM, "table", table);
+        this.deleteDispatched = SqlTemplate.fill(SQL_STATEMENT_DELETE_DISPATCHED_BEFORE, "table", table);
     }
 
     @Override
     public Claim claim(Ordering ordering) {
-        String sql = "SELECT " + COLUMNS + " FROM FINAL TABLE (MERGE INTO " + table + " o USING ("
-                + candidates(ordering)
-                + " FETCH FIRST ? ROWS ONLY) picked ON o.id = picked.id AND o.dispatched_at IS NULL AND o.parked_at IS NULL"
-                + " AND (o.lease_until IS NULL OR o.lease_until <= " + databaseNow() + ")"
-                + " WHEN MATCHED THEN UPDATE SET claim_token = ?, lease_until = " + databaseNowPlusMillis() + ")";
-        return claimInOneStatement(sql, ordering);
-    }
-
-    /** The start of the claim's transaction (H2 keeps it for the whole transaction). */
-    @Override
-    protected String databaseNow() {
-        return "CURRENT_TIMESTAMP";
-    }
-
-    @Override
-    protected String databaseNowPlusMillis() {
-        return "DATEADD(MILLISECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP)";
-    }
-
-    @Override
-    protected String candidateOrder() {
-        // Among pending rows (dispatched_at IS NULL) this is id order; spelled so, H2 reads it
-        // from outbox_pending_idx (dispatched_at, id) instead of sorting every pending row.
-        return "c.dispatched_at, c.id";
+        return claimInOneStatement(SqlTemplate.fill(claim, "candidates", candidates(ordering)), ordering);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.sumi.outbox.internal;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code headers} column: a flat JSON object of string values, written and read without a JSON
@@ -110,7 +111,8 @@ public final class HeadersJson {
             }
         }
 
-        private String scalar() {
+        /** The value, or {@code null} for a JSON {@code null} (such a header is left out). */
+        private @Nullable String scalar() {
             char c = peek();
             if (c == '"') {
                 return string();

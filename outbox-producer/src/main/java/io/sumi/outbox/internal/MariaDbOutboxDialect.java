@@ -1,6 +1,7 @@
 package io.sumi.outbox.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -42,23 +43,53 @@ import java.util.List;
  */
 final class MariaDbOutboxDialect extends OutboxDialect {
 
+    // The clock is UTC_TIMESTAMP(6), UTC like every time the outbox stores in DATETIME columns and
+    // fixed for the whole statement; a lease is bound as milliseconds added to it.
+
+    /**
+     * Leases the picked rows (the shape is explained above); {@code ${candidates}} is
+     * {@link #candidates}. Parameters: the claim token, the lease in milliseconds, those of the
+     * candidates, the limit (twice).
+     */
+    private static final String SQL_STATEMENT_CLAIM = """
+            UPDATE ${table}
+               SET claim_token = ?, lease_until = TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))
+             WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= UTC_TIMESTAMP(6))
+               AND id IN (SELECT id FROM (${candidates} LIMIT ? FOR UPDATE SKIP LOCKED) picked)
+             LIMIT ?
+            """;
+
+    /** Reads what {@link #SQL_STATEMENT_CLAIM} leased. Parameters: the claim token. */
+    private static final String SQL_STATEMENT_READ_CLAIMED = """
+            SELECT id, aggregate_id, topic, payload, headers, created_at, available_at, dispatched_at, attempts,
+                   last_error, parked_at, dispatch_outcome
+              FROM ${table}
+             WHERE claim_token = ? AND dispatched_at IS NULL
+             ORDER BY id
+            """;
+
+    /** Parameters: the cutoff, the limit. */
+    private static final String SQL_STATEMENT_DELETE_DISPATCHED_BEFORE = """
+            DELETE FROM ${table} WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ?
+            """;
+
+    /** Applies to the next transaction only; the session's level is left alone. */
+    private static final String SQL_STATEMENT_READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+    private final String claim;
     private final String readClaimed;
     private final String deleteDispatched;
 
     MariaDbOutboxDialect(String table) {
-        super(table, InstantBinding.UTC_DATETIME);
-        this.readClaimed =
-                "SELECT " + COLUMNS + " FROM " + table + " WHERE claim_token = ? AND dispatched_at IS NULL ORDER BY id";
-        this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ?";
+        super(table, InstantBinding.UTC_DATETIME, "UTC_TIMESTAMP(6)", "c.id");
+        this.claim = SqlTemplate.fill(SQL_STATEMENT_CLAIM, "table", table);
+        this.readClaimed = SqlTemplate.fill(SQL_STATEMENT_READ_CLAIMED, "table", table);
+        this.deleteDispatched = SqlTemplate.fill(SQL_STATEMENT_DELETE_DISPATCHED_BEFORE, "table", table);
     }
 
     @Override
     public Claim claim(Ordering ordering) {
-        String update = "UPDATE " + table + " SET claim_token = ?, lease_until = " + databaseNowPlusMillis()
-                + " WHERE dispatched_at IS NULL AND parked_at IS NULL AND (lease_until IS NULL OR lease_until <= "
-                + databaseNow() + ")"
-                + " AND id IN (SELECT id FROM (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED) picked)"
-                + " LIMIT ?";
+        String update = SqlTemplate.fill(claim, "candidates", candidates(ordering));
         return (connection, claimToken, now, lease, limit) -> {
             readCommitted(connection);
             int claimed;
@@ -80,17 +111,6 @@ final class MariaDbOutboxDialect extends OutboxDialect {
         };
     }
 
-    /** UTC, like every time the outbox stores in DATETIME columns; fixed for the whole statement. */
-    @Override
-    protected String databaseNow() {
-        return "UTC_TIMESTAMP(6)";
-    }
-
-    @Override
-    protected String databaseNowPlusMillis() {
-        return "TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(6))";
-    }
-
     @Override
     protected String deleteDispatchedBefore() {
         return deleteDispatched;
@@ -98,9 +118,8 @@ final class MariaDbOutboxDialect extends OutboxDialect {
 
     @Override
     public void readCommitted(Connection connection) throws SQLException {
-        // Applies to the next transaction only; the session's level is left alone.
         try (Statement statement = connection.createStatement()) {
-            statement.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            statement.execute(SQL_STATEMENT_READ_COMMITTED);
         }
     }
 }

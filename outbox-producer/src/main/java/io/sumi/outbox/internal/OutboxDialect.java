@@ -2,6 +2,8 @@ package io.sumi.outbox.internal;
 
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlIdentifiers;
+import io.sumi.jdbc.internal.SqlTemplate;
 import io.sumi.outbox.DispatchOutcome;
 import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.OutboxStats;
@@ -25,8 +27,10 @@ import org.jspecify.annotations.Nullable;
  * The outbox's SQL for one database. What differs per vendor (the claim, the bounded delete, time
  * binding) lives in a subclass; the rest lives here.
  *
- * <p>The table name is formatted into the statements; it is validated as an SQL identifier before
- * a dialect is made. Every other value is a bind parameter.
+ * <p>SQL: each statement is a named text-block constant ({@code SQL_STATEMENT_*}) in the class of
+ * its vendor, or here when every vendor shares it. The table name is formatted into the statements
+ * ({@link SqlTemplate}); {@link #of} validates it as an SQL identifier before a dialect is made.
+ * Every other value is a bind parameter.
  *
  * <p>The claim. A pending row is one with {@code dispatched_at IS NULL}; it may be claimed when it
  * is not parked, is due ({@code available_at <= now}) and has no live lease. For an ordered topic
@@ -39,8 +43,8 @@ import org.jspecify.annotations.Nullable;
  * lease on the newest version of each row; the statement commits before anything is sent.
  *
  * <p>Time. Leases are the database's business: the claim writes {@code lease_until} as the
- * database's current time plus the lease ({@link #databaseNowPlusMillis()}) and tests a lease
- * against the database's current time ({@link #databaseNow()}), so dispatchers whose clocks
+ * database's current time plus the lease and tests a lease against the database's current time
+ * (each vendor spells its clock in its statements), so dispatchers whose clocks
  * disagree never take each other's live leases. Due times ({@code available_at}: delays and
  * back-off) and the recorded times ({@code created_at}, {@code dispatched_at}, {@code parked_at})
  * come from the dispatcher's {@link java.time.Clock}: skew there shifts when a row becomes due,
@@ -48,15 +52,95 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class OutboxDialect {
 
-    /** The columns every read returns, in this order. */
-    protected static final String COLUMNS = "id, aggregate_id, topic, payload, headers, created_at, available_at,"
-            + " dispatched_at, attempts, last_error, parked_at, dispatch_outcome";
+    // The statements every vendor shares; the slot ${table} is filled once, the others per call.
+
+    /** Parameters: aggregate id, topic, payload, headers, created at, available at. */
+    private static final String SQL_STATEMENT_INSERT = """
+            INSERT INTO ${table} (aggregate_id, topic, payload, headers, created_at, available_at, attempts)
+            VALUES (?, ?, ?, ?, ?, ?, 0)
+            """;
+
+    /** Parameters: dispatched at, outcome, claim token, then the ids of {@code ${ids}}. */
+    private static final String SQL_STATEMENT_MARK_DISPATCHED = """
+            UPDATE ${table}
+               SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL
+             WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (${ids})
+            """;
+
+    /**
+     * {@code lease_until IS NOT NULL}: a mark that is run again (its first commit's answer was lost
+     * with the connection) counts the attempt once. Parameters: error, available at, parked at, id,
+     * claim token.
+     */
+    private static final String SQL_STATEMENT_MARK_FAILED = """
+            UPDATE ${table}
+               SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?, lease_until = NULL
+             WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL AND lease_until IS NOT NULL
+            """;
+
+    private static final String SQL_STATEMENT_STATS = """
+            SELECT COUNT(*) AS undispatched, COUNT(parked_at) AS parked,
+                   MIN(CASE WHEN parked_at IS NULL THEN available_at END) AS oldest_due
+              FROM ${table}
+             WHERE dispatched_at IS NULL
+            """;
+
+    /** Parameters: id. */
+    private static final String SQL_STATEMENT_FIND_BY_ID = """
+            SELECT id, aggregate_id, topic, payload, headers, created_at, available_at, dispatched_at, attempts,
+                   last_error, parked_at, dispatch_outcome
+              FROM ${table}
+             WHERE id = ?
+            """;
+
+    /** Parameters: limit. */
+    private static final String SQL_STATEMENT_PARKED = """
+            SELECT id, aggregate_id, topic, payload, headers, created_at, available_at, dispatched_at, attempts,
+                   last_error, parked_at, dispatch_outcome
+              FROM ${table}
+             WHERE dispatched_at IS NULL AND parked_at IS NOT NULL
+             ORDER BY id LIMIT ?
+            """;
+
+    /**
+     * Makes parked rows pending again; {@code ${which}} is empty (all), {@code AND id = ?} or
+     * {@code AND topic = ?}. Parameters: available at, then the id or topic.
+     */
+    private static final String SQL_STATEMENT_REDRIVE = """
+            UPDATE ${table}
+               SET parked_at = NULL, attempts = 0, available_at = ?, lease_until = NULL
+             WHERE dispatched_at IS NULL AND parked_at IS NOT NULL ${which}
+            """;
+
+    /** Parameters: topic, then the aggregate ids of {@code ${aggregateIds}}. */
+    private static final String SQL_STATEMENT_EXISTING_AGGREGATES = """
+            SELECT DISTINCT aggregate_id FROM ${table} WHERE topic = ? AND aggregate_id IN (${aggregateIds})
+            """;
+
+    /**
+     * The rows a claim may take (see {@link #candidates}). {@code ${now}} is the vendor's clock,
+     * {@code ${ordered}} the head-only condition of ordered topics (or nothing), {@code ${order}}
+     * the vendor's spelling of id order. Parameters: now, then the topics of {@code ${ordered}}.
+     */
+    private static final String SQL_QUERY_CANDIDATES = """
+            SELECT c.id FROM ${table} c
+             WHERE c.dispatched_at IS NULL AND c.parked_at IS NULL AND c.available_at <= ?
+               AND (c.lease_until IS NULL OR c.lease_until <= ${now})${ordered}
+             ORDER BY ${order}
+            """;
+
+    /** Head-only: no earlier undispatched row of the candidate's topic and aggregate. */
+    private static final String SQL_CONDITION_NO_EARLIER_ROW = """
+            NOT EXISTS (SELECT 1 FROM ${table} e
+                         WHERE e.topic = c.topic AND e.aggregate_id = c.aggregate_id AND e.dispatched_at IS NULL
+                           AND e.id < c.id)
+            """;
 
     protected final String table;
 
     private final InstantBinding instants;
     private final String insert;
-    private final String markDispatchedPrefix;
+    private final String markDispatched;
     private final String markFailed;
     private final String stats;
     private final String findById;
@@ -64,6 +148,9 @@ public abstract class OutboxDialect {
     private final String redriveOne;
     private final String redriveAll;
     private final String redriveTopic;
+    private final String existingAggregates;
+    private final String candidates;
+    private final String noEarlierRow;
 
     /**
      * The dialect of {@code type} for the outbox table {@code table}.
@@ -71,6 +158,7 @@ public abstract class OutboxDialect {
      * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
      */
     public static OutboxDialect of(DatabaseType type, String table) {
+        SqlIdentifiers.requireTableName(table, "outbox", "outbox");
         return switch (type) {
             case POSTGRESQL -> new PostgresOutboxDialect(table);
             case MARIADB -> new MariaDbOutboxDialect(table);
@@ -78,31 +166,26 @@ public abstract class OutboxDialect {
         };
     }
 
-    protected OutboxDialect(String table, InstantBinding instants) {
+    /**
+     * @param table a table name checked by {@link SqlIdentifiers}
+     * @param now the vendor's SQL for the database's current time, comparable with the lease column
+     * @param candidateOrder the vendor's spelling of id order among pending rows (see {@link #candidates})
+     */
+    protected OutboxDialect(String table, InstantBinding instants, String now, String candidateOrder) {
         this.table = table;
         this.instants = instants;
-        this.insert =
-                "INSERT INTO " + table + " (aggregate_id, topic, payload, headers, created_at, available_at, attempts)"
-                        + " VALUES (?, ?, ?, ?, ?, ?, 0)";
-        this.markDispatchedPrefix =
-                "UPDATE " + table + " SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL"
-                        + " WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (";
-        // lease_until IS NOT NULL: a mark that is run again (its first commit's answer was lost
-        // with the connection) counts the attempt once.
-        this.markFailed =
-                "UPDATE " + table + " SET attempts = attempts + 1, last_error = ?, available_at = ?, parked_at = ?,"
-                        + " lease_until = NULL WHERE id = ? AND claim_token = ? AND dispatched_at IS NULL AND lease_until IS NOT NULL";
-        this.stats = "SELECT COUNT(*) AS undispatched, COUNT(parked_at) AS parked,"
-                + " MIN(CASE WHEN parked_at IS NULL THEN available_at END) AS oldest_due FROM " + table
-                + " WHERE dispatched_at IS NULL";
-        this.findById = "SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?";
-        this.parked = "SELECT " + COLUMNS + " FROM " + table + " WHERE dispatched_at IS NULL AND parked_at IS NOT NULL"
-                + " ORDER BY id LIMIT ?";
-        String redrive = "UPDATE " + table + " SET parked_at = NULL, attempts = 0, available_at = ?, lease_until = NULL"
-                + " WHERE dispatched_at IS NULL AND parked_at IS NOT NULL";
-        this.redriveOne = redrive + " AND id = ?";
-        this.redriveAll = redrive;
-        this.redriveTopic = redrive + " AND topic = ?";
+        this.insert = SqlTemplate.fill(SQL_STATEMENT_INSERT, "table", table);
+        this.markDispatched = SqlTemplate.fill(SQL_STATEMENT_MARK_DISPATCHED, "table", table);
+        this.markFailed = SqlTemplate.fill(SQL_STATEMENT_MARK_FAILED, "table", table);
+        this.stats = SqlTemplate.fill(SQL_STATEMENT_STATS, "table", table);
+        this.findById = SqlTemplate.fill(SQL_STATEMENT_FIND_BY_ID, "table", table);
+        this.parked = SqlTemplate.fill(SQL_STATEMENT_PARKED, "table", table);
+        this.redriveOne = SqlTemplate.fill(SQL_STATEMENT_REDRIVE, "table", table, "which", "AND id = ?");
+        this.redriveAll = SqlTemplate.fill(SQL_STATEMENT_REDRIVE, "table", table, "which", "");
+        this.redriveTopic = SqlTemplate.fill(SQL_STATEMENT_REDRIVE, "table", table, "which", "AND topic = ?");
+        this.existingAggregates = SqlTemplate.fill(SQL_STATEMENT_EXISTING_AGGREGATES, "table", table);
+        this.candidates = SqlTemplate.fill(SQL_QUERY_CANDIDATES, "table", table, "now", now, "order", candidateOrder);
+        this.noEarlierRow = SqlTemplate.fill(SQL_CONDITION_NO_EARLIER_ROW, "table", table);
     }
 
     /** The rows a dispatcher may claim: which topics keep per-aggregate order. */
@@ -134,12 +217,6 @@ public abstract class OutboxDialect {
 
     /** Prepares the claim for {@code ordering}. */
     public abstract Claim claim(Ordering ordering);
-
-    /** SQL for the database's current time, comparable with the lease column. */
-    protected abstract String databaseNow();
-
-    /** SQL for the database's current time plus the milliseconds bound to its one parameter. */
-    protected abstract String databaseNowPlusMillis();
 
     /**
      * The vendor's statement that deletes at most {@code limit} rows dispatched before a cutoff.
@@ -194,30 +271,15 @@ public abstract class OutboxDialect {
      * Parameters: see {@link #bindCandidates}.
      */
     protected String candidates(Ordering ordering) {
-        StringBuilder sql = new StringBuilder("SELECT c.id FROM ")
-                .append(table)
-                .append(" c")
-                .append(" WHERE c.dispatched_at IS NULL AND c.parked_at IS NULL AND c.available_at <= ?")
-                .append(" AND (c.lease_until IS NULL OR c.lease_until <= ")
-                .append(databaseNow())
-                .append(')');
-        String noEarlierRow = "NOT EXISTS (SELECT 1 FROM " + table + " e WHERE e.topic = c.topic"
-                + " AND e.aggregate_id = c.aggregate_id AND e.dispatched_at IS NULL AND e.id < c.id)";
+        String ordered;
         if (ordering.allTopics()) {
-            sql.append(" AND ").append(noEarlierRow);
+            ordered = " AND " + noEarlierRow;
         } else if (!ordering.topics().isEmpty()) {
-            sql.append(" AND (c.topic NOT IN (")
-                    .append(placeholders(ordering.topics().size()))
-                    .append(") OR ")
-                    .append(noEarlierRow)
-                    .append(')');
+            ordered = " AND (c.topic NOT IN (" + placeholders(ordering.topics().size()) + ") OR " + noEarlierRow + ")";
+        } else {
+            ordered = "";
         }
-        return sql.append(" ORDER BY ").append(candidateOrder()).toString();
-    }
-
-    /** The order of {@link #candidates}: by id, spelled so the database walks its pending-rows index. */
-    protected String candidateOrder() {
-        return "c.id";
+        return SqlTemplate.fill(candidates, "ordered", ordered);
     }
 
     /** Binds the parameters of {@link #candidates} from {@code index}; returns the next index. */
@@ -317,7 +379,7 @@ public abstract class OutboxDialect {
             return 0;
         }
         try (PreparedStatement statement =
-                connection.prepareStatement(markDispatchedPrefix + placeholders(ids.size()) + ")")) {
+                connection.prepareStatement(SqlTemplate.fill(markDispatched, "ids", placeholders(ids.size())))) {
             setInstant(statement, 1, at);
             statement.setString(2, outcome.name());
             statement.setLong(3, claimToken);
@@ -415,8 +477,7 @@ public abstract class OutboxDialect {
         if (aggregateIds.isEmpty()) {
             return Set.of();
         }
-        String sql = "SELECT DISTINCT aggregate_id FROM " + table + " WHERE topic = ? AND aggregate_id IN ("
-                + placeholders(aggregateIds.size()) + ")";
+        String sql = SqlTemplate.fill(existingAggregates, "aggregateIds", placeholders(aggregateIds.size()));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, topic);
             int index = 2;

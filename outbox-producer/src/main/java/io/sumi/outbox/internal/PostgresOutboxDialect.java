@@ -1,6 +1,7 @@
 package io.sumi.outbox.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -15,34 +16,48 @@ import java.sql.SQLException;
  */
 final class PostgresOutboxDialect extends OutboxDialect {
 
+    // The clock is CURRENT_TIMESTAMP, the start of the claim's transaction (the claim is its first
+    // statement); a lease is bound as milliseconds added to it.
+
+    /**
+     * Picks, leases and returns the rows; {@code ${candidates}} is {@link #candidates}. Parameters:
+     * those of the candidates, the limit, the claim token, the lease in milliseconds.
+     */
+    private static final String SQL_STATEMENT_CLAIM = """
+            WITH picked AS MATERIALIZED (${candidates} LIMIT ? FOR UPDATE SKIP LOCKED)
+            UPDATE ${table} o
+               SET claim_token = ?, lease_until = (CURRENT_TIMESTAMP + CAST(? AS BIGINT) * INTERVAL '1 millisecond')
+              FROM picked
+             WHERE o.id = picked.id
+            RETURNING o.id, o.aggregate_id, o.topic, o.payload, o.headers, o.created_at, o.available_at, o.dispatched_at,
+                      o.attempts, o.last_error, o.parked_at, o.dispatch_outcome
+            """;
+
+    /**
+     * SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
+     * Parameters: the cutoff, the limit.
+     */
+    private static final String SQL_STATEMENT_DELETE_DISPATCHED_BEFORE = """
+            DELETE FROM ${table}
+             WHERE id IN (SELECT id FROM ${table} WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ? FOR UPDATE SKIP LOCKED)
+            """;
+
+    private static final String SQL_STATEMENT_ANALYZE = "ANALYZE ${table}";
+
+    private final String claim;
     private final String deleteDispatched;
+    private final String analyze;
 
     PostgresOutboxDialect(String table) {
-        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
-        // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
-        this.deleteDispatched = "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table
-                + " WHERE dispatched_at < ? ORDER BY dispatched_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE, "CURRENT_TIMESTAMP", "c.id");
+        this.claim = SqlTemplate.fill(SQL_STATEMENT_CLAIM, "table", table);
+        this.deleteDispatched = SqlTemplate.fill(SQL_STATEMENT_DELETE_DISPATCHED_BEFORE, "table", table);
+        this.analyze = SqlTemplate.fill(SQL_STATEMENT_ANALYZE, "table", table);
     }
 
     @Override
     public Claim claim(Ordering ordering) {
-        String returning = "o." + COLUMNS.replace(", ", ", o.");
-        String sql = "WITH picked AS MATERIALIZED (" + candidates(ordering) + " LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " UPDATE " + table + " o SET claim_token = ?, lease_until = " + databaseNowPlusMillis()
-                + " FROM picked WHERE o.id = picked.id"
-                + " RETURNING " + returning;
-        return claimInOneStatement(sql, ordering);
-    }
-
-    /** The start of the claim's transaction: the claim is its first statement. */
-    @Override
-    protected String databaseNow() {
-        return "CURRENT_TIMESTAMP";
-    }
-
-    @Override
-    protected String databaseNowPlusMillis() {
-        return "(CURRENT_TIMESTAMP + CAST(? AS BIGINT) * INTERVAL '1 millisecond')";
+        return claimInOneStatement(SqlTemplate.fill(claim, "candidates", candidates(ordering)), ordering);
     }
 
     /**
@@ -52,7 +67,7 @@ final class PostgresOutboxDialect extends OutboxDialect {
     @Override
     public void analyze(Connection connection) throws SQLException {
         try (java.sql.Statement statement = connection.createStatement()) {
-            statement.execute("ANALYZE " + table);
+            statement.execute(analyze);
         }
     }
 

@@ -87,7 +87,9 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
      */
     public static KafkaOutboxPublisher create(Map<String, ?> producerConfig, Duration sendTimeout) {
         Map<String, Object> config = producerConfig(producerConfig, sendTimeout);
-        Duration maxBlock = Duration.ofMillis(((Number) config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG)).longValue());
+        // producerConfig always sets max.block.ms (from the send timeout).
+        Number maxBlockMs = (Number) Objects.requireNonNull(config.get(ProducerConfig.MAX_BLOCK_MS_CONFIG));
+        Duration maxBlock = Duration.ofMillis(maxBlockMs.longValue());
         return new KafkaOutboxPublisher(() -> new KafkaProducer<>(config), sendTimeout, maxBlock);
     }
 

@@ -8,6 +8,7 @@ import io.sumi.consumer.budget.BudgetExhaustedException;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /** The meters of one budget, registered once when the budget is created. */
 final class BudgetMetrics {
@@ -81,6 +82,7 @@ final class BudgetMetrics {
     }
 
     void opened(BudgetExhaustedException.Reason reason) {
-        openings.get(reason).increment();
+        // The constructor registered a counter for every reason.
+        Objects.requireNonNull(openings.get(reason)).increment();
     }
 }

@@ -1,6 +1,7 @@
 package io.sumi.store.jdbc.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Connection;
@@ -19,7 +20,43 @@ import org.jspecify.annotations.Nullable;
  */
 final class H2LedgerDialect extends LedgerDialect {
 
-    private static final String NOW = "CURRENT_TIMESTAMP";
+    // The clock is CURRENT_TIMESTAMP; a lease is bound as microseconds added to it.
+
+    /** Takes over an expired lease. Parameters: claim token, lease in microseconds, consumer, message id. */
+    private static final String SQL_STATEMENT_TAKE_OVER_LEASE = """
+            UPDATE ${table}
+               SET claim_token = ?, lease_until = DATEADD(MICROSECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP),
+                   attempts = attempts + 1
+             WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= CURRENT_TIMESTAMP
+            """;
+
+    /** Takes over an expired lease as {@code COMPLETED}. Parameters: claim token, consumer, message id. */
+    private static final String SQL_STATEMENT_TAKE_OVER_COMPLETED = """
+            UPDATE ${table}
+               SET claim_token = ?, processed_at = CURRENT_TIMESTAMP, status = 'COMPLETED', lease_until = NULL,
+                   attempts = attempts + 1
+             WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= CURRENT_TIMESTAMP
+            """;
+
+    /** Parameters: consumer, message id, claim token, lease in microseconds, fingerprint. */
+    private static final String SQL_STATEMENT_INSERT_LEASE = """
+            INSERT INTO ${table} (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                                  first_seen_at, processed_at)
+            VALUES (?, ?, 'IN_PROGRESS', ?, DATEADD(MICROSECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP), 1, ?, NULL,
+                    CURRENT_TIMESTAMP, NULL)
+            """;
+
+    /** Parameters: consumer, message id, claim token, fingerprint. */
+    private static final String SQL_STATEMENT_INSERT_COMPLETED = """
+            INSERT INTO ${table} (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                                  first_seen_at, processed_at)
+            VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, NULL, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)
+            """;
+
+    /** Parameters: the cutoff (twice), the limit. */
+    private static final String SQL_STATEMENT_DELETE_COMPLETED_BEFORE = """
+            DELETE FROM ${table} WHERE ${prunable} FETCH FIRST ? ROWS ONLY
+            """;
 
     private static final String UNIQUE_VIOLATION = "23505";
 
@@ -30,19 +67,13 @@ final class H2LedgerDialect extends LedgerDialect {
     private final String deleteCompleted;
 
     H2LedgerDialect(String table) {
-        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
-        String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= " + NOW;
-        // Parameters: claim_token, [lease in microseconds], consumer, message_id.
-        this.takeOverLease = "UPDATE " + table + " SET claim_token = ?, lease_until = " + nowPlusMicros()
-                + ", attempts = attempts + 1" + expired;
-        this.takeOverCompleted = "UPDATE " + table + " SET claim_token = ?, processed_at = " + NOW
-                + ", status = 'COMPLETED', lease_until = NULL, attempts = attempts + 1" + expired;
-        // Parameters: consumer, message_id, claim_token, [lease in microseconds], fingerprint.
-        this.insertLease = "INSERT INTO " + table + " (" + COLUMNS + ") VALUES (?, ?, 'IN_PROGRESS', ?, "
-                + nowPlusMicros() + ", 1, ?, NULL, " + NOW + ", NULL)";
-        this.insertCompleted = "INSERT INTO " + table + " (" + COLUMNS
-                + ") VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, NULL, " + NOW + ", " + NOW + ")";
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " FETCH FIRST ? ROWS ONLY";
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE, "CURRENT_TIMESTAMP");
+        this.takeOverLease = SqlTemplate.fill(SQL_STATEMENT_TAKE_OVER_LEASE, "table", table);
+        this.takeOverCompleted = SqlTemplate.fill(SQL_STATEMENT_TAKE_OVER_COMPLETED, "table", table);
+        this.insertLease = SqlTemplate.fill(SQL_STATEMENT_INSERT_LEASE, "table", table);
+        this.insertCompleted = SqlTemplate.fill(SQL_STATEMENT_INSERT_COMPLETED, "table", table);
+        this.deleteCompleted =
+                SqlTemplate.fill(SQL_STATEMENT_DELETE_COMPLETED_BEFORE, "table", table, "prunable", prunable());
     }
 
     @Override
@@ -90,16 +121,6 @@ final class H2LedgerDialect extends LedgerDialect {
                 connection,
                 consumer,
                 requests.stream().map(ClaimRequest::messageId).toList());
-    }
-
-    @Override
-    protected String now() {
-        return NOW;
-    }
-
-    @Override
-    protected String nowPlusMicros() {
-        return "DATEADD(MICROSECOND, CAST(? AS BIGINT), " + NOW + ")";
     }
 
     @Override

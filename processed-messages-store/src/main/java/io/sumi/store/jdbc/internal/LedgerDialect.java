@@ -2,6 +2,8 @@ package io.sumi.store.jdbc.internal;
 
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlIdentifiers;
+import io.sumi.jdbc.internal.SqlTemplate;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
@@ -24,26 +26,90 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Time: every time the ledger writes and every lease decision (take over when
  * {@code lease_until <= now}, the lease's end, the release's "now", the completion time) is the
- * database's clock, written into the statement as {@link #now()}; a lease is bound as a number of
- * microseconds added to it ({@link #nowPlusMicros()}). Instances whose clocks disagree therefore
+ * database's clock, written into the statement (each vendor names its clock once, in its
+ * constructor); a lease is bound as a number of microseconds added to it ({@link #micros}). Instances whose clocks disagree therefore
  * agree on every lease, and no statement needs an extra round trip to read the database's clock.
  *
- * <p>The table name is formatted into the statements; it is validated as an SQL identifier before
- * a dialect is made, so nothing a user writes is ever formatted into SQL unchecked.
+ * <p>SQL: each statement is a named text-block constant ({@code SQL_STATEMENT_*}) in the class of
+ * its vendor, or here when every vendor shares it. The table name is formatted into the statements
+ * ({@link SqlTemplate}); {@link #of} validates it as an SQL identifier before a dialect is made, so
+ * nothing a user writes is ever formatted into SQL unchecked.
  */
 public abstract class LedgerDialect {
 
-    /** The columns every statement reads, in this order. */
-    protected static final String COLUMNS =
-            "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
+    // The statements every vendor shares. Slots: ${table}; ${now}, the vendor's clock; and
+    // ${messageIdIn}, the vendor's condition on a list of ids (see messageIdIn), filled per call.
+
+    /**
+     * The rows pruning deletes, with the cutoff bound twice: completed rows processed before it,
+     * and in-progress rows whose lease ended before it (claims released after a failure and never
+     * taken again, e.g. dead-lettered messages). Live claims and rows held for reconciliation stay.
+     * The cutoff comes from the pruner's clock (retention is measured in days, so clock skew only
+     * shifts it by the skew); a claim is additionally pruned only once its lease has ended by the
+     * database's clock, so no pruner clock, however far ahead, deletes a live claim.
+     */
+    private static final String SQL_CONDITION_PRUNABLE = """
+            ((status = 'COMPLETED' AND processed_at < ?)
+              OR (status = 'IN_PROGRESS' AND lease_until < ? AND lease_until <= ${now}))
+            """;
+
+    /**
+     * Completes claims, fenced on their token (not on their lease: a claim whose lease ended but
+     * that nobody took over is still the caller's). Parameters: consumer, claim token, the ids.
+     */
+    private static final String SQL_STATEMENT_COMPLETE = """
+            UPDATE ${table}
+               SET status = 'COMPLETED', processed_at = ${now}, lease_until = NULL, last_error = NULL
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND ${messageIdIn}
+            """;
+
+    /**
+     * Ends the lease at the database's now (rather than deleting the row): the attempt count and
+     * the last error stay for operators, and the next claim, whose now is not earlier, takes the
+     * row over. Parameters: error, consumer, claim token, the ids.
+     */
+    private static final String SQL_STATEMENT_RELEASE = """
+            UPDATE ${table}
+               SET lease_until = ${now}, last_error = ?
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND ${messageIdIn}
+            """;
+
+    /** Parameters: reason, consumer, claim token, message id. */
+    private static final String SQL_STATEMENT_MARK_FOR_RECONCILIATION = """
+            UPDATE ${table}
+               SET status = 'RECONCILE', lease_until = NULL, last_error = ?
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ?
+            """;
+
+    /** Parameters: consumer, the ids. */
+    private static final String SQL_STATEMENT_FIND = """
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM ${table}
+             WHERE consumer = ? AND ${messageIdIn}
+            """;
 
     protected final String table;
 
     private final InstantBinding instants;
+    private final String prunable;
+    private final String complete;
+    private final String release;
+    private final String markForReconciliation;
+    private final String find;
 
-    protected LedgerDialect(String table, InstantBinding instants) {
+    /**
+     * @param table a table name checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
+     * @param now the vendor's SQL for the database's current time, of the columns' type, in UTC
+     */
+    protected LedgerDialect(String table, InstantBinding instants, String now) {
         this.table = table;
         this.instants = instants;
+        this.prunable = SqlTemplate.fill(SQL_CONDITION_PRUNABLE, "now", now);
+        this.complete = SqlTemplate.fill(SQL_STATEMENT_COMPLETE, "table", table, "now", now);
+        this.release = SqlTemplate.fill(SQL_STATEMENT_RELEASE, "table", table, "now", now);
+        this.markForReconciliation = SqlTemplate.fill(SQL_STATEMENT_MARK_FOR_RECONCILIATION, "table", table);
+        this.find = SqlTemplate.fill(SQL_STATEMENT_FIND, "table", table);
     }
 
     /**
@@ -52,6 +118,7 @@ public abstract class LedgerDialect {
      * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
      */
     public static LedgerDialect of(DatabaseType type, String table) {
+        SqlIdentifiers.requireTableName(table, "ledger", "processed_messages");
         return switch (type) {
             case POSTGRESQL -> new PostgresLedgerDialect(table);
             case MARIADB -> new MariaDbLedgerDialect(table);
@@ -59,13 +126,7 @@ public abstract class LedgerDialect {
         };
     }
 
-    /** The database's current time as an SQL expression of the columns' type, in UTC. */
-    protected abstract String now();
-
-    /** {@link #now()} plus one bound {@code BIGINT} parameter of microseconds. */
-    protected abstract String nowPlusMicros();
-
-    /** A lease as the microseconds {@link #nowPlusMicros()} binds. */
+    /** A lease as the microseconds a claim binds (added to the database's now). */
     protected static long micros(Duration lease) {
         return Math.addExact(Math.multiplyExact(lease.getSeconds(), 1_000_000L), lease.getNano() / 1_000);
     }
@@ -88,17 +149,9 @@ public abstract class LedgerDialect {
             @Nullable Duration lease)
             throws SQLException;
 
-    /**
-     * The rows pruning deletes, with the cutoff bound twice: completed rows processed before it,
-     * and in-progress rows whose lease ended before it (claims released after a failure and never
-     * taken again, e.g. dead-lettered messages). Live claims and rows held for reconciliation stay.
-     * The cutoff comes from the pruner's clock (retention is measured in days, so clock skew only
-     * shifts it by the skew); a claim is additionally pruned only once its lease has ended by the
-     * database's clock, so no pruner clock, however far ahead, deletes a live claim.
-     */
-    protected String prunable() {
-        return "((status = 'COMPLETED' AND processed_at < ?) OR (status = 'IN_PROGRESS' AND lease_until < ? AND lease_until <= "
-                + now() + "))";
+    /** The condition on the rows pruning deletes (SQL_CONDITION_PRUNABLE); the cutoff is bound twice. */
+    protected final String prunable() {
+        return prunable;
     }
 
     /**
@@ -134,10 +187,7 @@ public abstract class LedgerDialect {
      */
     public int complete(Connection connection, String consumer, long claimToken, Collection<String> messageIds)
             throws SQLException {
-        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = " + now()
-                + ", lease_until = NULL, last_error = NULL"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
-                + messageIdIn(messageIds.size());
+        String sql = SqlTemplate.fill(complete, "messageIdIn", messageIdIn(messageIds.size()));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, consumer);
             statement.setLong(2, claimToken);
@@ -153,12 +203,7 @@ public abstract class LedgerDialect {
             Collection<String> messageIds,
             @Nullable String error)
             throws SQLException {
-        // Ending the lease at the database's now (rather than deleting the row) keeps the attempt
-        // count and the last error for operators; the next claim, whose now is not earlier, takes
-        // the row over.
-        String sql = "UPDATE " + table + " SET lease_until = " + now() + ", last_error = ?"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
-                + messageIdIn(messageIds.size());
+        String sql = SqlTemplate.fill(release, "messageIdIn", messageIdIn(messageIds.size()));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, error);
             statement.setString(2, consumer);
@@ -192,9 +237,7 @@ public abstract class LedgerDialect {
     public int markForReconciliation(
             Connection connection, String consumer, long claimToken, String messageId, @Nullable String reason)
             throws SQLException {
-        String sql = "UPDATE " + table + " SET status = 'RECONCILE', lease_until = NULL, last_error = ?"
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ?";
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+        try (PreparedStatement statement = connection.prepareStatement(markForReconciliation)) {
             statement.setString(1, reason);
             statement.setString(2, consumer);
             statement.setLong(3, claimToken);
@@ -205,8 +248,7 @@ public abstract class LedgerDialect {
 
     public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
             throws SQLException {
-        String sql =
-                "SELECT " + COLUMNS + " FROM " + table + " WHERE consumer = ? AND " + messageIdIn(messageIds.size());
+        String sql = SqlTemplate.fill(find, "messageIdIn", messageIdIn(messageIds.size()));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, consumer);
             bindMessageIds(statement, 2, messageIds);

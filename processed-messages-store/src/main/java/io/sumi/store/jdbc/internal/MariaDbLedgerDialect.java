@@ -1,12 +1,14 @@
 package io.sumi.store.jdbc.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -24,27 +26,65 @@ import org.jspecify.annotations.Nullable;
  */
 final class MariaDbLedgerDialect extends LedgerDialect {
 
-    private static final String NOW = "UTC_TIMESTAMP(6)";
+    // The clock is UTC_TIMESTAMP(6); a lease is bound as microseconds added to it. On a duplicate
+    // key, claim_token is assigned first and takes the caller's token only when the row may be taken
+    // over; every later assignment tests for that token.
 
-    private static final String TAKE_OVER_IF_EXPIRED = "claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= "
-            + NOW + ", VALUES(claim_token), claim_token), "
-            + "attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts), ";
+    /**
+     * Claims a batch with a lease; {@code ${rows}} is {@link #SQL_ROW_LEASE} once per message.
+     * Parameters, per row: consumer, message id, claim token, lease in microseconds, fingerprint.
+     */
+    private static final String SQL_STATEMENT_CLAIM_LEASE = """
+            INSERT INTO ${table} (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                  first_seen_at, processed_at)
+            VALUES ${rows}
+            ON DUPLICATE KEY UPDATE
+               claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= UTC_TIMESTAMP(6), VALUES(claim_token), claim_token),
+               attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts),
+               lease_until = IF(claim_token = VALUES(claim_token), VALUES(lease_until), lease_until)
+            RETURNING consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                      first_seen_at, processed_at
+            """;
 
+    private static final String SQL_ROW_LEASE =
+            "(?, ?, 'IN_PROGRESS', ?, (UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND), 1, ?, UTC_TIMESTAMP(6), NULL)";
+
+    /**
+     * Claims a batch as {@code COMPLETED}; {@code ${rows}} is {@link #SQL_ROW_COMPLETED} once per
+     * message. Parameters, per row: consumer, message id, claim token, fingerprint.
+     */
+    private static final String SQL_STATEMENT_CLAIM_COMPLETED = """
+            INSERT INTO ${table} (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                  first_seen_at, processed_at)
+            VALUES ${rows}
+            ON DUPLICATE KEY UPDATE
+               claim_token = IF(status = 'IN_PROGRESS' AND lease_until <= UTC_TIMESTAMP(6), VALUES(claim_token), claim_token),
+               attempts = IF(claim_token = VALUES(claim_token), attempts + 1, attempts),
+               status = IF(claim_token = VALUES(claim_token), 'COMPLETED', status),
+               processed_at = IF(claim_token = VALUES(claim_token), VALUES(processed_at), processed_at),
+               lease_until = IF(claim_token = VALUES(claim_token), NULL, lease_until)
+            RETURNING consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                      first_seen_at, processed_at
+            """;
+
+    private static final String SQL_ROW_COMPLETED =
+            "(?, ?, 'COMPLETED', ?, NULL, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))";
+
+    /** Parameters: the cutoff (twice), the limit. */
+    private static final String SQL_STATEMENT_DELETE_COMPLETED_BEFORE = """
+            DELETE FROM ${table} WHERE ${prunable} LIMIT ?
+            """;
+
+    private final String claimLease;
+    private final String claimCompleted;
     private final String deleteCompleted;
 
     MariaDbLedgerDialect(String table) {
-        super(table, InstantBinding.UTC_DATETIME);
-        this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " LIMIT ?";
-    }
-
-    @Override
-    protected String now() {
-        return NOW;
-    }
-
-    @Override
-    protected String nowPlusMicros() {
-        return "(" + NOW + " + INTERVAL ? MICROSECOND)";
+        super(table, InstantBinding.UTC_DATETIME, "UTC_TIMESTAMP(6)");
+        this.claimLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_LEASE, "table", table);
+        this.claimCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_COMPLETED, "table", table);
+        this.deleteCompleted =
+                SqlTemplate.fill(SQL_STATEMENT_DELETE_COMPLETED_BEFORE, "table", table, "prunable", prunable());
     }
 
     @Override
@@ -56,29 +96,12 @@ final class MariaDbLedgerDialect extends LedgerDialect {
             @Nullable Duration leaseDuration)
             throws SQLException {
         boolean lease = leaseDuration != null;
-        StringBuilder sql = new StringBuilder("INSERT INTO ")
-                .append(table)
-                .append(
-                        " (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) VALUES ");
-        String row = lease
-                ? "(?, ?, 'IN_PROGRESS', ?, " + nowPlusMicros() + ", 1, ?, " + NOW + ", NULL)"
-                : "(?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")";
-        for (int k = 0; k < requests.size(); k++) {
-            sql.append(k == 0 ? "" : ", ").append(row);
-        }
-        sql.append(" ON DUPLICATE KEY UPDATE ").append(TAKE_OVER_IF_EXPIRED);
-        if (lease) {
-            sql.append("lease_until = IF(claim_token = VALUES(claim_token), VALUES(lease_until), lease_until)");
-        } else {
-            sql.append("status = IF(claim_token = VALUES(claim_token), 'COMPLETED', status), ")
-                    .append(
-                            "processed_at = IF(claim_token = VALUES(claim_token), VALUES(processed_at), processed_at), ")
-                    .append("lease_until = IF(claim_token = VALUES(claim_token), NULL, lease_until)");
-        }
-        sql.append(" RETURNING ").append(COLUMNS);
-        try (PreparedStatement statement = connection.prepareStatement(sql.toString())) {
+        String rows =
+                String.join(", ", Collections.nCopies(requests.size(), lease ? SQL_ROW_LEASE : SQL_ROW_COMPLETED));
+        String sql = SqlTemplate.fill(lease ? claimLease : claimCompleted, "rows", rows);
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
             int i = 1;
-            long micros = lease ? micros(leaseDuration) : 0;
+            long micros = leaseDuration != null ? micros(leaseDuration) : 0;
             for (ClaimRequest request : requests) {
                 statement.setString(i++, consumer);
                 statement.setString(i++, request.messageId());

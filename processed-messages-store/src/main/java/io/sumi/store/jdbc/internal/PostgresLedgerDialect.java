@@ -1,6 +1,7 @@
 package io.sumi.store.jdbc.internal;
 
 import io.sumi.jdbc.internal.InstantBinding;
+import io.sumi.jdbc.internal.SqlTemplate;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessage;
 import java.sql.Array;
@@ -25,12 +26,135 @@ import org.jspecify.annotations.Nullable;
  */
 final class PostgresLedgerDialect extends LedgerDialect {
 
-    /**
-     * The statement's start: one value for the whole statement, and, unlike {@code now()}, not the
-     * start of a long caller transaction that a transactional-mode claim runs in.
-     */
-    private static final String NOW = "statement_timestamp()";
+    // The clock of every statement is statement_timestamp(): one value for the whole statement, and,
+    // unlike now(), not the start of a long caller transaction that a transactional-mode claim runs
+    // in. A lease is bound as microseconds added to it.
 
+    /**
+     * Claims one message with a lease, or returns its existing row. Parameters: consumer,
+     * message id, claim token, lease in microseconds, fingerprint, consumer, message id.
+     */
+    private static final String SQL_STATEMENT_CLAIM_ONE_LEASE = """
+            WITH claimed AS (
+                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                            first_seen_at, processed_at)
+                VALUES (?, ?, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond'), 1, ?,
+                        statement_timestamp(), NULL)
+                ON CONFLICT (consumer, message_id) DO UPDATE
+                   SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1
+                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM claimed
+            UNION ALL
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM ${table}
+             WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM claimed)
+            """;
+
+    /**
+     * Claims one message as {@code COMPLETED} (transactional mode), or returns its existing row.
+     * Parameters: consumer, message id, claim token, fingerprint, consumer, message id.
+     */
+    private static final String SQL_STATEMENT_CLAIM_ONE_COMPLETED = """
+            WITH claimed AS (
+                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                            first_seen_at, processed_at)
+                VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, statement_timestamp(), statement_timestamp())
+                ON CONFLICT (consumer, message_id) DO UPDATE
+                   SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,
+                       attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at
+                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM claimed
+            UNION ALL
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM ${table}
+             WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM claimed)
+            """;
+
+    /**
+     * Claims a batch with a lease, and returns the existing rows of the ids it did not claim.
+     * Parameters: message ids (array), fingerprints (array), consumer, claim token, lease in
+     * microseconds, consumer.
+     *
+     * <p>The existing rows are found by driving from the (small) input into the primary key: an
+     * {@code IN} / {@code NOT IN} form let the planner scan every row of the consumer when the table
+     * had no statistics yet (a new or truncated ledger), 18x slower for a batch of 100. {@code ORDER
+     * BY}: concurrent batches lock their rows in one order, so they cannot deadlock.
+     */
+    private static final String SQL_STATEMENT_CLAIM_MANY_LEASE = """
+            WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),
+            claimed AS (
+                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                            first_seen_at, processed_at)
+                SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond'),
+                       1, i.fingerprint, statement_timestamp(), NULL
+                  FROM input i ORDER BY i.message_id
+                ON CONFLICT (consumer, message_id) DO UPDATE
+                   SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1
+                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM claimed
+            UNION ALL
+            SELECT t.consumer, t.message_id, t.status, t.claim_token, t.lease_until, t.attempts, t.fingerprint,
+                   t.last_error, t.first_seen_at, t.processed_at
+              FROM input i JOIN ${table} t ON t.consumer = ? AND t.message_id = i.message_id
+             WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)
+            """;
+
+    /**
+     * {@link #SQL_STATEMENT_CLAIM_MANY_LEASE} for transactional mode: rows inserted or taken over as
+     * {@code COMPLETED}. Parameters: message ids (array), fingerprints (array), consumer, claim
+     * token, consumer.
+     */
+    private static final String SQL_STATEMENT_CLAIM_MANY_COMPLETED = """
+            WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),
+            claimed AS (
+                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                            first_seen_at, processed_at)
+                SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, statement_timestamp(), statement_timestamp()
+                  FROM input i ORDER BY i.message_id
+                ON CONFLICT (consumer, message_id) DO UPDATE
+                   SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,
+                       attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at
+                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
+            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
+                   first_seen_at, processed_at
+              FROM claimed
+            UNION ALL
+            SELECT t.consumer, t.message_id, t.status, t.claim_token, t.lease_until, t.attempts, t.fingerprint,
+                   t.last_error, t.first_seen_at, t.processed_at
+              FROM input i JOIN ${table} t ON t.consumer = ? AND t.message_id = i.message_id
+             WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)
+            """;
+
+    /**
+     * SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
+     * Parameters: the cutoff (twice), the limit.
+     */
+    private static final String SQL_STATEMENT_DELETE_COMPLETED_BEFORE = """
+            DELETE FROM ${table}
+             WHERE (consumer, message_id) IN (
+                   SELECT consumer, message_id FROM ${table} WHERE ${prunable} LIMIT ? FOR UPDATE SKIP LOCKED)
+            """;
+
+    /** One array parameter: one statement text for every batch size, and no 500-parameter statements. */
+    private static final String SQL_CONDITION_MESSAGE_ID_IN = "message_id = ANY(?::varchar[])";
+
+    // The statements with the table filled in (the probes benchmark reads them by these names).
     private final String claimOneLease;
     private final String claimOneCompleted;
     private final String claimManyLease;
@@ -38,65 +162,13 @@ final class PostgresLedgerDialect extends LedgerDialect {
     private final String deleteCompleted;
 
     PostgresLedgerDialect(String table) {
-        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
-        String leaseUntil = nowPlusMicros();
-        String insert = "INSERT INTO " + table
-                + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, first_seen_at, processed_at) ";
-        String returning = " RETURNING " + prefixed("pm.");
-        String leaseConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
-                + " SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
-                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= " + NOW;
-        String completedConflict = " ON CONFLICT (consumer, message_id) DO UPDATE"
-                + " SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,"
-                + " attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at"
-                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= " + NOW;
-        String oneExisting = " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + COLUMNS + " FROM " + table
-                + " WHERE consumer = ? AND message_id = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
-        // Parameters, one row: consumer, message_id, claim_token, [lease in microseconds], fingerprint,
-        // consumer, message_id.
-        this.claimOneLease = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, ?, " + NOW + ", NULL)" + leaseConflict
-                + returning + ")"
-                + oneExisting;
-        this.claimOneCompleted = "WITH claimed AS (" + insert
-                + "VALUES (?, ?, 'COMPLETED', ?, NULL, 1, ?, " + NOW + ", " + NOW + ")" + completedConflict + returning
-                + ")"
-                + oneExisting;
-        String input =
-                "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)), ";
-        // The existing rows are found by driving from the (small) input into the primary key:
-        // an IN / NOT IN form let the planner scan every row of the consumer when the table had no
-        // statistics yet (a new or truncated ledger), 18x slower for a batch of 100.
-        String manyExisting =
-                " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT " + prefixed("t.") + " FROM input i JOIN "
-                        + table + " t ON t.consumer = ? AND t.message_id = i.message_id"
-                        + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
-        // ORDER BY: concurrent batches lock their rows in one order, so they cannot deadlock.
-        this.claimManyLease = input + "claimed AS (" + insert
-                + "SELECT ?, i.message_id, 'IN_PROGRESS', ?, " + leaseUntil + ", 1, i.fingerprint, " + NOW
-                + ", NULL FROM input i ORDER BY i.message_id"
-                + leaseConflict + returning + ")" + manyExisting;
-        this.claimManyCompleted = input + "claimed AS (" + insert
-                + "SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, " + NOW + ", " + NOW
-                + " FROM input i ORDER BY i.message_id"
-                + completedConflict + returning + ")" + manyExisting;
+        super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE, "statement_timestamp()");
+        this.claimOneLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_ONE_LEASE, "table", table);
+        this.claimOneCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_ONE_COMPLETED, "table", table);
+        this.claimManyLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_LEASE, "table", table);
+        this.claimManyCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_COMPLETED, "table", table);
         this.deleteCompleted =
-                "DELETE FROM " + table + " WHERE (consumer, message_id) IN (SELECT consumer, message_id FROM " + table
-                        + " WHERE " + prunable() + " LIMIT ? FOR UPDATE SKIP LOCKED)";
-    }
-
-    @Override
-    protected String now() {
-        return NOW;
-    }
-
-    @Override
-    protected String nowPlusMicros() {
-        return "(" + NOW + " + CAST(? AS BIGINT) * INTERVAL '1 microsecond')";
-    }
-
-    private static String prefixed(String prefix) {
-        return prefix + COLUMNS.replace(", ", ", " + prefix);
+                SqlTemplate.fill(SQL_STATEMENT_DELETE_COMPLETED_BEFORE, "table", table, "prunable", prunable());
     }
 
     @Override
@@ -150,16 +222,14 @@ final class PostgresLedgerDialect extends LedgerDialect {
         }
     }
 
-    /** SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing. */
     @Override
     protected String deleteCompletedBefore() {
         return deleteCompleted;
     }
 
-    /** One array parameter: one statement text for every batch size, and no 500-parameter statements. */
     @Override
     protected String messageIdIn(int count) {
-        return "message_id = ANY(?::varchar[])";
+        return SQL_CONDITION_MESSAGE_ID_IN;
     }
 
     @Override
