@@ -112,8 +112,11 @@ class FleetBudgetTests {
                     .isInstanceOf(BudgetExhaustedException.class);
             assertThat(calls.get()).isEqualTo(3);
             assertThat(b.registry.budget(budget).remaining()).isZero();
-            // An instance that restarts with the configuration the change was made over keeps the change ...
+            // An instance that restarts with the configuration the change was made over keeps the
+            // change (it registers its limit on its first reservation) ...
             try (Instance restarted = instance(database, "limit-c", budget, config)) {
+                assertThatThrownBy(() -> restarted.registry.budget(budget).call(calls::incrementAndGet))
+                        .isInstanceOf(BudgetExhaustedException.class);
                 assertThat(restarted.store.read(budget, window(HOUR)).limit()).isEqualTo(3);
             }
             // ... one deployed with another configured limit makes its limit the fleet's.
@@ -122,8 +125,8 @@ class FleetBudgetTests {
                     "limit-d",
                     budget,
                     BudgetConfig.from(config).limit(5).build())) {
-                assertThat(deployed.store.read(budget, window(HOUR)).limit()).isEqualTo(5);
                 deployed.registry.budget(budget).call(calls::incrementAndGet);
+                assertThat(deployed.store.read(budget, window(HOUR)).limit()).isEqualTo(5);
                 deployed.registry.budget(budget).call(calls::incrementAndGet);
                 assertThat(calls.get()).isEqualTo(5);
             }

@@ -88,9 +88,9 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
         SpendStore store = spendStore;
         SpendAccount account;
         if (scope == BudgetScope.FLEET && store != null) {
-            FleetSpendAccount fleet = new FleetSpendAccount(name, store, meterRegistry);
-            fleet.register(config);
-            account = fleet;
+            // The limit is registered with the store on the first reservation, not here: at start-up
+            // the store's tables may not be migrated yet (Flyway runs beside the beans).
+            account = new FleetSpendAccount(name, store, meterRegistry);
         } else {
             account = new LocalSpendAccount();
         }

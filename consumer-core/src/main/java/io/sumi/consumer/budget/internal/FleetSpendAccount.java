@@ -76,15 +76,6 @@ final class FleetSpendAccount implements SpendAccount {
                 .register(meterRegistry);
     }
 
-    /** Registers the configured limit with the store; a failure is logged, and retried on first use. */
-    void register(BudgetConfig config) {
-        try {
-            ensureRegistered(config);
-        } catch (SpendStoreUnavailableException ex) {
-            // Logged by storeFailed; the first reservation tries again.
-        }
-    }
-
     private void ensureRegistered(BudgetConfig config) {
         if (registered) {
             return;
@@ -299,6 +290,9 @@ final class FleetSpendAccount implements SpendAccount {
             return;
         }
         try {
+            // Registered first with the configured limit, which the store keeps as "configured": an
+            // instance restarting with that configuration then keeps the limit set now.
+            ensureRegistered(oldConfig);
             call("set the fleet's limit", () -> {
                 store.setLimit(name, newConfig.limit());
                 return null;
@@ -311,7 +305,6 @@ final class FleetSpendAccount implements SpendAccount {
         }
         fleetLimit = newConfig.limit();
         exhausted = false;
-        registered = true;
     }
 
     @Override
