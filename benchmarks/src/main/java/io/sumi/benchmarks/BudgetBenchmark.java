@@ -42,8 +42,9 @@ public final class BudgetBenchmark {
                 options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
             }
         }
-        int rounds = Integer.parseInt(options.getOrDefault("rounds", "5"));
-        int calls = Integer.parseInt(options.getOrDefault("calls", "1000"));
+        int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
+        int calls = Integer.parseInt(options.getOrDefault("calls", "500"));
+        int smallChunk = Integer.parseInt(options.getOrDefault("small-chunk", "0"));
         int emptyCalls = Integer.parseInt(options.getOrDefault("empty-calls", "20000"));
         String url =
                 options.getOrDefault("url", envOr("SUMI_BENCH_URL", "jdbc:postgresql://127.0.0.1:5432/sumi_bench"));
@@ -62,9 +63,19 @@ public final class BudgetBenchmark {
             String run = UUID.randomUUID().toString().substring(0, 8);
             double limit = 1e12; // never reached: the overhead of permitting, not of refusing
             Duration window = Duration.ofHours(1);
-            BudgetRegistry registry = BudgetRegistry.builder()
-                    .spendStore(JdbcSpendStore.of(dataSource))
-                    .budget(
+            BudgetRegistry.Builder builder = BudgetRegistry.builder().spendStore(JdbcSpendStore.of(dataSource));
+            if (smallChunk > 0) {
+                // A chunk this small pays a round trip every few calls: what the chunk saves.
+                builder.budget(
+                        "fleet-small-" + run,
+                        BudgetConfig.custom()
+                                .limit(limit)
+                                .window(window)
+                                .scope(BudgetScope.FLEET)
+                                .chunkSize(smallChunk)
+                                .build());
+            }
+            BudgetRegistry registry = builder.budget(
                             "instance-" + run,
                             BudgetConfig.custom()
                                     .limit(limit)
@@ -79,20 +90,14 @@ public final class BudgetBenchmark {
                                     .scope(BudgetScope.FLEET)
                                     .chunkSize(1_000)
                                     .build())
-                    .budget(
-                            "fleet-chunk10-" + run,
-                            BudgetConfig.custom()
-                                    .limit(limit)
-                                    .window(window)
-                                    .scope(BudgetScope.FLEET)
-                                    .chunkSize(10)
-                                    .build())
                     .build();
             Map<String, Budget> cases = new LinkedHashMap<>();
             cases.put("none", null);
             cases.put("instance", registry.budget("instance-" + run));
             cases.put("fleet (chunk 1000)", registry.budget("fleet-" + run));
-            cases.put("fleet (chunk 10)", registry.budget("fleet-chunk10-" + run));
+            if (smallChunk > 0) {
+                cases.put("fleet (chunk " + smallChunk + ")", registry.budget("fleet-small-" + run));
+            }
 
             System.out.printf(
                     "Budget overhead: %d rounds; per round %d calls of 1 ms and %d empty calls per case, one thread%n",
@@ -105,6 +110,7 @@ public final class BudgetBenchmark {
                 measure(c.getValue(), emptyCalls, 0);
             }
             for (int round = 0; round < rounds; round++) {
+                System.out.printf("round %d of %d%n", round + 1, rounds);
                 for (Map.Entry<String, Budget> c : cases.entrySet()) {
                     slow.computeIfAbsent(c.getKey(), k -> new ArrayList<>())
                             .add(measure(c.getValue(), calls, 1_000_000));

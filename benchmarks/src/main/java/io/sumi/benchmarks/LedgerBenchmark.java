@@ -79,7 +79,7 @@ public final class LedgerBenchmark {
                   ledger            the comparison: raw insert, Sumi in each mode, Camel, Spring Integration (default)
                   probes            the investigation of Sumi's per-id cost (see docs/benchmarks.md)
                   budgets           the per-call overhead of a fleet budget vs an instance budget (own options:
-                                    --rounds=N --calls=N --empty-calls=N --url= --user= --password=)
+                                    --rounds=N --calls=N --empty-calls=N --small-chunk=N --url= --user= --password=)
                   --warmup=S        warm-up seconds per case and round (default 1)
                   --duration=S      measured seconds per case and round (default 2.5)
                   --rounds=N        round-robin passes over the cases; the median is reported (default 3)

@@ -73,9 +73,13 @@ final class SiblingInstance implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         running.set(false);
-        worker.join(5_000);
+        try {
+            worker.join(5_000);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
         registry.close();
         pool.close();
     }
