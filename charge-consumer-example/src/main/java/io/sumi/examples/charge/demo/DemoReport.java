@@ -75,7 +75,7 @@ public record DemoReport(
                 "budget openings",
                 budgetOpenings(),
                 openingsLimit + " limit reached, " + openingsFailures + " failure rate");
-        line(out, "budget calls on this instance", callsThisInstance, "permitted, retries included");
+        line(out, "budget permits on this instance", callsThisInstance, "incl. retries and permits given back unused");
         line(out, "budget calls on a second instance", callsSibling, "own pool and registry, same database");
         line(
                 out,
