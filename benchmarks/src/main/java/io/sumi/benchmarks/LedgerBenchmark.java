@@ -50,6 +50,10 @@ public final class LedgerBenchmark {
     private LedgerBenchmark() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("budgets")) {
+            BudgetBenchmark.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         Options options;
         try {
             options = Options.parse(args);
@@ -71,9 +75,11 @@ public final class LedgerBenchmark {
     static final class Options {
 
         static final String USAGE = """
-                Usage: java -jar benchmarks/target/sumi-benchmarks.jar [ledger|probes] [options]
+                Usage: java -jar benchmarks/target/sumi-benchmarks.jar [ledger|probes|budgets] [options]
                   ledger            the comparison: raw insert, Sumi in each mode, Camel, Spring Integration (default)
                   probes            the investigation of Sumi's per-id cost (see docs/benchmarks.md)
+                  budgets           the per-call overhead of a fleet budget vs an instance budget (own options:
+                                    --rounds=N --calls=N --empty-calls=N --small-chunk=N --url= --user= --password=)
                   --warmup=S        warm-up seconds per case and round (default 1)
                   --duration=S      measured seconds per case and round (default 2.5)
                   --rounds=N        round-robin passes over the cases; the median is reported (default 3)

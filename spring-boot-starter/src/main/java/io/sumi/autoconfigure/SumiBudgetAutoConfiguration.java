@@ -5,11 +5,16 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.budget.BudgetScope;
+import io.sumi.consumer.budget.SpendStore;
+import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
 import io.sumi.kafka.BudgetListenerPauser;
 import java.lang.reflect.Method;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Set;
+import javax.sql.DataSource;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
@@ -17,6 +22,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -26,6 +32,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.util.ClassUtils;
@@ -39,17 +47,38 @@ import org.springframework.util.ClassUtils;
  */
 @AutoConfiguration(
         after = SumiAutoConfiguration.class,
-        afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+        afterName = {
+            "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"
+        })
 @EnableConfigurationProperties(SumiBudgetProperties.class)
 class SumiBudgetAutoConfiguration {
 
+    /**
+     * The shared store of fleet budgets: the ledger's DataSource (tables {@code sumi_budget_*} of
+     * sumi-migrations). With it, budgets without {@code scope} are fleet budgets.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(DataSource.class)
+    SpendStore sumiSpendStore(DataSource dataSource, ObjectProvider<Clock> clock) {
+        return JdbcSpendStore.builder(dataSource)
+                .clock(clock.getIfUnique(Clock::systemUTC))
+                .build();
+    }
+
+    /** The registry; Spring closes it on shutdown, which gives the fleet budgets' unspent chunks back. */
     @Bean
     @ConditionalOnMissingBean
     BudgetRegistry sumiBudgetRegistry(
-            SumiBudgetProperties properties, ObjectProvider<Clock> clock, ObjectProvider<MeterRegistry> meterRegistry) {
+            SumiBudgetProperties properties,
+            ObjectProvider<Clock> clock,
+            ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<SpendStore> spendStore) {
         BudgetRegistry.Builder builder = BudgetRegistry.builder()
                 .clock(clock.getIfUnique(Clock::systemUTC))
-                .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+                .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
+                .spendStore(spendStore.getIfUnique());
         properties.budgets().forEach((name, budget) -> builder.budget(name, budget.toConfig(name)));
         return builder.build();
     }
@@ -70,6 +99,41 @@ class SumiBudgetAutoConfiguration {
                     return registry.getObject().decorate(executor);
                 }
                 return bean;
+            }
+        };
+    }
+
+    /**
+     * Fails start-up when a fleet budget is configured and the store's tables are missing: every
+     * call would otherwise be refused (fail closed) until they exist.
+     */
+    @Bean
+    static SmartInitializingSingleton sumiSpendStoreVerifier(
+            ObjectProvider<SumiBudgetProperties> properties, ObjectProvider<SpendStore> spendStore) {
+        return () -> {
+            SpendStore store = spendStore.getIfUnique();
+            if (store == null) {
+                return;
+            }
+            boolean anyFleet = properties.getObject().budgets().values().stream()
+                    .anyMatch(budget -> budget.scope() == null || budget.scope() == BudgetScope.FLEET);
+            if (!anyFleet) {
+                return;
+            }
+            try {
+                store.read("sumi-start-up-check", 0);
+            } catch (BadSqlGrammarException ex) {
+                throw new IllegalStateException(
+                        "Sumi's fleet budgets need the tables sumi_budget_limit and sumi_budget_spend in the"
+                                + " application's DataSource ("
+                                + ex.getSQLException().getMessage() + "). Apply"
+                                + " Sumi's migrations (io.sumi:sumi-migrations; with Flyway add"
+                                + " classpath:db/sumi/{vendor} to spring.flyway.locations), or set"
+                                + " sumi.budgets.<name>.scope=instance.",
+                        ex);
+            } catch (DataAccessException ex) {
+                LoggerFactory.getLogger(SumiBudgetAutoConfiguration.class)
+                        .warn("Could not check the tables of Sumi's fleet budgets at start-up: {}", ex.getMessage());
             }
         };
     }

@@ -1,6 +1,7 @@
 package io.sumi.autoconfigure;
 
 import io.sumi.consumer.budget.BudgetConfig;
+import io.sumi.consumer.budget.BudgetScope;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,8 @@ public record SumiBudgetProperties(
      * One budget.
      *
      * @param limit the spend allowed per window (required; calls, cents, tokens: whatever the costs count)
-     * @param window how long a call's cost counts (a sliding window)
+     * @param window how long a call's cost counts (scope instance: a sliding window; scope fleet:
+     *     fixed windows aligned to the epoch)
      * @param costPerCall what each call reserves when it is permitted (a handler may record the real cost after the call)
      * @param failureRateThreshold the failure rate, in percent, at which the breaker also opens
      * @param slidingWindowSize how many recent calls the failure rate is computed over
@@ -34,6 +36,12 @@ public record SumiBudgetProperties(
      * @param permittedCallsInHalfOpenState how many probe calls decide whether a half-open breaker closes
      * @param ignoreExceptions exceptions that are answers, not failures of the provider (a declined
      *     card): they never open the breaker
+     * @param scope whose spending the limit caps: {@code fleet} (all instances together, in the
+     *     ledger's database; the default when the application has a DataSource) or {@code instance}
+     *     (this JVM alone)
+     * @param chunkSize for a fleet budget, how much spend an instance reserves in the database at a
+     *     time (default: 1 % of the limit, at least {@code cost-per-call}); an instance that dies
+     *     leaves at most this much unspent in its window
      */
     public record Budget(
             @Nullable Double limit,
@@ -44,7 +52,9 @@ public record SumiBudgetProperties(
             @DefaultValue("10") int minimumNumberOfCalls,
             @DefaultValue("30s") Duration waitDurationInOpenState,
             @DefaultValue("1") int permittedCallsInHalfOpenState,
-            @DefaultValue List<Class<? extends Throwable>> ignoreExceptions) {
+            @DefaultValue List<Class<? extends Throwable>> ignoreExceptions,
+            @Nullable BudgetScope scope,
+            @Nullable Double chunkSize) {
 
         /**
          * @throws IllegalArgumentException naming the budget if a setting is missing or invalid
@@ -64,6 +74,8 @@ public record SumiBudgetProperties(
                         .minimumNumberOfCalls(minimumNumberOfCalls)
                         .waitDurationInOpenState(waitDurationInOpenState)
                         .permittedCallsInHalfOpenState(permittedCallsInHalfOpenState)
+                        .scope(scope)
+                        .chunkSize(chunkSize == null ? Double.NaN : chunkSize)
                         .recordFailure(failure -> ignored.stream().noneMatch(type -> type.isInstance(failure)))
                         .build();
             } catch (IllegalArgumentException ex) {

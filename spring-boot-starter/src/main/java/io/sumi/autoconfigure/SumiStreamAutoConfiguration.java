@@ -1,17 +1,25 @@
 package io.sumi.autoconfigure;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.stream.BudgetBindingPauser;
 import io.sumi.stream.IdempotentFunctionPostProcessor;
 import io.sumi.stream.SumiKafkaBinderContainerCustomizer;
 import io.sumi.stream.SumiStreamChannelInterceptor;
+import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.stream.binding.BindingService;
+import org.springframework.cloud.stream.binding.BindingsLifecycleController;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -24,7 +32,9 @@ import org.springframework.integration.channel.interceptor.GlobalChannelIntercep
  * Active when Spring Cloud Stream and Sumi's binder for it are on the class path; each bean backs
  * off when the application defines its own.
  */
-@AutoConfiguration(after = SumiAutoConfiguration.class)
+@AutoConfiguration(
+        after = {SumiAutoConfiguration.class, SumiBudgetAutoConfiguration.class},
+        afterName = "org.springframework.cloud.stream.config.BindingServiceConfiguration")
 @ConditionalOnClass(
         name = "org.springframework.cloud.stream.function.StreamBridge",
         value = IdempotentFunctionPostProcessor.class)
@@ -81,6 +91,35 @@ class SumiStreamAutoConfiguration {
                 ObjectProvider<SumiStreamProperties> properties) {
             return new SumiKafkaBinderContainerCustomizer(
                     () -> properties.getObject().busyRetryInterval());
+        }
+    }
+
+    /**
+     * Pauses the input bindings of budgeted functions while their budget is open, and resumes them
+     * when it can take calls again, through {@code BindingsLifecycleController} (the same switch as
+     * the {@code bindings} actuator endpoint). Off with {@code sumi.budget-pause.enabled=false}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
+    static class BindingPausing {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean({BudgetRegistry.class, BindingsLifecycleController.class, BindingService.class})
+        BudgetBindingPauser sumiBudgetBindingPauser(
+                BudgetRegistry budgets,
+                BindingsLifecycleController bindings,
+                BindingService bindingService,
+                IdempotentFunctionPostProcessor functions,
+                SumiBudgetProperties properties,
+                ObjectProvider<MeterRegistry> meterRegistry) {
+            return new BudgetBindingPauser(
+                    budgets,
+                    bindings,
+                    functions::functionBudgets,
+                    () -> Set.of(bindingService.getConsumerBindingNames()),
+                    properties.budgetPause().checkInterval(),
+                    meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }
 

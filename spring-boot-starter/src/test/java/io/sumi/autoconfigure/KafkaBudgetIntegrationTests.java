@@ -23,6 +23,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -66,6 +67,20 @@ import org.springframework.util.backoff.FixedBackOff;
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
+
+    /**
+     * The budgets are fleet budgets (the default with a DataSource): their spend lives in the
+     * database, per window of the injected clock, which starts at the same instant every run. A
+     * run therefore starts from empty windows, as a first deployment would.
+     */
+    @BeforeAll
+    static void forgetEarlierRunsSpend() {
+        org.springframework.jdbc.core.JdbcTemplate jdbc =
+                new org.springframework.jdbc.core.JdbcTemplate(io.sumi.testing.TestDatabase.POSTGRESQL.dataSource());
+        for (String table : new String[] {"sumi_budget_spend", "sumi_budget_limit"}) {
+            jdbc.update("DELETE FROM " + table + " WHERE budget_name IN ('stripe', 'llm', 'batches')");
+        }
+    }
 
     @Autowired
     Provider provider;

@@ -11,6 +11,8 @@ import io.sumi.stream.internal.IdempotentInvoker;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -64,6 +66,7 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
     private final Supplier<HandlerDefaults> defaults;
     private final Supplier<StreamSettings> settings;
     private @Nullable ConfigurableListableBeanFactory beanFactory;
+    private final Map<String, String> functionBudgets = new ConcurrentHashMap<>();
 
     public IdempotentFunctionPostProcessor(
             Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults, StreamSettings settings) {
@@ -119,6 +122,9 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
                     defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
             new MessageKeyResolver().validate(definition);
             IdempotentInvoker invoker = new IdempotentInvoker(beanName, definition, executor, settings.get());
+            if (!annotated.annotation().budget().isBlank()) {
+                functionBudgets.put(beanName, annotated.annotation().budget());
+            }
             return function
                     ? new IdempotentFunction((Function<?, ?>) bean, invoker)
                     : new IdempotentConsumer((Consumer<?>) bean, invoker);
@@ -126,6 +132,14 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             throw new BeanCreationException(
                     beanName, "Invalid @IdempotentHandler on " + annotated.where() + ": " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * The budgets of the functions made idempotent so far, by function bean name (for the
+     * {@link BudgetBindingPauser}).
+     */
+    public Map<String, String> functionBudgets() {
+        return Map.copyOf(functionBudgets);
     }
 
     private record Annotated(IdempotentHandler annotation, ResolvableType type, String where) {}

@@ -32,5 +32,9 @@ class ChargeDemoIntegrationTests {
         assertThat(report.pauses()).isGreaterThanOrEqualTo(1);
         assertThat(report.resumes()).isEqualTo(report.pauses());
         assertThat(report.deadLettered()).isZero();
+        // Two instances spent one fleet budget: the sibling got calls, and no window exceeded the limit.
+        assertThat(report.callsSibling()).isPositive();
+        assertThat(report.mostSpentInOneWindow()).isPositive().isLessThanOrEqualTo(report.limit());
+        System.out.println(report.format());
     }
 }

@@ -2,7 +2,9 @@ package io.sumi.consumer.budget;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The settings of one budget. Immutable; build with {@link #custom()}, {@link #of(double, Duration)}
@@ -37,6 +39,8 @@ public final class BudgetConfig {
     public static final Duration DEFAULT_WAIT_DURATION_IN_OPEN_STATE = Duration.ofSeconds(30);
     /** Default number of probe calls in the half-open state. */
     public static final int DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE = 1;
+    /** Default chunk of a fleet budget, as a fraction of the limit: 1 %. */
+    public static final double DEFAULT_CHUNK_FRACTION = 0.01;
 
     private final double limit;
     private final Duration window;
@@ -47,6 +51,8 @@ public final class BudgetConfig {
     private final Duration waitDurationInOpenState;
     private final int permittedCallsInHalfOpenState;
     private final Predicate<Throwable> recordFailure;
+    private final @Nullable BudgetScope scope;
+    private final double chunkSize;
 
     private BudgetConfig(Builder builder) {
         this.limit = builder.limit;
@@ -58,6 +64,8 @@ public final class BudgetConfig {
         this.waitDurationInOpenState = builder.waitDurationInOpenState;
         this.permittedCallsInHalfOpenState = builder.permittedCallsInHalfOpenState;
         this.recordFailure = builder.recordFailure;
+        this.scope = builder.scope;
+        this.chunkSize = builder.chunkSize;
     }
 
     /** Starts a configuration; {@link Builder#limit(double)} must be set. */
@@ -115,9 +123,29 @@ public final class BudgetConfig {
         return recordFailure;
     }
 
+    /**
+     * Whose spending the budget caps; empty: {@link BudgetScope#FLEET} if the registry has a
+     * {@link SpendStore}, else {@link BudgetScope#INSTANCE}.
+     */
+    public Optional<BudgetScope> scope() {
+        return Optional.ofNullable(scope);
+    }
+
+    /**
+     * How much spend an instance of a {@link BudgetScope#FLEET fleet} budget reserves in the shared
+     * store at a time, then spends locally without a round trip: the set chunk size (at most the
+     * limit), else 1 % of the limit, at least {@code cost-per-call}. An instance that dies holds at
+     * most this much of its window unspent: the fleet then spends less, never more.
+     */
+    public double chunkSize() {
+        double chunk = Double.isNaN(chunkSize) ? limit * DEFAULT_CHUNK_FRACTION : chunkSize;
+        return Math.min(limit, Math.max(chunk, costPerCall));
+    }
+
     @Override
     public String toString() {
         return "BudgetConfig[limit=" + limit + ", window=" + window + ", costPerCall=" + costPerCall
+                + ", scope=" + (scope == null ? "default" : scope) + ", chunkSize=" + chunkSize()
                 + ", failureRateThreshold="
                 + failureRateThreshold + "%, slidingWindowSize=" + slidingWindowSize + ", minimumNumberOfCalls="
                 + minimumNumberOfCalls
@@ -137,6 +165,8 @@ public final class BudgetConfig {
         private Duration waitDurationInOpenState = DEFAULT_WAIT_DURATION_IN_OPEN_STATE;
         private int permittedCallsInHalfOpenState = DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE;
         private Predicate<Throwable> recordFailure = failure -> true;
+        private @Nullable BudgetScope scope;
+        private double chunkSize = Double.NaN;
 
         private Builder() {}
 
@@ -150,6 +180,20 @@ public final class BudgetConfig {
             this.waitDurationInOpenState = base.waitDurationInOpenState;
             this.permittedCallsInHalfOpenState = base.permittedCallsInHalfOpenState;
             this.recordFailure = base.recordFailure;
+            this.scope = base.scope;
+            this.chunkSize = base.chunkSize;
+        }
+
+        /** Whose spending the budget caps; {@code null}: fleet if the registry has a store, else instance. */
+        public Builder scope(@Nullable BudgetScope scope) {
+            this.scope = scope;
+            return this;
+        }
+
+        /** The chunk of a fleet budget; {@code NaN}: 1 % of the limit (see {@link BudgetConfig#chunkSize()}). */
+        public Builder chunkSize(double chunkSize) {
+            this.chunkSize = chunkSize;
+            return this;
         }
 
         public Builder limit(double limit) {
@@ -225,6 +269,12 @@ public final class BudgetConfig {
             if (waitDurationInOpenState.isNegative() || waitDurationInOpenState.isZero()) {
                 throw new IllegalArgumentException(
                         "wait-duration-in-open-state must be positive, was " + waitDurationInOpenState);
+            }
+            if (!Double.isNaN(chunkSize) && (!(chunkSize > 0) || Double.isInfinite(chunkSize))) {
+                throw new IllegalArgumentException("chunk-size must be a positive, finite number, was " + chunkSize);
+            }
+            if (window.toMillis() < 1) {
+                throw new IllegalArgumentException("The window of a budget must be at least 1 ms, was " + window);
             }
             return new BudgetConfig(this);
         }

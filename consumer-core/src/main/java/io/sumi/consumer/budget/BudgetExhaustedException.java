@@ -24,7 +24,15 @@ public class BudgetExhaustedException extends IdempotencyException {
         LIMIT_REACHED,
 
         /** The breaker is open because calls failed too often, or half-open with its probe call still running. */
-        CIRCUIT_OPEN
+        CIRCUIT_OPEN,
+
+        /**
+         * A fleet budget's shared spend store did not answer, so no spend could be reserved: the
+         * budget fails closed (no paid call without a reservation) and asks the store again shortly.
+         *
+         * @since 0.1.0
+         */
+        STORE_UNAVAILABLE
     }
 
     private final String budget;

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The budgets of an application, by name. Budgets are created from configuration and can be
@@ -56,6 +57,14 @@ public interface BudgetRegistry {
     void addListener(BudgetStateListener listener);
 
     /**
+     * Gives back to the shared store what the {@link BudgetScope#FLEET fleet} budgets of this
+     * instance reserved and did not spend (call it on shutdown; Spring does). Budgets keep working.
+     *
+     * @since 0.1.0
+     */
+    default void close() {}
+
+    /**
      * An executor that runs handlers bound to a budget ({@code @IdempotentHandler(budget = ...)})
      * under it: before the ledger is touched, the budget must permit the call (else a
      * {@link BudgetExhaustedException} is thrown and nothing is claimed); a handler run is one call,
@@ -86,6 +95,7 @@ public interface BudgetRegistry {
         private final Map<String, BudgetConfig> budgets = new LinkedHashMap<>();
         private Clock clock = Clock.systemUTC();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
+        private @Nullable SpendStore spendStore;
 
         private Builder() {}
 
@@ -107,8 +117,19 @@ public interface BudgetRegistry {
             return this;
         }
 
+        /**
+         * The shared store of the {@link BudgetScope#FLEET fleet} budgets; with one, a budget whose
+         * scope is not set is a fleet budget. None by default: every budget is an instance budget.
+         *
+         * @since 0.1.0
+         */
+        public Builder spendStore(@Nullable SpendStore spendStore) {
+            this.spendStore = spendStore;
+            return this;
+        }
+
         public BudgetRegistry build() {
-            DefaultBudgetRegistry registry = new DefaultBudgetRegistry(clock, meterRegistry);
+            DefaultBudgetRegistry registry = new DefaultBudgetRegistry(clock, meterRegistry, spendStore);
             budgets.forEach(registry::update);
             return registry;
         }

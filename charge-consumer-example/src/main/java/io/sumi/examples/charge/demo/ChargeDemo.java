@@ -10,6 +10,7 @@ import io.sumi.examples.support.DemoLauncher;
 import io.sumi.kafka.BudgetListenerPauser;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,10 @@ public class ChargeDemo implements DemoLauncher.Demo {
     private final DeadLetters deadLetters;
     private final ChargeConsumerProperties properties;
     private final KafkaListenerEndpointRegistry containers;
+    private final DataSource dataSource;
+
+    /** How often the sibling instance makes a paid call under the shared budget. */
+    static final Duration SIBLING_PERIOD = Duration.ofMillis(250);
 
     ChargeDemo(
             FakePaymentProvider provider,
@@ -56,7 +61,9 @@ public class ChargeDemo implements DemoLauncher.Demo {
             MeterRegistry meters,
             DeadLetters deadLetters,
             ChargeConsumerProperties properties,
-            KafkaListenerEndpointRegistry containers) {
+            KafkaListenerEndpointRegistry containers,
+            DataSource dataSource) {
+        this.dataSource = dataSource;
         this.provider = provider;
         this.template = template;
         this.ledger = ledger;
@@ -85,6 +92,8 @@ public class ChargeDemo implements DemoLauncher.Demo {
                 (long) budget.limit(),
                 budget.window());
 
+        // A second instance shares the budget through the database (fleet scope).
+        SiblingInstance sibling = new SiblingInstance(dataSource, budgets.budget("payments"), SIBLING_PERIOD);
         int messages = 0;
         int duplicates = 0;
         for (int i = 1; i <= ORDERS; i++) {
@@ -106,6 +115,9 @@ public class ChargeDemo implements DemoLauncher.Demo {
             }
             Thread.sleep(200);
         }
+        sibling.close();
+        Double mostInOneWindow = jdbc.queryForObject(
+                "SELECT MAX(spent) FROM sumi_budget_spend WHERE budget_name = 'payments'", Double.class);
         return new DemoReport(
                 ORDERS,
                 messages,
@@ -126,7 +138,11 @@ public class ChargeDemo implements DemoLauncher.Demo {
                 completedRows(),
                 (System.nanoTime() - start) / 1_000_000,
                 (long) budget.limit() + " calls per " + budget.window() + ", breaker opens at "
-                        + (int) budget.failureRateThreshold() + "% failures");
+                        + (int) budget.failureRateThreshold() + "% failures",
+                (long) count("sumi.budget.calls", "result", "permitted"),
+                sibling.permitted(),
+                mostInOneWindow == null ? 0 : mostInOneWindow.longValue(),
+                (long) budget.limit());
     }
 
     private void send(int order) {

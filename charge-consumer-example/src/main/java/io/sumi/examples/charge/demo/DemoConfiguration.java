@@ -6,6 +6,7 @@ import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.store.ProcessedMessageStore;
+import javax.sql.DataSource;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -49,7 +50,8 @@ class DemoConfiguration {
             MeterRegistry meters,
             DeadLetters deadLetters,
             ChargeConsumerProperties properties,
-            KafkaListenerEndpointRegistry containers) {
+            KafkaListenerEndpointRegistry containers,
+            DataSource dataSource) {
         return new ChargeDemo(
                 services.service(),
                 template,
@@ -60,6 +62,7 @@ class DemoConfiguration {
                 meters,
                 deadLetters,
                 properties,
-                containers);
+                containers,
+                dataSource);
     }
 }

@@ -26,7 +26,11 @@ public record DemoReport(
         int deadLettered,
         int completedRows,
         long millis,
-        String budget)
+        String budget,
+        long callsThisInstance,
+        long callsSibling,
+        long mostSpentInOneWindow,
+        long limit)
         implements DemoLauncher.Report {
 
     public long budgetOpenings() {
@@ -44,7 +48,9 @@ public record DemoReport(
                 && pauses >= 1
                 && resumes >= 1
                 && deadLettered == 0
-                && conflicts == 0;
+                && conflicts == 0
+                && callsSibling > 0
+                && mostSpentInOneWindow <= limit;
     }
 
     @Override
@@ -69,6 +75,13 @@ public record DemoReport(
                 "budget openings",
                 budgetOpenings(),
                 openingsLimit + " limit reached, " + openingsFailures + " failure rate");
+        line(out, "budget permits on this instance", callsThisInstance, "incl. retries and permits given back unused");
+        line(out, "budget calls on a second instance", callsSibling, "own pool and registry, same database");
+        line(
+                out,
+                "most spent in one window (both)",
+                mostSpentInOneWindow,
+                "fleet budget: limit " + limit + " shared, never exceeded");
         line(out, "listener container pauses", pauses, "");
         line(out, "listener container resumes", resumes, "");
         line(out, "dead-lettered", deadLettered, "");
@@ -77,8 +90,8 @@ public record DemoReport(
         out.append("  result: ")
                 .append(
                         ok()
-                                ? "OK: every order charged exactly once, the budget paused and resumed the consumer,"
-                                        + " nothing dead-lettered"
+                                ? "OK: every order charged exactly once, two instances shared one budget, the budget"
+                                        + " paused and resumed the consumer, nothing dead-lettered"
                                 : "FAILED")
                 .append('\n');
         return out.toString();

@@ -37,7 +37,7 @@ final class BudgetMetrics {
                 .tag("budget", name)
                 .strongReference(true)
                 .register(registry);
-        Gauge.builder(LIMIT, budget, b -> b.config().limit())
+        Gauge.builder(LIMIT, budget, DefaultBudget::limitInForce)
                 .description("The budget's limit per window")
                 .tag("budget", name)
                 .strongReference(true)

@@ -19,7 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A budget: a {@link SpendWindow} and a Resilience4j breaker.
+ * A budget: a {@link SpendAccount} (this JVM's sliding window, or the fleet's shared windows) and
+ * a Resilience4j breaker.
  *
  * <p>Concurrency: every step that reads or changes the window or may move the breaker (acquire,
  * the end of a permit, a recorded cost, refresh, reconfiguration) runs synchronized on the budget,
@@ -40,7 +41,7 @@ final class DefaultBudget implements Budget {
     private final Clock clock;
     private final DefaultBudgetRegistry registry;
     private final CircuitBreaker breaker;
-    private final SpendWindow spend = new SpendWindow();
+    private final SpendAccount spend;
     private final BudgetMetrics metrics;
     private volatile BudgetConfig config;
 
@@ -55,8 +56,10 @@ final class DefaultBudget implements Budget {
             BudgetConfig config,
             Clock clock,
             DefaultBudgetRegistry registry,
-            MeterRegistry meterRegistry) {
+            MeterRegistry meterRegistry,
+            SpendAccount spend) {
         this.name = name;
+        this.spend = spend;
         this.config = config;
         this.clock = clock;
         this.registry = registry;
@@ -113,39 +116,63 @@ final class DefaultBudget implements Budget {
         Instant now = clock.instant();
         refreshLocked(now);
         BudgetConfig current = config;
-        double spent = spend.total(now, current.window());
-        if (SpendWindow.exceeds(spent, current)) {
+        if (spend.full(now, current)) {
             openForLimit(now, current);
             metrics.rejected();
-            throw exhausted(Reason.LIMIT_REACHED, spent, current);
+            throw exhausted(Reason.LIMIT_REACHED, spend.total(now, current), current);
         }
-        if (spent + cost > current.limit()) {
+        if (!breaker.tryAcquirePermission()) {
+            metrics.rejected();
+            throw exhausted(Reason.CIRCUIT_OPEN, spend.total(now, current), current);
+        }
+        SpendAccount.Reservation reservation;
+        try {
+            reservation = spend.tryReserve(now, cost, current);
+        } catch (SpendStoreUnavailableException ex) {
+            breaker.releasePermission();
+            metrics.rejected();
+            openForStore(now);
+            BudgetExhaustedException refused = new BudgetExhaustedException(
+                    name,
+                    Reason.STORE_UNAVAILABLE,
+                    spend.total(now, current),
+                    spend.limit(current),
+                    openUntil,
+                    "Budget '" + name + "' refuses the call: its shared spend store did not answer, so the spend"
+                            + " cannot be reserved (fail closed); retry after " + openUntil);
+            refused.initCause(ex);
+            throw refused;
+        }
+        if (reservation == null) {
+            breaker.releasePermission();
+            metrics.rejected();
+            double spent = spend.total(now, current);
+            double limit = spend.limit(current);
+            if (spend.full(now, current)) {
+                openForLimit(now, current);
+                throw exhausted(Reason.LIMIT_REACHED, spent, current);
+            }
             // One call would fit, but not all the calls asked for (a batch): refuse them all, and
             // do not open the breaker, so that a smaller batch (or a single call) still can run.
-            metrics.rejected();
-            Instant fitsAt = cost <= current.limit() ? spend.roomAt(now, current, cost) : null;
+            Instant fitsAt = spend.roomAt(now, current, cost);
             throw new BudgetExhaustedException(
                     name,
                     Reason.LIMIT_REACHED,
                     spent,
-                    current.limit(),
+                    limit,
                     fitsAt,
                     "Budget '" + name
                             + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of "
-                            + fmt(current.limit())
+                            + fmt(limit)
                             + " in the last " + current.window()
                             + (fitsAt != null
                                     ? "; it fits from " + fitsAt
                                     : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
                                             + " limit / cost-per-call"));
         }
-        if (!breaker.tryAcquirePermission()) {
-            metrics.rejected();
-            throw exhausted(Reason.CIRCUIT_OPEN, spent, current);
-        }
         metrics.permitted();
         inFlight++;
-        return new Permit(spend.reserve(now, cost), System.nanoTime());
+        return new Permit(reservation, System.nanoTime());
     }
 
     // The scope is a guard: try-with-resources closes it; the body never names it.
@@ -172,12 +199,27 @@ final class DefaultBudget implements Budget {
 
     @Override
     public synchronized double spent() {
-        return spend.total(clock.instant(), config.window());
+        return spend.total(clock.instant(), config);
     }
 
     @Override
-    public double remaining() {
-        return Math.max(0, config.limit() - spent());
+    public synchronized double remaining() {
+        return Math.max(0, spend.limit(config) - spent());
+    }
+
+    /** The limit in force: the configured one, or, for a fleet budget, the fleet's. */
+    synchronized double limitInForce() {
+        return spend.limit(config);
+    }
+
+    /** Gives back what this instance reserved and did not spend (registry closed). */
+    synchronized void close() {
+        spend.close();
+    }
+
+    /** Whether the budget counts its spend for the fleet. */
+    boolean isFleet() {
+        return spend instanceof FleetSpendAccount;
     }
 
     @Override
@@ -204,6 +246,7 @@ final class DefaultBudget implements Budget {
     /** Reconfigures the budget in place (see {@link io.sumi.consumer.budget.BudgetRegistry#update}). */
     synchronized void reconfigure(BudgetConfig newConfig) {
         BudgetConfig old = config;
+        spend.limitChanged(old, newConfig);
         config = newConfig;
         if (!old.toString().equals(newConfig.toString())) {
             log.info(
@@ -216,15 +259,15 @@ final class DefaultBudget implements Budget {
                     fmt(newConfig.costPerCall()));
         }
         Instant now = clock.instant();
-        double spent = spend.total(now, newConfig.window());
+        boolean full = spend.full(now, newConfig);
         CircuitBreaker.State state = breaker.getState();
         if (state == CircuitBreaker.State.OPEN && openReason == Reason.LIMIT_REACHED) {
-            if (SpendWindow.exceeds(spent, newConfig)) {
+            if (full) {
                 openUntil = spend.roomAt(now, newConfig);
             } else {
                 breaker.transitionToHalfOpenState();
             }
-        } else if (state != CircuitBreaker.State.OPEN && SpendWindow.exceeds(spent, newConfig)) {
+        } else if (state != CircuitBreaker.State.OPEN && full) {
             openForLimit(now, newConfig);
         }
     }
@@ -232,12 +275,20 @@ final class DefaultBudget implements Budget {
     // ------------------------------------------------------------------ under the lock
 
     private void refreshLocked(Instant now) {
-        if (breaker.getState() != CircuitBreaker.State.OPEN || openUntil == null || now.isBefore(openUntil)) {
+        if (breaker.getState() != CircuitBreaker.State.OPEN || openUntil == null) {
+            return;
+        }
+        if (now.isBefore(openUntil)) {
+            // A fleet budget can get room before the date: another instance gave spend back, or
+            // the fleet's limit was raised elsewhere.
+            if (openReason == Reason.LIMIT_REACHED && spend.roomMayAppearEarly() && !spend.full(now, config)) {
+                breaker.transitionToHalfOpenState();
+            }
             return;
         }
         if (openReason == Reason.LIMIT_REACHED) {
             BudgetConfig current = config;
-            if (SpendWindow.exceeds(spend.total(now, current.window()), current)) {
+            if (spend.full(now, current)) {
                 // Costs recorded after the opening moved the date: wait on, without a new transition.
                 openUntil = spend.roomAt(now, current);
                 return;
@@ -264,9 +315,25 @@ final class DefaultBudget implements Budget {
     private void checkRoom() {
         Instant now = clock.instant();
         BudgetConfig current = config;
-        if (SpendWindow.exceeds(spend.total(now, current.window()), current)) {
+        if (spend.full(now, current)) {
             openForLimit(now, current);
         }
+    }
+
+    /** How long a budget whose shared store failed stays open before a probe call asks the store again. */
+    static final java.time.Duration STORE_RETRY_DELAY = java.time.Duration.ofSeconds(1);
+
+    /** Opens the breaker for {@link #STORE_RETRY_DELAY}: the shared store failed (fail closed). */
+    private void openForStore(Instant now) {
+        Instant retryAt = now.plus(STORE_RETRY_DELAY);
+        if (breaker.getState() == CircuitBreaker.State.OPEN) {
+            openUntil = retryAt;
+            openReason = Reason.STORE_UNAVAILABLE;
+            return;
+        }
+        pendingOpenReason = Reason.STORE_UNAVAILABLE;
+        openUntil = retryAt;
+        breaker.transitionToOpenStateUntil(retryAt);
     }
 
     private void onTransition(CircuitBreaker.State from, CircuitBreaker.State to) {
@@ -274,7 +341,7 @@ final class DefaultBudget implements Budget {
         // Resilience4j half-opens by itself inside tryAcquirePermission (also under the lock, in acquire).
         synchronized (this) {
             BudgetConfig current = config;
-            double spent = spend.total(clock.instant(), current.window());
+            double spent = spend.total(clock.instant(), current);
             if (to == CircuitBreaker.State.OPEN) {
                 Reason reason = pendingOpenReason != null ? pendingOpenReason : Reason.CIRCUIT_OPEN;
                 pendingOpenReason = null;
@@ -290,6 +357,13 @@ final class DefaultBudget implements Budget {
                             fmt(current.failureRateThreshold()),
                             openUntil,
                             current.permittedCallsInHalfOpenState());
+                } else if (reason == Reason.STORE_UNAVAILABLE) {
+                    log.error(
+                            "Budget '{}' REFUSING calls ({} -> OPEN): its shared spend store does not answer; no paid call"
+                                    + " is made without a reservation (fail closed); a probe call asks again at {}",
+                            name,
+                            from,
+                            openUntil);
                 } else {
                     log.warn(
                             "Budget '{}' EXHAUSTED ({} -> OPEN): spent {} of {} in the last {}; calls fail fast until {}, when"
@@ -297,7 +371,7 @@ final class DefaultBudget implements Budget {
                             name,
                             from,
                             fmt(spent),
-                            fmt(current.limit()),
+                            fmt(spend.limit(current)),
                             current.window(),
                             openUntil);
                 }
@@ -328,13 +402,14 @@ final class DefaultBudget implements Budget {
 
     private BudgetExhaustedException exhausted(Reason reason, double spent, BudgetConfig current) {
         Instant retryAt = breaker.getState() == CircuitBreaker.State.OPEN ? openUntil : null;
+        double limit = spend.limit(current);
         String text = reason == Reason.LIMIT_REACHED
-                ? "Budget '" + name + "' is exhausted: spent " + fmt(spent) + " of " + fmt(current.limit())
+                ? "Budget '" + name + "' is exhausted: spent " + fmt(spent) + " of " + fmt(limit)
                         + " in the last " + current.window() + " (a call costs " + fmt(current.costPerCall())
                         + "); retry after " + retryAt
                 : "Budget '" + name + "' does not permit a call: its circuit is " + breaker.getState()
                         + (retryAt != null ? " until " + retryAt : " (a probe call is running)");
-        return new BudgetExhaustedException(name, reason, spent, current.limit(), retryAt, text);
+        return new BudgetExhaustedException(name, reason, spent, limit, retryAt, text);
     }
 
     private static String fmt(double value) {
@@ -351,11 +426,11 @@ final class DefaultBudget implements Budget {
     /** One call's permission and reserved cost. */
     private final class Permit implements BudgetPermit {
 
-        private final SpendWindow.Entry entry;
+        private final SpendAccount.Reservation entry;
         private final long start;
         private boolean ended; // guarded by the budget
 
-        Permit(SpendWindow.Entry entry, long start) {
+        Permit(SpendAccount.Reservation entry, long start) {
             this.entry = entry;
             this.start = start;
         }
@@ -369,7 +444,7 @@ final class DefaultBudget implements Budget {
         public void recordCost(double cost) {
             check(cost);
             synchronized (DefaultBudget.this) {
-                entry.cost = cost;
+                spend.setCost(entry, cost, clock.instant(), config);
                 checkRoom();
             }
         }
@@ -378,7 +453,7 @@ final class DefaultBudget implements Budget {
         public void addCost(double cost) {
             check(cost);
             synchronized (DefaultBudget.this) {
-                entry.cost += cost;
+                spend.setCost(entry, entry.cost() + cost, clock.instant(), config);
                 checkRoom();
             }
         }
@@ -386,7 +461,7 @@ final class DefaultBudget implements Budget {
         @Override
         public double cost() {
             synchronized (DefaultBudget.this) {
-                return entry.cost;
+                return entry.cost();
             }
         }
 
@@ -430,7 +505,7 @@ final class DefaultBudget implements Budget {
                 }
                 ended = true;
                 inFlight--;
-                spend.remove(entry);
+                spend.release(entry, clock.instant(), config);
                 breaker.releasePermission();
             }
         }

@@ -5,10 +5,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.budget.BudgetScope;
 import io.sumi.consumer.budget.BudgetStateListener;
+import io.sumi.consumer.budget.SpendStore;
 import java.time.Clock;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -16,6 +19,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,10 +32,12 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
     private final MeterRegistry meterRegistry;
     private final Map<String, DefaultBudget> budgets = new ConcurrentHashMap<>();
     private final List<BudgetStateListener> listeners = new CopyOnWriteArrayList<>();
+    private final @Nullable SpendStore spendStore;
 
-    public DefaultBudgetRegistry(Clock clock, MeterRegistry meterRegistry) {
+    public DefaultBudgetRegistry(Clock clock, MeterRegistry meterRegistry, @Nullable SpendStore spendStore) {
         this.clock = clock;
         this.meterRegistry = meterRegistry;
+        this.spendStore = spendStore;
     }
 
     @Override
@@ -62,17 +68,59 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
         }
         return budgets.compute(name, (key, existing) -> {
             if (existing == null) {
-                log.info(
-                        "Budget '{}': limit {} per {}, cost per call {}",
+                return create(name, config);
+            }
+            BudgetScope scope = scopeOf(name, config);
+            if ((scope == BudgetScope.FLEET) != existing.isFleet()) {
+                log.warn(
+                        "Budget '{}': its scope cannot change at run time (it stays {}); restart to make it {}",
                         name,
-                        config.limit(),
-                        config.window(),
-                        config.costPerCall());
-                return new DefaultBudget(name, config, clock, this, meterRegistry);
+                        existing.isFleet() ? "fleet" : "instance",
+                        scope.name().toLowerCase(Locale.ROOT));
             }
             existing.reconfigure(config);
             return existing;
         });
+    }
+
+    private DefaultBudget create(String name, BudgetConfig config) {
+        BudgetScope scope = scopeOf(name, config);
+        SpendStore store = spendStore;
+        SpendAccount account;
+        if (scope == BudgetScope.FLEET && store != null) {
+            // The limit is registered with the store on the first reservation, not here: at start-up
+            // the store's tables may not be migrated yet (Flyway runs beside the beans).
+            account = new FleetSpendAccount(name, store, meterRegistry);
+        } else {
+            account = new LocalSpendAccount();
+        }
+        log.info(
+                "Budget '{}': limit {} per {}, cost per call {}, scope {}{}",
+                name,
+                config.limit(),
+                config.window(),
+                config.costPerCall(),
+                scope.name().toLowerCase(Locale.ROOT),
+                scope == BudgetScope.FLEET
+                        ? " (fixed windows aligned to the epoch, chunks of " + config.chunkSize() + ")"
+                        : " (this JVM alone, sliding window)");
+        return new DefaultBudget(name, config, clock, this, meterRegistry, account);
+    }
+
+    private BudgetScope scopeOf(String name, BudgetConfig config) {
+        BudgetScope scope = config.scope().orElse(spendStore != null ? BudgetScope.FLEET : BudgetScope.INSTANCE);
+        if (scope == BudgetScope.FLEET && spendStore == null) {
+            throw new IllegalArgumentException("Budget '" + name + "' has scope fleet, but the registry has no"
+                    + " SpendStore to share its spend in (with Spring Boot: the ledger's DataSource and the"
+                    + " sumi_budget_* tables of sumi-migrations); set scope instance or provide a store");
+        }
+        return scope;
+    }
+
+    /** Gives back what the fleet budgets reserved and did not spend. */
+    @Override
+    public void close() {
+        budgets.values().forEach(DefaultBudget::close);
     }
 
     @Override

@@ -14,13 +14,18 @@ import java.util.Iterator;
 final class SpendWindow {
 
     /** One permitted call; its cost can change until the call leaves the window. */
-    static final class Entry {
+    static final class Entry implements SpendAccount.Reservation {
         final Instant at;
         double cost;
 
         Entry(Instant at, double cost) {
             this.at = at;
             this.cost = cost;
+        }
+
+        @Override
+        public double cost() {
+            return cost;
         }
     }
 

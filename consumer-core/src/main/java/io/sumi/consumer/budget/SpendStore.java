@@ -1,0 +1,66 @@
+package io.sumi.consumer.budget;
+
+/**
+ * Where the budgets of scope {@link BudgetScope#FLEET} keep what the whole fleet spends: one
+ * counter per budget and fixed window, and the limit in force for the fleet. Sumi's implementation
+ * is {@link io.sumi.consumer.budget.jdbc.JdbcSpendStore} (the ledger's database); another backend
+ * (Redis, a coordination service) implements this interface.
+ *
+ * <p>Windows are fixed and aligned to the epoch: {@code windowStart} is a multiple of the window
+ * length in milliseconds since 1970-01-01T00:00Z, so every instance names the same window the same
+ * way without talking to the others.
+ *
+ * <p>Failures: any {@link RuntimeException} means the store could not answer. A budget then refuses
+ * the call (fails closed: no paid call is made without a reservation).
+ *
+ * <p>Implementations must be thread-safe and every operation must be atomic on its own: above all
+ * {@link #tryReserve}, which must check and add in one step, so that reservations of all instances
+ * together never exceed the limit.
+ *
+ * @since 0.1.0
+ */
+public interface SpendStore {
+
+    /** What a window has spent, and the fleet's limit in force. */
+    record WindowState(double spent, double limit) {
+
+        /** {@code limit - spent}, at least 0. */
+        public double remaining() {
+            return Math.max(0, limit - spent);
+        }
+    }
+
+    /**
+     * Registers a budget as configured on an instance that starts, and returns the fleet's limit in
+     * force. The store keeps a limit set at run time ({@link #setLimit}) while instances start with
+     * the configuration it was set over; an instance configured with another limit than the last
+     * one registered (a new deployment) makes its limit the fleet's.
+     */
+    double registerLimit(String budget, double configuredLimit);
+
+    /** Sets the fleet's limit of a budget (a change at run time: the API or a property refresh). */
+    void setLimit(String budget, double limit);
+
+    /**
+     * Adds {@code amount} to the spend of the window if the spend then stays within the fleet's
+     * limit, atomically.
+     *
+     * @return whether it was added
+     */
+    boolean tryReserve(String budget, long windowStart, double amount);
+
+    /**
+     * Adds {@code amount} to the spend of the window whatever the limit: a cost learned after the
+     * call (tokens used) beyond what was reserved for it. The money is spent; the window must know.
+     */
+    void charge(String budget, long windowStart, double amount);
+
+    /** Takes back {@code amount} reserved in the window and not spent. */
+    void release(String budget, long windowStart, double amount);
+
+    /** The spend of the window (0 if nothing was reserved in it) and the fleet's limit. */
+    WindowState read(String budget, long windowStart);
+
+    /** Forgets the windows of a budget that started before {@code windowStart}. Optional. */
+    default void forgetBefore(String budget, long windowStart) {}
+}
