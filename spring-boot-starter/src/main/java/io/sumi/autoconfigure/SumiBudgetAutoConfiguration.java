@@ -126,7 +126,7 @@ class SumiBudgetAutoConfiguration {
                 throw new IllegalStateException(
                         "Sumi's fleet budgets need the tables sumi_budget_limit and sumi_budget_spend in the"
                                 + " application's DataSource ("
-                                + ex.getSQLException().getMessage() + "). Apply"
+                                + ex.getMostSpecificCause().getMessage() + "). Apply"
                                 + " Sumi's migrations (io.sumi:sumi-migrations; with Flyway add"
                                 + " classpath:db/sumi/{vendor} to spring.flyway.locations), or set"
                                 + " sumi.budgets.<name>.scope=instance.",

@@ -114,20 +114,14 @@ final class FleetSpendAccount implements SpendAccount {
         exhausted = false;
         if (previous != Long.MIN_VALUE && unspent > 0) {
             try {
-                call("return the unspent chunk", () -> {
-                    store.release(name, previous, unspent);
-                    return null;
-                });
+                act("return the unspent chunk", () -> store.release(name, previous, unspent));
             } catch (SpendStoreUnavailableException ex) {
                 // The window is over: what stays reserved in it costs the fleet nothing.
             }
         }
         try {
             long before = windowStart - WINDOWS_KEPT * windowMillis;
-            call("forget old windows", () -> {
-                store.forgetBefore(name, before);
-                return null;
-            });
+            act("forget old windows", () -> store.forgetBefore(name, before));
         } catch (SpendStoreUnavailableException ex) {
             // Old rows only take room; the next roll tries again.
         }
@@ -216,10 +210,7 @@ final class FleetSpendAccount implements SpendAccount {
             Map.Entry<Long, Double> next = pendingCharges.entrySet().iterator().next();
             long window = next.getKey();
             double amount = next.getValue();
-            call("charge a recorded cost", () -> {
-                store.charge(name, window, amount);
-                return null;
-            });
+            act("charge a recorded cost", () -> store.charge(name, window, amount));
             pendingCharges.remove(window);
         }
     }
@@ -293,10 +284,7 @@ final class FleetSpendAccount implements SpendAccount {
             // Registered first with the configured limit, which the store keeps as "configured": an
             // instance restarting with that configuration then keeps the limit set now.
             ensureRegistered(oldConfig);
-            call("set the fleet's limit", () -> {
-                store.setLimit(name, newConfig.limit());
-                return null;
-            });
+            act("set the fleet's limit", () -> store.setLimit(name, newConfig.limit()));
         } catch (SpendStoreUnavailableException ex) {
             throw new IllegalStateException(
                     "Budget '" + name + "': the new limit " + newConfig.limit()
@@ -316,10 +304,7 @@ final class FleetSpendAccount implements SpendAccount {
         long window = windowStart;
         local = 0;
         try {
-            call("return the unspent chunk", () -> {
-                store.release(name, window, unspent);
-                return null;
-            });
+            act("return the unspent chunk", () -> store.release(name, window, unspent));
             log.info("Budget '{}' (fleet): returned {} unspent to the shared window", name, unspent);
         } catch (SpendStoreUnavailableException ex) {
             // Logged; it expires with its window.
@@ -337,6 +322,14 @@ final class FleetSpendAccount implements SpendAccount {
     /** Unspent chunk held by this instance in the current window (for tests and the gauge). */
     double localChunk() {
         return local;
+    }
+
+    /** A store call with no answer; {@link #call} keeps its failure handling. */
+    private void act(String what, Runnable work) {
+        call(what, () -> {
+            work.run();
+            return Boolean.TRUE;
+        });
     }
 
     private interface StoreCall<T> {

@@ -120,13 +120,13 @@ public final class JdbcSpendStore implements SpendStore {
 
     @Override
     public void setLimit(String budget, double limit) {
-        run("set the limit of budget " + budget, connection -> {
+        execute("set the limit of budget " + budget, connection -> {
             try (PreparedStatement update = prepare(connection, SET_LIMIT)) {
                 update.setDouble(1, limit);
                 instants.set(update, 2, clock.instant());
                 update.setString(3, budget);
                 if (update.executeUpdate() > 0) {
-                    return null;
+                    return;
                 }
             }
             try (PreparedStatement insert = prepare(connection, dialect.insertLimitIfAbsent)) {
@@ -136,7 +136,6 @@ public final class JdbcSpendStore implements SpendStore {
                 instants.set(insert, 4, clock.instant());
                 insert.executeUpdate();
             }
-            return null;
         });
     }
 
@@ -176,12 +175,11 @@ public final class JdbcSpendStore implements SpendStore {
 
     @Override
     public void charge(String budget, long windowStart, double amount) {
-        run("charge spend of budget " + budget, connection -> {
+        execute("charge spend of budget " + budget, connection -> {
             if (add(connection, CHARGE, budget, windowStart, amount) == 0) {
                 insertWindowIfAbsent(connection, budget, windowStart);
                 add(connection, CHARGE, budget, windowStart, amount);
             }
-            return null;
         });
     }
 
@@ -234,6 +232,18 @@ public final class JdbcSpendStore implements SpendStore {
         PreparedStatement statement = connection.prepareStatement(sql);
         statement.setQueryTimeout(queryTimeoutSeconds);
         return statement;
+    }
+
+    /** A statement whose answer is not needed: it ran, or {@link #run} threw. */
+    private interface Statements {
+        void run(java.sql.Connection connection) throws SQLException;
+    }
+
+    private void execute(String task, Statements work) {
+        run(task, connection -> {
+            work.run(connection);
+            return Boolean.TRUE;
+        });
     }
 
     private <T> T run(String task, JdbcRunner.Work<T> work) {

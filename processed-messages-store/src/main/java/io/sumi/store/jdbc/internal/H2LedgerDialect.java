@@ -127,4 +127,9 @@ final class H2LedgerDialect extends LedgerDialect {
     protected String deleteCompletedBefore() {
         return deleteCompleted;
     }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "DATEADD(MICROSECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP)";
+    }
 }

@@ -82,6 +82,13 @@ public abstract class LedgerDialect {
             """;
 
     /** Parameters: consumer, the ids. */
+    /** Extends live claims, fenced on their token. Slot ${leaseUntil}: the vendor's now plus a bound lease. */
+    private static final String SQL_STATEMENT_RENEW = """
+            UPDATE ${table}
+               SET lease_until = ${leaseUntil}
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND ${messageIdIn}
+            """;
+
     private static final String SQL_STATEMENT_FIND = """
             SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
                    first_seen_at, processed_at
@@ -150,6 +157,9 @@ public abstract class LedgerDialect {
             throws SQLException;
 
     /** The condition on the rows pruning deletes (SQL_CONDITION_PRUNABLE); the cutoff is bound twice. */
+    /** The vendor's SQL for its now plus a lease bound as microseconds (one {@code ?}). */
+    protected abstract String nowPlusMicros();
+
     protected final String prunable() {
         return prunable;
     }
@@ -221,9 +231,14 @@ public abstract class LedgerDialect {
     public int renew(
             Connection connection, String consumer, long claimToken, Collection<String> messageIds, Duration lease)
             throws SQLException {
-        String sql = "UPDATE " + table + " SET lease_until = " + nowPlusMicros()
-                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND "
-                + messageIdIn(messageIds.size());
+        String sql = SqlTemplate.fill(
+                SQL_STATEMENT_RENEW,
+                "table",
+                table,
+                "leaseUntil",
+                nowPlusMicros(),
+                "messageIdIn",
+                messageIdIn(messageIds.size()));
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setLong(1, micros(lease));
             statement.setString(2, consumer);

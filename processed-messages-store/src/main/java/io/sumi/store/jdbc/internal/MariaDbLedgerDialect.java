@@ -119,4 +119,9 @@ final class MariaDbLedgerDialect extends LedgerDialect {
     protected String deleteCompletedBefore() {
         return deleteCompleted;
     }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "(UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)";
+    }
 }

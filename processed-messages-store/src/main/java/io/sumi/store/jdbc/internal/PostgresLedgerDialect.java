@@ -238,4 +238,9 @@ final class PostgresLedgerDialect extends LedgerDialect {
         statement.setArray(
                 first, statement.getConnection().createArrayOf("varchar", messageIds.toArray(new String[0])));
     }
+
+    @Override
+    protected String nowPlusMicros() {
+        return "(statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond')";
+    }
 }
