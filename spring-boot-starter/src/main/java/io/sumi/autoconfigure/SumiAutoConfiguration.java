@@ -145,4 +145,27 @@ class SumiAutoConfiguration {
     LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
         return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
     }
+
+    /** The ledger's per-consumer gauges, registered once the handlers are known. */
+    @Bean
+    @ConditionalOnProperty(
+            prefix = "sumi.ledger.metrics",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
+    LedgerMetricsRegistrar sumiLedgerMetricsRegistrar(
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<ProcessedMessageStore> store,
+            ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<HandlerConsumers.ListenerNaming> listenerNaming,
+            ObjectProvider<Clock> clock,
+            SumiProperties properties) {
+        return new LedgerMetricsRegistrar(
+                beanFactory,
+                store,
+                meterRegistry,
+                listenerNaming,
+                clock,
+                properties.ledger().metrics().refreshInterval());
+    }
 }
