@@ -2,6 +2,7 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.TransactionSupport;
@@ -108,11 +109,13 @@ class SumiAutoConfiguration {
             ProcessedMessageStore store,
             TransactionSupport transactionSupport,
             ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<ObservationRegistry> observationRegistry,
             SumiProperties properties) {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(transactionSupport)
                 .reconcileAfter(properties.consumer().reconcileAfter())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
+                .observationRegistry(observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP))
                 .build();
     }
 
