@@ -5,7 +5,6 @@ import io.micrometer.tracing.Tracer;
 import io.micrometer.tracing.propagation.Propagator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
@@ -13,8 +12,11 @@ import org.springframework.beans.factory.ObjectProvider;
  * propagator (W3C {@code traceparent} by default in Spring Boot), for {@code Outbox.append} to
  * store with each row. The tracer and propagator are looked up on first use, so this bean needs no
  * ordering against the tracing auto-configuration. Loaded only when Micrometer Tracing is present.
+ *
+ * <p>Not a {@code Supplier} bean: Spring Cloud Stream would bind every {@code Supplier} bean as a
+ * message source.
  */
-final class OutboxTraceContext implements Supplier<Map<String, String>> {
+final class OutboxTraceContext {
 
     private final ObjectProvider<Tracer> tracer;
     private final ObjectProvider<Propagator> propagator;
@@ -24,8 +26,8 @@ final class OutboxTraceContext implements Supplier<Map<String, String>> {
         this.propagator = propagator;
     }
 
-    @Override
-    public Map<String, String> get() {
+    /** The propagation headers of the current span, or none outside a span. */
+    Map<String, String> headers() {
         Tracer current = tracer.getIfUnique();
         Propagator headers = propagator.getIfUnique();
         if (current == null || headers == null) {

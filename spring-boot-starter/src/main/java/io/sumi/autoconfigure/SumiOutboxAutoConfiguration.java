@@ -69,7 +69,7 @@ class SumiOutboxAutoConfiguration {
         // Looked up on each commit: the dispatcher may be off on this instance, or not created yet.
         Outbox.Builder builder =
                 Outbox.builder(table).afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp));
-        traceContext.ifAvailable(builder::traceContext);
+        traceContext.ifAvailable(context -> builder.traceContext(context::headers));
         return builder.build();
     }
 

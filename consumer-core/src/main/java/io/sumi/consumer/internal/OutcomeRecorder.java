@@ -11,6 +11,7 @@ import io.sumi.consumer.exception.ReconciliationRequiredException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -77,6 +78,7 @@ final class OutcomeRecorder {
     private final MeterRegistry registry;
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
+    private final Set<String> consumers = ConcurrentHashMap.newKeySet();
 
     OutcomeRecorder(MeterRegistry registry) {
         this.registry = registry;
@@ -86,7 +88,24 @@ final class OutcomeRecorder {
 
     /** A new timer for one call's handler. */
     HandlerRun handlerRun(String consumer) {
+        if (consumers.add(consumer)) {
+            registerAtZero(consumer);
+        }
         return new HandlerRun(consumer);
+    }
+
+    /**
+     * A consumer's counters exist from its first message on, at 0: Prometheus's {@code increase()}
+     * and {@code rate()} cannot see the first event of a series that appears with it, and alerts and
+     * dashboards should find every series whatever has happened yet.
+     */
+    private void registerAtZero(String consumer) {
+        for (Outcome outcome : Outcome.values()) {
+            count(consumer, outcome, 0);
+        }
+        fingerprintMismatch(consumer, 0);
+        leaseLost(consumer, 0);
+        reconcileMarked(consumer, 0);
     }
 
     /** One message ended with {@code outcome}. */
@@ -108,13 +127,17 @@ final class OutcomeRecorder {
     // ---------------------------------------------------------------- events
 
     void fingerprintMismatch(String consumer) {
+        fingerprintMismatch(consumer, 1);
+    }
+
+    private void fingerprintMismatch(String consumer, int amount) {
         counters.computeIfAbsent(
                         new Key(consumer, FINGERPRINT_MISMATCHES),
                         key -> Counter.builder(FINGERPRINT_MISMATCHES)
                                 .description("Keys that arrived again with another payload")
                                 .tag("consumer", consumer)
                                 .register(registry))
-                .increment();
+                .increment(amount);
     }
 
     void leaseLost(String consumer, int amount) {
@@ -128,6 +151,10 @@ final class OutcomeRecorder {
     }
 
     void reconcileMarked(String consumer) {
+        reconcileMarked(consumer, 1);
+    }
+
+    private void reconcileMarked(String consumer, int amount) {
         counters.computeIfAbsent(
                         new Key(consumer, RECONCILE_MARKED),
                         key -> Counter.builder(RECONCILE_MARKED)
@@ -135,13 +162,13 @@ final class OutcomeRecorder {
                                         "Messages whose outcome was uncertain and that were marked for reconciliation")
                                 .tag("consumer", consumer)
                                 .register(registry))
-                .increment();
+                .increment(amount);
     }
 
     // ---------------------------------------------------------------- meters
 
     private void count(String consumer, Outcome outcome, int amount) {
-        if (amount > 0) {
+        if (amount >= 0) {
             counters.computeIfAbsent(
                             new Key(consumer, outcome.tag),
                             key -> Counter.builder(MESSAGES)
