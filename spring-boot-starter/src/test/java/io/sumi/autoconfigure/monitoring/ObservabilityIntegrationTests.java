@@ -86,7 +86,11 @@ import org.springframework.transaction.annotation.Transactional;
             "sumi.budgets.calls.window=1h",
             "sumi.budgets.calls.cost-per-call=1"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
+@EmbeddedKafka(
+        partitions = 1,
+        bootstrapServersProperty = "spring.kafka.bootstrap-servers",
+        // One offsets partition and no join delay: the consumer group is up in a second, not after 50 partitions.
+        brokerProperties = {"offsets.topic.num.partitions=1", "group.initial.rebalance.delay.ms=0"})
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ObservabilityIntegrationTests {
 
