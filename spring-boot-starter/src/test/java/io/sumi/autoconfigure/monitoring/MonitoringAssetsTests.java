@@ -9,7 +9,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The checker behind {@code MonitoringAssetsIntegrationTests} catches what it must (negative
@@ -151,20 +153,64 @@ class MonitoringAssetsTests {
     /** promtool where installed; CI without it relies on the structural check above (and says so). */
     @Test
     void promtoolAcceptsTheRuleFileWhereItIsInstalled() throws IOException, InterruptedException {
+        Path promtool = promtool();
+        if (promtool == null) {
+            return;
+        }
+        String output = run(promtool.toString(), "check", "rules", MonitoringAssets.ALERTS.toString());
+
+        assertThat(output).contains("SUCCESS: 8 rules found");
+    }
+
+    /**
+     * The alerts fire on the series they are about, after their {@code for}, and not on the healthy
+     * series beside them ({@code monitoring/sumi-alerts-behaviour.yml}, promtool's rule unit tests).
+     * promtool compares annotations exactly, so the tests run against a copy of the rules without
+     * them (their templates are checked above).
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theAlertsFireOnTheSeriesTheyAreAboutWherePromtoolIsInstalled(@TempDir Path dir)
+            throws IOException, InterruptedException {
+        Path promtool = promtool();
+        if (promtool == null) {
+            return;
+        }
+        Map<String, Object> rules = (Map<String, Object>) MonitoringAssets.load(MonitoringAssets.ALERTS);
+        for (Object group : (List<Object>) rules.get("groups")) {
+            for (Object rule : (List<Object>) ((Map<String, Object>) group).get("rules")) {
+                ((Map<String, Object>) rule).remove("annotations");
+            }
+        }
+        Files.writeString(dir.resolve("sumi-alerts.yml"), new org.yaml.snakeyaml.Yaml().dump(rules));
+        try (var behaviour = getClass().getResourceAsStream("/monitoring/sumi-alerts-behaviour.yml")) {
+            Files.write(dir.resolve("behaviour.yml"), behaviour.readAllBytes());
+        }
+
+        String output = run(
+                promtool.toString(),
+                "test",
+                "rules",
+                dir.resolve("behaviour.yml").toString());
+
+        assertThat(output).contains("SUCCESS").doesNotContain("FAILED");
+    }
+
+    private static @Nullable Path promtool() {
         Path promtool = Path.of(System.getenv().getOrDefault("SUMI_PROMTOOL", "/usr/bin/promtool"));
         if (!Files.isExecutable(promtool)) {
             System.out.println(
                     "promtool not installed (" + promtool + "): the rule file had the structural check only");
-            return;
+            return null;
         }
-        Process process = new ProcessBuilder(promtool.toString(), "check", "rules", MonitoringAssets.ALERTS.toString())
-                .redirectErrorStream(true)
-                .start();
-        boolean done = process.waitFor(30, TimeUnit.SECONDS);
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return promtool;
+    }
 
-        assertThat(done).isTrue();
+    private static String run(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).as(output).isZero();
-        assertThat(output).contains("SUCCESS: 8 rules found");
+        return output;
     }
 }
