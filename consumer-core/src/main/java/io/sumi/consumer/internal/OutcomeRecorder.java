@@ -101,7 +101,7 @@ final class OutcomeRecorder {
      */
     private void registerAtZero(String consumer) {
         for (Outcome outcome : Outcome.values()) {
-            count(consumer, outcome, 0);
+            messages(consumer, outcome);
         }
         fingerprintMismatch(consumer, 0);
         leaseLost(consumer, 0);
@@ -168,16 +168,19 @@ final class OutcomeRecorder {
     // ---------------------------------------------------------------- meters
 
     private void count(String consumer, Outcome outcome, int amount) {
-        if (amount >= 0) {
-            counters.computeIfAbsent(
-                            new Key(consumer, outcome.tag),
-                            key -> Counter.builder(MESSAGES)
-                                    .description("Messages seen by idempotent handlers, by outcome")
-                                    .tag("consumer", consumer)
-                                    .tag("outcome", outcome.tag)
-                                    .register(registry))
-                    .increment(amount);
+        if (amount > 0) {
+            messages(consumer, outcome).increment(amount);
         }
+    }
+
+    private Counter messages(String consumer, Outcome outcome) {
+        return counters.computeIfAbsent(
+                new Key(consumer, outcome.tag),
+                key -> Counter.builder(MESSAGES)
+                        .description("Messages seen by idempotent handlers, by outcome")
+                        .tag("consumer", consumer)
+                        .tag("outcome", outcome.tag)
+                        .register(registry));
     }
 
     private void handlerDuration(String consumer, boolean success, long nanos) {
