@@ -160,7 +160,10 @@ class ObservabilityIntegrationTests {
 
         assertThat(problems).isEmpty();
         assertThat(panels).hasSizeGreaterThan(20);
-        assertThat(scrape.has("sumi_ledger_reconciliation_held")).isTrue();
+        assertThat(scrape.series("sumi_ledger_reconciliation_held"))
+                .as("the ledger gauges are registered for the consumer of the application's @IdempotentHandler")
+                .contains(Map.of("consumer", CONSUMER));
+        assertThat(scrape.series("sumi_ledger_claims_oldest_age_seconds")).contains(Map.of("consumer", CONSUMER));
     }
 
     @Test
