@@ -2,6 +2,7 @@ package io.sumi.consumer;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
@@ -129,6 +130,7 @@ public interface IdempotentExecutor extends AutoCloseable {
         private @Nullable BudgetRegistry budgets;
         private boolean leaseRenewal = true;
         private Duration maxRun = HandlerDefinition.DEFAULT_MAX_RUN;
+        private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
         private Builder(ProcessedMessageStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -143,6 +145,18 @@ public interface IdempotentExecutor extends AutoCloseable {
         /** Where metrics go; none by default. */
         public Builder meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+            return this;
+        }
+
+        /**
+         * Where each handled message is observed ({@code sumi.message.handling}, tags
+         * {@code consumer}, {@code mode}, {@code outcome}): a span per message with a tracer
+         * bridge, a timer with a meter handler. None by default.
+         *
+         * @since 0.1.0
+         */
+        public Builder observationRegistry(ObservationRegistry observationRegistry) {
+            this.observationRegistry = Objects.requireNonNull(observationRegistry, "observationRegistry");
             return this;
         }
 
@@ -212,7 +226,14 @@ public interface IdempotentExecutor extends AutoCloseable {
 
         public IdempotentExecutor build() {
             IdempotentExecutor executor = new DefaultIdempotentExecutor(
-                    store, transactionSupport, meterRegistry, keyResolver, reconcileAfter, leaseRenewal, maxRun);
+                    store,
+                    transactionSupport,
+                    meterRegistry,
+                    keyResolver,
+                    reconcileAfter,
+                    leaseRenewal,
+                    maxRun,
+                    observationRegistry);
             return budgets != null ? budgets.decorate(executor) : executor;
         }
     }

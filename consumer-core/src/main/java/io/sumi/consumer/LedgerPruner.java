@@ -36,6 +36,8 @@ public final class LedgerPruner {
     private final int batchSize;
     private final int maxBatches;
     private final Counter pruned;
+    private final Counter succeeded;
+    private final Counter failed;
 
     private LedgerPruner(Builder builder) {
         this.store = builder.store;
@@ -46,6 +48,16 @@ public final class LedgerPruner {
         this.pruned = Counter.builder("sumi.ledger.pruned")
                 .description("Completed ledger rows deleted by the pruning job")
                 .register(builder.meterRegistry);
+        // Both results exist from the start, so "no failure yet" reads 0 rather than no series.
+        this.succeeded = runs(builder.meterRegistry, "success");
+        this.failed = runs(builder.meterRegistry, "failure");
+    }
+
+    private static Counter runs(MeterRegistry registry, String result) {
+        return Counter.builder("sumi.ledger.pruning.runs")
+                .description("Runs of the ledger pruning job, by result (success, failure)")
+                .tag("result", result)
+                .register(registry);
     }
 
     public static Builder builder(ProcessedMessageStore store) {
@@ -59,6 +71,18 @@ public final class LedgerPruner {
      * @return how many rows were deleted
      */
     public int prune() {
+        int total;
+        try {
+            total = pruneBatches();
+        } catch (RuntimeException | Error ex) {
+            failed.increment();
+            throw ex;
+        }
+        succeeded.increment();
+        return total;
+    }
+
+    private int pruneBatches() {
         Instant cutoff = clock.instant().minus(retention);
         int total = 0;
         for (int batch = 0; batch < maxBatches; batch++) {

@@ -23,8 +23,34 @@ final class DispatcherMetrics {
         this.registry = registry;
     }
 
+    /**
+     * A topic's failure counters exist from its first row on, at 0: Prometheus's {@code increase()}
+     * cannot see the first event of a series that appears with it.
+     */
+    private void firstUse(String topic) {
+        if (!failures.containsKey(topic)) {
+            failures.computeIfAbsent(topic, this::failureCounter);
+            parked.computeIfAbsent(topic, this::parkedCounter);
+        }
+    }
+
+    private Counter failureCounter(String topic) {
+        return Counter.builder("outbox.send.failures")
+                .description("Failed sends of outbox rows (each is retried with backoff, or parked)")
+                .tag("topic", topic)
+                .register(registry);
+    }
+
+    private Counter parkedCounter(String topic) {
+        return Counter.builder("outbox.rows.parked")
+                .description("Outbox rows parked after their last allowed attempt")
+                .tag("topic", topic)
+                .register(registry);
+    }
+
     /** A row acknowledged by the broker: created → acked, and how many tries it took. */
     void sent(String topic, Duration createdToAcked, int tries) {
+        firstUse(topic);
         latency.computeIfAbsent(
                         topic,
                         t -> Timer.builder("outbox.dispatch.latency")
@@ -61,23 +87,13 @@ final class DispatcherMetrics {
     }
 
     void failed(String topic) {
-        failures.computeIfAbsent(
-                        topic,
-                        t -> Counter.builder("outbox.send.failures")
-                                .description("Failed sends of outbox rows (each is retried with backoff, or parked)")
-                                .tag("topic", t)
-                                .register(registry))
-                .increment();
+        firstUse(topic);
+        failures.computeIfAbsent(topic, this::failureCounter).increment();
     }
 
     void parked(String topic) {
-        parked.computeIfAbsent(
-                        topic,
-                        t -> Counter.builder("outbox.rows.parked")
-                                .description("Outbox rows parked after their last allowed attempt")
-                                .tag("topic", t)
-                                .register(registry))
-                .increment();
+        firstUse(topic);
+        parked.computeIfAbsent(topic, this::parkedCounter).increment();
     }
 
     void poll(String result) {

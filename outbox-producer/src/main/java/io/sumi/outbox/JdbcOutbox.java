@@ -35,9 +35,14 @@ final class JdbcOutbox implements Outbox {
     private final DataSource dataSource;
     private final OutboxDialect dialect;
     private final Supplier<@Nullable String> traceId;
+    private final Supplier<Map<String, String>> traceContext;
     private final @Nullable TransactionSynchronization wakeUp;
 
-    JdbcOutbox(OutboxTable table, @Nullable Runnable afterCommit, Supplier<@Nullable String> traceId) {
+    JdbcOutbox(
+            OutboxTable table,
+            @Nullable Runnable afterCommit,
+            Supplier<@Nullable String> traceId,
+            Supplier<Map<String, String>> traceContext) {
         this.table = table;
         DataSource target = table.dataSource();
         // A TransactionAwareDataSourceProxy hands out proxies; the transaction is bound to its target.
@@ -46,6 +51,7 @@ final class JdbcOutbox implements Outbox {
                 : target;
         this.dialect = table.dialect();
         this.traceId = traceId;
+        this.traceContext = traceContext;
         this.wakeUp = afterCommit == null ? null : new WakeUp(afterCommit);
     }
 
@@ -93,15 +99,17 @@ final class JdbcOutbox implements Outbox {
     }
 
     private Map<String, String> headers(OutboxMessage message) {
-        if (message.headers().containsKey(OutboxHeaders.TRACE_ID)) {
-            return message.headers();
-        }
-        String trace = traceId.get();
-        if (trace == null || trace.isBlank()) {
+        String trace = message.headers().containsKey(OutboxHeaders.TRACE_ID) ? null : traceId.get();
+        Map<String, String> context = traceContext.get();
+        if ((trace == null || trace.isBlank()) && context.isEmpty()) {
             return message.headers();
         }
         Map<String, String> headers = new LinkedHashMap<>();
-        headers.put(OutboxHeaders.TRACE_ID, trace);
+        if (trace != null && !trace.isBlank()) {
+            headers.put(OutboxHeaders.TRACE_ID, trace);
+        }
+        headers.putAll(context);
+        // The message's own headers win over the ambient trace context.
         headers.putAll(message.headers());
         return headers;
     }

@@ -1,6 +1,7 @@
 package io.sumi.outbox;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -30,6 +31,10 @@ import org.springframework.transaction.IllegalTransactionStateException;
  *
  * <p>Headers: the trace id of the current trace is added as {@link OutboxHeaders#TRACE_ID} when
  * the message has none (by default read from the MDC, see {@link OutboxHeaders#MDC_TRACE_ID_KEYS}).
+ * With a {@linkplain Builder#traceContext trace context} source, the current trace context is added
+ * too, as the propagation headers the tracer writes (W3C {@code traceparent}, ...): the dispatcher
+ * sends them with the record, so the consumer's span continues the trace of the transaction that
+ * appended the message (docs/tracing.md).
  *
  * <p>Latency: after the transaction commits, the local dispatcher (if one is registered with
  * {@link Builder#afterCommit}) is woken, so the rows are sent at once instead of at the next poll.
@@ -83,6 +88,7 @@ public interface Outbox {
         private final OutboxTable table;
         private @Nullable Runnable afterCommit;
         private Supplier<@Nullable String> traceId = TraceIds::fromMdc;
+        private Supplier<Map<String, String>> traceContext = Map::of;
 
         private Builder(OutboxTable table) {
             this.table = Objects.requireNonNull(table, "table");
@@ -107,8 +113,21 @@ public interface Outbox {
             return this;
         }
 
+        /**
+         * The current trace context as propagation headers (W3C {@code traceparent} and
+         * {@code tracestate}, B3, baggage: whatever the application's propagator writes), read
+         * once per append and stored with each message that does not set those headers itself.
+         * Empty by default; the starter wires Micrometer Tracing's propagator when a tracer exists.
+         *
+         * @since 0.1.0
+         */
+        public Builder traceContext(Supplier<Map<String, String>> traceContext) {
+            this.traceContext = Objects.requireNonNull(traceContext, "traceContext");
+            return this;
+        }
+
         public Outbox build() {
-            return new JdbcOutbox(table, afterCommit, traceId);
+            return new JdbcOutbox(table, afterCommit, traceId, traceContext);
         }
     }
 }

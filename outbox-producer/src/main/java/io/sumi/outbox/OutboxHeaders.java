@@ -15,6 +15,15 @@ public final class OutboxHeaders {
     /** The trace id of the transaction that appended the row, when there was one. */
     public static final String TRACE_ID = "trace-id";
 
+    /**
+     * The W3C trace context of the transaction that appended the row, when the outbox was given a
+     * {@linkplain Outbox.Builder#traceContext trace context} source (the starter does, with
+     * Micrometer Tracing): the consumer's span continues that trace.
+     *
+     * @since 0.1.0
+     */
+    public static final String TRACEPARENT = "traceparent";
+
     /** The payload's schema version, when the appender gave one. */
     public static final String SCHEMA_VERSION = "schema-version";
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -95,5 +96,10 @@ public abstract class ForwardingProcessedMessageStore implements ProcessedMessag
     @Override
     public int deleteCompletedBefore(Instant cutoff, int limit) {
         return delegate.deleteCompletedBefore(cutoff, limit);
+    }
+
+    @Override
+    public Map<String, ConsumerLedgerStats> consumerStats() {
+        return delegate.consumerStats();
     }
 }

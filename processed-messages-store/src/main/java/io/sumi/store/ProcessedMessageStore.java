@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -186,4 +187,18 @@ public interface ProcessedMessageStore {
      * @return how many rows were deleted
      */
     int deleteCompletedBefore(Instant cutoff, int limit);
+
+    /**
+     * Per consumer, what an operator watches: the age of its oldest live claim and how many of its
+     * rows are held for reconciliation. Consumers with neither are absent from the map. Meant for
+     * gauges read every few seconds: one cheap read of the live claims and held rows (never a scan
+     * of completed rows, where the database can avoid it), not for the hot path.
+     *
+     * @return the stats by consumer name
+     * @throws UnsupportedOperationException if the store cannot tell (the default)
+     * @since 0.1.0
+     */
+    default Map<String, ConsumerLedgerStats> consumerStats() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot report per-consumer ledger stats");
+    }
 }

@@ -2,6 +2,7 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.TransactionSupport;
@@ -108,6 +109,7 @@ class SumiAutoConfiguration {
             ProcessedMessageStore store,
             TransactionSupport transactionSupport,
             ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<ObservationRegistry> observationRegistry,
             SumiProperties properties) {
         return IdempotentExecutor.builder(store)
                 .transactionSupport(transactionSupport)
@@ -115,6 +117,7 @@ class SumiAutoConfiguration {
                 .leaseRenewal(properties.consumer().leaseRenewal())
                 .maxRun(properties.consumer().maxRun())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
+                .observationRegistry(observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP))
                 .build();
     }
 
@@ -146,5 +149,28 @@ class SumiAutoConfiguration {
             matchIfMissing = true)
     LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
         return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
+    }
+
+    /** The ledger's per-consumer gauges, registered once the handlers are known. */
+    @Bean
+    @ConditionalOnProperty(
+            prefix = "sumi.ledger.metrics",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
+    LedgerMetricsRegistrar sumiLedgerMetricsRegistrar(
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<ProcessedMessageStore> store,
+            ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<HandlerConsumers.ListenerNaming> listenerNaming,
+            ObjectProvider<Clock> clock,
+            SumiProperties properties) {
+        return new LedgerMetricsRegistrar(
+                beanFactory,
+                store,
+                meterRegistry,
+                listenerNaming,
+                clock,
+                properties.ledger().metrics().refreshInterval());
     }
 }

@@ -125,6 +125,13 @@ class SumiKafkaAutoConfiguration {
         };
     }
 
+    /** Names the consumers of listener methods as the Kafka binder does, for the ledger's per-consumer gauges. */
+    @Bean
+    static HandlerConsumers.ListenerNaming sumiKafkaListenerNaming(ObjectProvider<IdempotentHandlerAdvisor> advisor) {
+        return (method, userClass) ->
+                advisor.getObject().interceptor().definition(method, userClass).consumer();
+    }
+
     /** Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration may be off). */
     static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
         @Override

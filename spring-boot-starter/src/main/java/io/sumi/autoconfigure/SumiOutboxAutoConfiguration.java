@@ -62,11 +62,29 @@ class SumiOutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    Outbox sumiOutbox(OutboxTable table, ObjectProvider<OutboxDispatcher> dispatcher) {
+    Outbox sumiOutbox(
+            OutboxTable table,
+            ObjectProvider<OutboxDispatcher> dispatcher,
+            ObjectProvider<OutboxTraceContext> traceContext) {
         // Looked up on each commit: the dispatcher may be off on this instance, or not created yet.
-        return Outbox.builder(table)
-                .afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp))
-                .build();
+        Outbox.Builder builder =
+                Outbox.builder(table).afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp));
+        traceContext.ifAvailable(context -> builder.traceContext(context::headers));
+        return builder.build();
+    }
+
+    /** With Micrometer Tracing on the classpath, appends store the current trace context (docs/tracing.md). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.tracing.Tracer")
+    static class Tracing {
+
+        @Bean
+        @ConditionalOnMissingBean
+        OutboxTraceContext sumiOutboxTraceContext(
+                ObjectProvider<io.micrometer.tracing.Tracer> tracer,
+                ObjectProvider<io.micrometer.tracing.propagation.Propagator> propagator) {
+            return new OutboxTraceContext(tracer, propagator);
+        }
     }
 
     @Bean

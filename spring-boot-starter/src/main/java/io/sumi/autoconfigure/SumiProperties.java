@@ -27,12 +27,26 @@ public record SumiProperties(
      * @param retention how long completed rows are kept before the pruning job deletes them
      * @param cache the in-memory front cache of completed keys
      * @param pruning the pruning job
+     * @param metrics the ledger's gauges
      */
     public record Ledger(
             @DefaultValue("processed_messages") String tableName,
             @DefaultValue("14d") Duration retention,
             @DefaultValue Cache cache,
-            @DefaultValue Pruning pruning) {}
+            @DefaultValue Pruning pruning,
+            @DefaultValue LedgerMetricsSettings metrics) {}
+
+    /**
+     * The ledger's gauges ({@code sumi.ledger.claims.oldest.age}, {@code sumi.ledger.reconciliation.held}),
+     * one of each per consumer of the application's {@code @IdempotentHandler}s.
+     *
+     * @param enabled whether the gauges are registered (when a {@code MeterRegistry} exists)
+     * @param refreshInterval minimum time between two reads of the ledger, whoever reads the gauges
+     * @since 0.1.0
+     */
+    public record LedgerMetricsSettings(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("10s") Duration refreshInterval) {}
 
     /**
      * The in-memory (Caffeine) cache of completed keys, filled only after the commit that completed them.

@@ -1,6 +1,8 @@
 package io.sumi.consumer.internal;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
@@ -58,6 +60,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final LeaseExecution lease;
     private final TransactionalExecution transactional;
     private final LeaseRenewer renewer;
+    private final ObservationRegistry observations;
 
     public DefaultIdempotentExecutor(
             ProcessedMessageStore store,
@@ -95,9 +98,39 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             @Nullable Duration reconcileAfter,
             boolean renewLeases,
             Duration maxRun) {
+        this(
+                store,
+                transactions,
+                meterRegistry,
+                keyResolver,
+                reconcileAfter,
+                renewLeases,
+                maxRun,
+                ObservationRegistry.NOOP);
+    }
+
+    /**
+     * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
+     *     or zero: uncertain outcomes are not detected unless a handler sets a window
+     * @param renewLeases whether lease-mode claims are renewed while their handler runs
+     * @param maxRun the max run time of lease-mode handlers that set none (positive)
+     * @param observations where each handled message (or batch) is observed, as
+     *     {@value MessageHandlingObservation#NAME}; {@link ObservationRegistry#NOOP} for none
+     * @since 0.1.0
+     */
+    public DefaultIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver,
+            @Nullable Duration reconcileAfter,
+            boolean renewLeases,
+            Duration maxRun,
+            ObservationRegistry observations) {
         if (maxRun.isNegative() || maxRun.isZero()) {
             throw new IllegalArgumentException("maxRun must be positive, was " + maxRun);
         }
+        this.observations = Objects.requireNonNull(observations, "observations");
         this.store = store;
         this.transactions = transactions;
         this.recorder = new OutcomeRecorder(meterRegistry);
@@ -120,26 +153,35 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     }
 
     @Override
+    // The observation's scope is opened for the handler (spans it creates are its children), never read.
+    @SuppressWarnings("try")
     public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body)
             throws Exception {
         String consumer = handler.consumer();
+        IdempotencyMode mode = mode(handler);
+        MessageHandlingObservation observation = MessageHandlingObservation.start(observations, consumer, mode);
         HandlerRun run = recorder.handlerRun(consumer);
         HandlerResult<T> result;
-        try {
+        try (Observation.Scope scope = observation.openScope()) {
             ClaimRequest request = new ClaimRequest(key(handler, message), message.fingerprint());
-            result = mode(handler) == IdempotencyMode.TRANSACTIONAL
+            result = mode == IdempotencyMode.TRANSACTIONAL
                     ? transactional.execute(handler, request, body, run)
                     : lease.execute(handler, request, body, run);
         } catch (Exception | Error ex) {
-            recorder.message(consumer, Outcome.of(ex, run.started()));
+            Outcome outcome = Outcome.of(ex, run.started());
+            recorder.message(consumer, outcome);
+            observation.stop(outcome, ex);
             throw ex;
         }
-        recorder.message(
-                consumer, result.outcome() == MessageOutcome.PROCESSED ? Outcome.PROCESSED : Outcome.DUPLICATE);
+        Outcome outcome = result.outcome() == MessageOutcome.PROCESSED ? Outcome.PROCESSED : Outcome.DUPLICATE;
+        recorder.message(consumer, outcome);
+        observation.stop(outcome, null);
         return result;
     }
 
     @Override
+    // The observation's scope is opened for the handler (spans it creates are its children), never read.
+    @SuppressWarnings("try")
     public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
             throws Exception {
         String consumer = handler.consumer();
@@ -154,10 +196,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 break;
             }
         }
+        IdempotencyMode mode = mode(handler);
+        MessageHandlingObservation observation = MessageHandlingObservation.start(observations, consumer, mode);
         HandlerRun run = recorder.handlerRun(consumer);
         BatchRun result;
-        try {
-            result = mode(handler) == IdempotencyMode.TRANSACTIONAL
+        try (Observation.Scope scope = observation.openScope()) {
+            result = mode == IdempotencyMode.TRANSACTIONAL
                     ? transactional.executeBatch(handler, requests, keyStop, body, run)
                     : lease.executeBatch(handler, requests, keyStop, body, run);
         } catch (Exception | Error ex) {
@@ -165,9 +209,18 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
                 // A ledger or transaction failure; a failed handler run is counted where it ran.
                 recorder.message(consumer, Outcome.FAILED);
             }
+            observation.stop(Outcome.of(ex, run.started()), ex);
             throw ex;
         }
         recorder.batch(consumer, result.processed(), result.duplicates());
+        // A batch is observed once: processed if its handler ran for any message, else duplicate;
+        // a message that stopped it makes it failed (or what the message was refused for).
+        Throwable stopped = result.reported() != null ? result.reported() : result.cause();
+        observation.stop(
+                stopped != null
+                        ? Outcome.of(stopped, run.started())
+                        : result.processed() > 0 ? Outcome.PROCESSED : Outcome.DUPLICATE,
+                stopped);
         if (result.reported() != null) {
             throw result.reported();
         }

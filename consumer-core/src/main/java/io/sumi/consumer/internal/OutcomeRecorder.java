@@ -11,6 +11,7 @@ import io.sumi.consumer.exception.ReconciliationRequiredException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -91,6 +92,7 @@ final class OutcomeRecorder {
     private final MeterRegistry registry;
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
+    private final Set<String> consumers = ConcurrentHashMap.newKeySet();
 
     OutcomeRecorder(MeterRegistry registry) {
         this.registry = registry;
@@ -100,7 +102,24 @@ final class OutcomeRecorder {
 
     /** A new timer for one call's handler. */
     HandlerRun handlerRun(String consumer) {
+        if (consumers.add(consumer)) {
+            registerAtZero(consumer);
+        }
         return new HandlerRun(consumer);
+    }
+
+    /**
+     * A consumer's counters exist from its first message on, at 0: Prometheus's {@code increase()}
+     * and {@code rate()} cannot see the first event of a series that appears with it, and alerts and
+     * dashboards should find every series whatever has happened yet.
+     */
+    private void registerAtZero(String consumer) {
+        for (Outcome outcome : Outcome.values()) {
+            messages(consumer, outcome);
+        }
+        fingerprintMismatch(consumer, 0);
+        leaseLost(consumer, 0);
+        reconcileMarked(consumer, 0);
     }
 
     /** One message ended with {@code outcome}. */
@@ -122,7 +141,11 @@ final class OutcomeRecorder {
     // ---------------------------------------------------------------- events
 
     void fingerprintMismatch(String consumer) {
-        event(consumer, FINGERPRINT_MISMATCHES, "Keys that arrived again with another payload", null, 1);
+        fingerprintMismatch(consumer, 1);
+    }
+
+    private void fingerprintMismatch(String consumer, int amount) {
+        event(consumer, FINGERPRINT_MISMATCHES, "Keys that arrived again with another payload", null, amount);
     }
 
     void leaseLost(String consumer, int amount) {
@@ -135,12 +158,16 @@ final class OutcomeRecorder {
     }
 
     void reconcileMarked(String consumer) {
+        reconcileMarked(consumer, 1);
+    }
+
+    private void reconcileMarked(String consumer, int amount) {
         event(
                 consumer,
                 RECONCILE_MARKED,
                 "Messages whose outcome was uncertain and that were marked for reconciliation",
                 null,
-                1);
+                amount);
     }
 
     /** {@code amount} claims whose renewal ended with {@code result}. */
@@ -163,9 +190,13 @@ final class OutcomeRecorder {
                 1);
     }
 
-    /** Counts {@code amount} events of the counter {@code name} of {@code consumer}, with a {@code result} tag if given. */
+    /**
+     * Counts {@code amount} events of the counter {@code name} of {@code consumer}, with a {@code result} tag if given.
+     * An amount of 0 registers the counter at 0 (Prometheus' {@code increase()} misses a counter's first event
+     * otherwise).
+     */
     private void event(String consumer, String name, String description, @Nullable String result, int amount) {
-        if (amount <= 0) {
+        if (amount < 0) {
             return;
         }
         counters.computeIfAbsent(new Key(consumer, result == null ? name : name + "/" + result), key -> {
@@ -183,15 +214,18 @@ final class OutcomeRecorder {
 
     private void count(String consumer, Outcome outcome, int amount) {
         if (amount > 0) {
-            counters.computeIfAbsent(
-                            new Key(consumer, outcome.tag),
-                            key -> Counter.builder(MESSAGES)
-                                    .description("Messages seen by idempotent handlers, by outcome")
-                                    .tag("consumer", consumer)
-                                    .tag("outcome", outcome.tag)
-                                    .register(registry))
-                    .increment(amount);
+            messages(consumer, outcome).increment(amount);
         }
+    }
+
+    private Counter messages(String consumer, Outcome outcome) {
+        return counters.computeIfAbsent(
+                new Key(consumer, outcome.tag),
+                key -> Counter.builder(MESSAGES)
+                        .description("Messages seen by idempotent handlers, by outcome")
+                        .tag("consumer", consumer)
+                        .tag("outcome", outcome.tag)
+                        .register(registry));
     }
 
     private void handlerDuration(String consumer, boolean success, long nanos) {

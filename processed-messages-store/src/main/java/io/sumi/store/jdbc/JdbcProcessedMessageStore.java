@@ -7,6 +7,7 @@ import io.sumi.jdbc.internal.JdbcRunner;
 import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.ConsumerLedgerStats;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
@@ -249,6 +250,12 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         Integer deleted = jdbcTemplate.execute(
                 (ConnectionCallback<Integer>) connection -> dialect.deleteCompletedBefore(connection, cutoff, limit));
         return deleted == null ? 0 : deleted;
+    }
+
+    @Override
+    public Map<String, ConsumerLedgerStats> consumerStats() {
+        return Map.copyOf(Objects.requireNonNull(
+                jdbcTemplate.execute((ConnectionCallback<Map<String, ConsumerLedgerStats>>) dialect::consumerStats)));
     }
 
     private void validateKey(String what, @Nullable String value) {

@@ -216,6 +216,51 @@ abstract class ProcessedMessageStoreContractTests {
                 .isEqualTo(MessageStatus.RECONCILE);
     }
 
+    /** The ledger gauges' source: live claims only (not ended leases, not completed rows), held rows counted. */
+    @Test
+    void consumerStatsGiveTheOldestLiveClaimAndTheRowsHeldForReconciliation() {
+        String other = consumer + "-b";
+        try {
+            ClaimResult expired = store.claim(consumer, request("expired"), LEASE);
+            ClaimResult done = store.claim(consumer, request("done"), LEASE);
+            assertThat(store.complete(done.message())).isTrue();
+            ClaimResult held = store.claim(consumer, request("held"), LEASE);
+            assertThat(store.markForReconciliation(held.message(), "uncertain")).isTrue();
+            age(LEASE.plusMinutes(5)); // "expired" ended its lease 5 minutes ago; the rest is 10 minutes old
+            store.claim(consumer, request("live"), LEASE);
+            ClaimResult released = store.claim(consumer, request("released"), LEASE);
+            age(Duration.ofMinutes(2)); // "live" was first claimed 2 minutes ago
+            assertThat(store.release(released.message(), "failed")).isTrue();
+            store.claim(consumer, request("fresh"), LEASE);
+            store.claim(other, request("x"), LEASE);
+            assertThat(expired.message().leaseUntil()).isNotNull();
+
+            var stats = store.consumerStats();
+
+            assertThat(stats.get(consumer).oldestLiveClaimAge())
+                    .as("the live claim first claimed 2 minutes ago; the ended lease and the completed row are older")
+                    .isBetween(Duration.ofMinutes(2), Duration.ofMinutes(2).plusSeconds(30));
+            assertThat(stats.get(consumer).heldForReconciliation()).isEqualTo(1);
+            assertThat(stats.get(other).oldestLiveClaimAge()).isLessThan(Duration.ofSeconds(30));
+            assertThat(stats.get(other).heldForReconciliation()).isZero();
+            assertThat(stats).doesNotContainKey(consumer + "-idle");
+            var throughCache = new CachingProcessedMessageStore(store, 10, Duration.ofHours(1))
+                    .consumerStats()
+                    .get(consumer);
+            assertThat(throughCache.heldForReconciliation())
+                    .as("the cache forwards")
+                    .isEqualTo(1);
+            assertThat(throughCache.oldestLiveClaimAge()).isGreaterThanOrEqualTo(Duration.ofMinutes(2));
+
+            // Nothing live any more: the consumer is reported for its held row alone, with age 0.
+            age(LEASE.multipliedBy(2));
+            assertThat(store.consumerStats().get(consumer))
+                    .isEqualTo(new io.sumi.store.ConsumerLedgerStats(consumer, Duration.ZERO, 1));
+        } finally {
+            new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", other);
+        }
+    }
+
     @Test
     void longErrorsAreCutToTheColumn() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
