@@ -169,6 +169,33 @@ public abstract class LedgerDialect {
         }
     }
 
+    /**
+     * Completes a row held for reconciliation (an operator found that its effect happened);
+     * {@code processed_at} is the database's now. Only a {@code RECONCILE} row matches.
+     */
+    public int completeReconciled(Connection connection, String consumer, String messageId) throws SQLException {
+        String sql = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = " + now()
+                + ", lease_until = NULL WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, consumer);
+            statement.setString(2, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
+    /**
+     * Deletes a row held for reconciliation (an operator found that its effect did not happen), so
+     * that the next delivery claims the message anew. Only a {@code RECONCILE} row matches.
+     */
+    public int deleteReconciled(Connection connection, String consumer, String messageId) throws SQLException {
+        String sql = "DELETE FROM " + table + " WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, consumer);
+            statement.setString(2, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
     public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
             throws SQLException {
         String sql =
