@@ -22,3 +22,8 @@ CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
 -- Pruning also removes claims released after a failure and never taken again (dead-lettered messages).
 CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
     ON processed_messages (lease_until) WHERE status = 'IN_PROGRESS';
+
+-- Rows held for reconciliation, per consumer: what the ledger's health indicator and the operator's
+-- endpoint count (a handful of rows, however large the ledger; the index holds only those).
+CREATE INDEX IF NOT EXISTS processed_messages_reconcile_idx
+    ON processed_messages (consumer) WHERE status = 'RECONCILE';
