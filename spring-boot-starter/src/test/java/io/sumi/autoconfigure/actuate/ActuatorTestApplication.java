@@ -29,6 +29,8 @@ class ActuatorTestApplication {
     static void database(DynamicPropertyRegistry registry) {
         TestDatabase.POSTGRESQL.registerDataSource(DATABASE, registry::add);
         registry.add("spring.flyway.locations", () -> "classpath:db/sumi/{vendor}");
+        // Three cached contexts share one PostgreSQL server with every other test run: few connections each.
+        registry.add("spring.datasource.hikari.maximum-pool-size", () -> "3");
         // No broker in these tests: no dispatcher, no listeners.
         registry.add("sumi.outbox.dispatcher.enabled", () -> "false");
         registry.add("sumi.ledger.pruning.enabled", () -> "false");
