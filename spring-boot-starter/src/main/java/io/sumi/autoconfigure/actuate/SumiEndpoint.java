@@ -121,20 +121,8 @@ public class SumiEndpoint {
             @Nullable String topic) {
         return switch (section) {
             case "ledger" -> ledger();
-            case "claims" ->
-                page(
-                        readModels.ledgerRows(
-                                MessageStatus.IN_PROGRESS.name(),
-                                consumer,
-                                pageRequest(page, size, Sort.by("firstSeenAt", "id.consumer", "id.messageId"))),
-                        SumiEndpoint::ledgerRow);
-            case "reconciliation" ->
-                page(
-                        readModels.ledgerRows(
-                                MessageStatus.RECONCILE.name(),
-                                consumer,
-                                pageRequest(page, size, Sort.by("firstSeenAt", "id.consumer", "id.messageId"))),
-                        SumiEndpoint::ledgerRow);
+            case "claims" -> ledgerPage(MessageStatus.IN_PROGRESS, consumer, page, size);
+            case "reconciliation" -> ledgerPage(MessageStatus.RECONCILE, consumer, page, size);
             case "outbox" -> outboxBacklog();
             case "parked" -> {
                 requireOutbox();
@@ -147,6 +135,14 @@ public class SumiEndpoint {
                                 + "': use ledger, claims, reconciliation, outbox, parked or budgets",
                         "Unknown section");
         };
+    }
+
+    private Map<String, Object> ledgerPage(
+            MessageStatus status, @Nullable String consumer, @Nullable Integer page, @Nullable Integer size) {
+        Sort oldestFirst = Sort.by("firstSeenAt", "id.consumer", "id.messageId");
+        return page(
+                readModels.ledgerRows(status.name(), consumer, pageRequest(page, size, oldestFirst)),
+                SumiEndpoint::ledgerRow);
     }
 
     private Map<String, Object> ledger() {
