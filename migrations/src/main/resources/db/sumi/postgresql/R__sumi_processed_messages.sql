@@ -23,7 +23,8 @@ CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
 CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
     ON processed_messages (lease_until) WHERE status = 'IN_PROGRESS';
 
--- The gauge sumi.ledger.reconciliation.held counts the rows held for reconciliation, every few
--- seconds: a partial index holds only those rows (none, normally), so the count never scans the ledger.
+-- Rows held for reconciliation, per consumer: what the gauge sumi.ledger.reconciliation.held (every
+-- few seconds), the ledger's health indicator and the operator's endpoint count. A partial index holds
+-- only those rows (none, normally), so the count never scans the ledger.
 CREATE INDEX IF NOT EXISTS processed_messages_reconcile_idx
     ON processed_messages (consumer) WHERE status = 'RECONCILE';

@@ -89,6 +89,16 @@ public abstract class ForwardingProcessedMessageStore implements ProcessedMessag
     }
 
     @Override
+    public boolean completeReconciled(String consumer, String messageId) {
+        return delegate.completeReconciled(consumer, messageId);
+    }
+
+    @Override
+    public boolean releaseReconciled(String consumer, String messageId) {
+        return delegate.releaseReconciled(consumer, messageId);
+    }
+
+    @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
         return delegate.find(consumer, messageId);
     }

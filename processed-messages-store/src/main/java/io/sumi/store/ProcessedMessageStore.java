@@ -171,6 +171,32 @@ public interface ProcessedMessageStore {
     }
 
     /**
+     * Resolves a row held for reconciliation as done: an operator checked the provider and the
+     * effect happened. The row becomes {@code COMPLETED} (processed now, by the store's shared
+     * clock), so every later delivery of the message is a duplicate.
+     *
+     * @return {@code false} if there is no such row, or it is not {@code RECONCILE}
+     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
+     * @since 0.1.0
+     */
+    default boolean completeReconciled(String consumer, String messageId) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot resolve reconciliations");
+    }
+
+    /**
+     * Resolves a row held for reconciliation for a retry: an operator checked the provider and the
+     * effect did not happen. The row is deleted, so the next delivery of the message (a replay of
+     * its dead letter) claims it as a new message and runs the handler.
+     *
+     * @return {@code false} if there is no such row, or it is not {@code RECONCILE}
+     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
+     * @since 0.1.0
+     */
+    default boolean releaseReconciled(String consumer, String messageId) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot resolve reconciliations");
+    }
+
+    /**
      * Reads one row.
      */
     Optional<ProcessedMessage> find(String consumer, String messageId);

@@ -101,6 +101,43 @@ public interface Budget {
     Optional<Instant> retryAt();
 
     /**
+     * Forces the breaker open: every call is refused ({@link BudgetExhaustedException} with reason
+     * {@code CIRCUIT_OPEN}, so bound listener containers pause) until {@link #forceClosed()}. No
+     * time-based transition leaves this state. For an operator who must stop spending now.
+     *
+     * @throws UnsupportedOperationException if the budget cannot be forced
+     * @since 0.1.0
+     */
+    default void forceOpen() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot be forced open");
+    }
+
+    /**
+     * Closes the breaker, from any state (a forced opening included), and forgets its failure
+     * statistics: calls flow again and paused containers resume. The limit still applies: if the
+     * window's spend has reached it, the next call opens the budget again. To let calls through
+     * past the limit, {@link #resetWindow() reset the window} or raise the limit.
+     *
+     * @throws UnsupportedOperationException if the budget cannot be forced
+     * @since 0.1.0
+     */
+    default void forceClosed() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot be forced closed");
+    }
+
+    /**
+     * Forgets the spend of the current window (calls still running keep nothing reserved). A budget
+     * open because its limit was reached half-opens at once; one open after failures (or forced
+     * open) stays so.
+     *
+     * @throws UnsupportedOperationException if the budget cannot be reset
+     * @since 0.1.0
+     */
+    default void resetWindow() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot reset its window");
+    }
+
+    /**
      * The time on the budget's clock (the registry's), the clock that
      * {@link BudgetExhaustedException#retryAt()} and {@link #retryAt()} are given in. A caller
      * that waits for a refusal's {@code retryAt} compares it with this, not with its own clock.

@@ -91,7 +91,13 @@ public abstract class DemoModeInitializer<S> implements ApplicationContextInitia
         properties.putAll(services.springProperties());
         properties.putAll(serviceProperties(services.service()));
         sources.addFirst(new MapPropertySource(DEMO_MODE_SOURCE, properties));
-        addDemoDefaults(sources, new MapPropertySource(DEMO_DEFAULTS_SOURCE, new LinkedHashMap<>(demoDefaults())));
+        Map<String, Object> defaults = new LinkedHashMap<>(demoDefaults());
+        if (!environment.getProperty(DemoLauncher.KEEP_RUNNING, Boolean.class, false)) {
+            // A demo that reports and exits needs no fixed port for its Actuator endpoints: a busy
+            // 8080 must not stop it. Kept running (to look at the endpoints), it uses the example's port.
+            defaults.putIfAbsent("server.port", "0");
+        }
+        addDemoDefaults(sources, new MapPropertySource(DEMO_DEFAULTS_SOURCE, defaults));
 
         ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
         beanFactory.registerSingleton(EmbeddedServices.BEAN_NAME, services);

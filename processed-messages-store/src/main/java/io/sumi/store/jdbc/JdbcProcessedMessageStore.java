@@ -235,6 +235,25 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     @Override
+    public boolean completeReconciled(String consumer, String messageId) {
+        validateKey("consumer", consumer);
+        validateKey("message id", messageId);
+        return inOwnTransaction(
+                        "complete reconciled",
+                        connection -> dialect.completeReconciled(connection, consumer, messageId))
+                == 1;
+    }
+
+    @Override
+    public boolean releaseReconciled(String consumer, String messageId) {
+        validateKey("consumer", consumer);
+        validateKey("message id", messageId);
+        return inOwnTransaction(
+                        "release reconciled", connection -> dialect.deleteReconciled(connection, consumer, messageId))
+                == 1;
+    }
+
+    @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
         validateKey("consumer", consumer);
         validateKey("message id", messageId);

@@ -262,6 +262,36 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
+    void anOperatorResolvesAReconciliationAsDoneOrForARetry() {
+        ClaimResult done = store.claim(consumer, request("done"), LEASE);
+        ClaimResult retry = store.claim(consumer, request("retry"), LEASE);
+        ClaimResult live = store.claim(consumer, request("live"), LEASE);
+        assertThat(store.markForReconciliation(done.message(), "uncertain")).isTrue();
+        assertThat(store.markForReconciliation(retry.message(), "uncertain")).isTrue();
+
+        // Only RECONCILE rows are resolved: a live claim and an unknown key are left alone.
+        assertThat(store.completeReconciled(consumer, "live")).isFalse();
+        assertThat(store.releaseReconciled(consumer, "live")).isFalse();
+        assertThat(store.completeReconciled(consumer, "unknown")).isFalse();
+        assertThat(store.find(consumer, "live")).get().isEqualTo(live.message());
+
+        assertThat(store.completeReconciled(consumer, "done")).isTrue();
+        assertThat(store.completeReconciled(consumer, "done")).isFalse();
+        assertThat(store.claim(consumer, request("done"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(store.find(consumer, "done")).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.processedAt()).isNotNull();
+            assertThat(row.leaseUntil()).isNull();
+        });
+
+        assertThat(store.releaseReconciled(consumer, "retry")).isTrue();
+        assertThat(store.find(consumer, "retry")).isEmpty();
+        ClaimResult again = store.claim(consumer, request("retry"), LEASE);
+        assertThat(again.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(again.message().attempts()).isEqualTo(1);
+    }
+
+    @Test
     void longErrorsAreCutToTheColumn() {
         ClaimResult first = store.claim(consumer, request("m1"), LEASE);
         assertThat(store.release(first.message(), "x".repeat(5000))).isTrue();

@@ -43,7 +43,11 @@ final class BudgetMetrics {
                 .strongReference(true)
                 .register(registry);
         for (CircuitBreaker.State state : new CircuitBreaker.State[] {
-            CircuitBreaker.State.CLOSED, CircuitBreaker.State.OPEN, CircuitBreaker.State.HALF_OPEN
+            CircuitBreaker.State.CLOSED,
+            CircuitBreaker.State.OPEN,
+            CircuitBreaker.State.HALF_OPEN,
+            // An operator's forced opening (Budget.forceOpen) must show on dashboards and alerts too.
+            CircuitBreaker.State.FORCED_OPEN
         }) {
             Gauge.builder(STATE, budget, b -> b.circuitBreaker().getState() == state ? 1 : 0)
                     .description("1 for the budget breaker's current state")

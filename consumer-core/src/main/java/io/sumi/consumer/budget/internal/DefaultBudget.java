@@ -243,6 +243,34 @@ final class DefaultBudget implements Budget {
         return clock.instant();
     }
 
+    @Override
+    public synchronized void forceOpen() {
+        log.warn("Budget '{}' forced OPEN by an operator: every call is refused until it is forced closed", name);
+        breaker.transitionToForcedOpenState();
+    }
+
+    @Override
+    public synchronized void forceClosed() {
+        log.warn("Budget '{}' forced CLOSED by an operator (was {})", name, breaker.getState());
+        // transitionToClosedState also resets the breaker's failure statistics.
+        breaker.transitionToClosedState();
+        openUntil = null;
+        checkRoom();
+    }
+
+    @Override
+    public synchronized void resetWindow() {
+        log.warn(
+                "Budget '{}': spend window reset by an operator (spent {} of {})",
+                name,
+                fmt(spent()),
+                fmt(config.limit()));
+        spend.resetWindow();
+        if (breaker.getState() == CircuitBreaker.State.OPEN && openReason == Reason.LIMIT_REACHED) {
+            breaker.transitionToHalfOpenState();
+        }
+    }
+
     /** Reconfigures the budget in place (see {@link io.sumi.consumer.budget.BudgetRegistry#update}). */
     synchronized void reconfigure(BudgetConfig newConfig) {
         BudgetConfig old = config;

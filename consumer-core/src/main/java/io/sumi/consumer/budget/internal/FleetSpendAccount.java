@@ -379,4 +379,11 @@ final class FleetSpendAccount implements SpendAccount {
             return cost;
         }
     }
+
+    @Override
+    public void resetWindow() {
+        // The window is the fleet's: one instance forgetting it would let every other one overspend.
+        throw new UnsupportedOperationException("Budget '" + name + "' is a fleet budget: its window is shared by"
+                + " every instance and is not reset from one; raise its limit instead (it applies to the fleet)");
+    }
 }

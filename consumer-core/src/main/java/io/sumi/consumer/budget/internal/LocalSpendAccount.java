@@ -62,4 +62,9 @@ final class LocalSpendAccount implements SpendAccount {
 
     @Override
     public void close() {}
+
+    @Override
+    public void resetWindow() {
+        spend.clear();
+    }
 }

@@ -56,6 +56,13 @@ interface SpendAccount {
     /** The configured limit changed on this instance at run time. */
     void limitChanged(BudgetConfig oldConfig, BudgetConfig newConfig);
 
+    /**
+     * Forgets the spend of the current window (an operator's reset).
+     *
+     * @throws UnsupportedOperationException where the window is not this instance's to forget
+     */
+    void resetWindow();
+
     /** Gives back what is reserved and unspent (shutdown). */
     void close();
 }

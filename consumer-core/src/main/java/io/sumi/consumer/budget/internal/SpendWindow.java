@@ -41,6 +41,11 @@ final class SpendWindow {
         entries.remove(entry);
     }
 
+    /** Forgets every cost (an operator's reset). */
+    void clear() {
+        entries.clear();
+    }
+
     /** The spend of the window ending at {@code now}, after forgetting what has left it. */
     double total(Instant now, Duration window) {
         evict(now, window);

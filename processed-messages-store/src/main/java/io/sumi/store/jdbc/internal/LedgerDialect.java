@@ -102,6 +102,18 @@ public abstract class LedgerDialect {
             SELECT consumer, COUNT(*) AS held FROM ${table} WHERE status = 'RECONCILE' GROUP BY consumer
             """;
 
+    /** An operator found that a held message's effect happened. */
+    private static final String SQL_STATEMENT_COMPLETE_RECONCILED = """
+            UPDATE ${table}
+               SET status = 'COMPLETED', processed_at = ${now}, lease_until = NULL
+             WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'
+            """;
+
+    /** An operator found that a held message's effect did not happen: the next delivery claims it anew. */
+    private static final String SQL_STATEMENT_DELETE_RECONCILED = """
+            DELETE FROM ${table} WHERE consumer = ? AND message_id = ? AND status = 'RECONCILE'
+            """;
+
     private static final String SQL_STATEMENT_FIND = """
             SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
                    first_seen_at, processed_at
@@ -118,6 +130,8 @@ public abstract class LedgerDialect {
     private final String markForReconciliation;
     private final String find;
     private final String oldestLiveClaims;
+    private final String completeReconciled;
+    private final String deleteReconciled;
     private final String heldForReconciliation;
 
     /**
@@ -132,6 +146,8 @@ public abstract class LedgerDialect {
         this.release = SqlTemplate.fill(SQL_STATEMENT_RELEASE, "table", table, "now", now);
         this.markForReconciliation = SqlTemplate.fill(SQL_STATEMENT_MARK_FOR_RECONCILIATION, "table", table);
         this.find = SqlTemplate.fill(SQL_STATEMENT_FIND, "table", table);
+        this.completeReconciled = SqlTemplate.fill(SQL_STATEMENT_COMPLETE_RECONCILED, "table", table, "now", now);
+        this.deleteReconciled = SqlTemplate.fill(SQL_STATEMENT_DELETE_RECONCILED, "table", table);
         this.oldestLiveClaims = SqlTemplate.fill(SQL_STATEMENT_OLDEST_LIVE_CLAIMS, "table", table, "now", now);
         this.heldForReconciliation = SqlTemplate.fill(SQL_STATEMENT_HELD_FOR_RECONCILIATION, "table", table);
     }
@@ -274,6 +290,30 @@ public abstract class LedgerDialect {
             statement.setString(2, consumer);
             statement.setLong(3, claimToken);
             statement.setString(4, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
+    /**
+     * Completes a row held for reconciliation (an operator found that its effect happened);
+     * {@code processed_at} is the database's now. Only a {@code RECONCILE} row matches.
+     */
+    public int completeReconciled(Connection connection, String consumer, String messageId) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(completeReconciled)) {
+            statement.setString(1, consumer);
+            statement.setString(2, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
+    /**
+     * Deletes a row held for reconciliation (an operator found that its effect did not happen), so
+     * that the next delivery claims the message anew. Only a {@code RECONCILE} row matches.
+     */
+    public int deleteReconciled(Connection connection, String consumer, String messageId) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(deleteReconciled)) {
+            statement.setString(1, consumer);
+            statement.setString(2, messageId);
             return statement.executeUpdate();
         }
     }

@@ -1,0 +1,438 @@
+package io.sumi.autoconfigure.actuate;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.sumi.autoconfigure.actuate.internal.LedgerRow;
+import io.sumi.autoconfigure.actuate.internal.OutboxControl;
+import io.sumi.autoconfigure.actuate.internal.OutboxRow;
+import io.sumi.autoconfigure.actuate.internal.SumiReadModels;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetConfig;
+import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import java.security.Principal;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.PageRequest;
+import org.springframework.data.domain.Sort;
+
+/**
+ * The {@code sumi} Actuator endpoint: what an operator needs to see and do when messages are stuck.
+ *
+ * <p>Reads ({@code GET /actuator/sumi}, {@code GET /actuator/sumi/{section}}): the ledger's counts
+ * per consumer and status with each consumer's oldest live claim, live claims and rows held for
+ * reconciliation (paged), the outbox's backlog per topic and its parked rows (paged), every
+ * budget's state and spend.
+ *
+ * <p>Writes ({@code POST /actuator/sumi/{target}/{action}} with a JSON body): release a live claim,
+ * resolve a reconciliation (complete, or release for a retry), re-drive parked outbox rows (by id,
+ * by topic, all), force a budget open or closed, reset its window, change its limit. They go
+ * through the ledger's store SPI, the outbox table and the budget registry, never through SQL of
+ * their own; each is logged at {@code WARN} with who asked (the principal Actuator passes, else
+ * {@code anonymous}) and what changed.
+ *
+ * <p>Access: {@linkplain Access#READ_ONLY read-only by default}, so the writes exist only where the
+ * application grants them ({@code management.endpoint.sumi.access=unrestricted}); over HTTP the
+ * endpoint must also be exposed ({@code management.endpoints.web.exposure.include=sumi}), and
+ * Spring Security, when present, guards it like every Actuator endpoint.
+ *
+ * <p>Answers: a write whose target is not in the state it acts on (no such claim, a row that is not
+ * parked) answers {@code changed: false} with the reason, not an error; a request that lacks what
+ * the action needs, or names an unknown section, action or budget, is refused ({@code 400}).
+ */
+@Endpoint(id = "sumi", defaultAccess = Access.READ_ONLY)
+public class SumiEndpoint {
+
+    private static final Logger log = LoggerFactory.getLogger(SumiEndpoint.class);
+
+    /** Page size when none is asked for. */
+    public static final int DEFAULT_PAGE_SIZE = 20;
+
+    /** The largest page served. */
+    public static final int MAX_PAGE_SIZE = 500;
+
+    private final SumiReadModels readModels;
+    private final @Nullable ProcessedMessageStore store;
+    private final @Nullable OutboxControl outbox;
+    private final @Nullable BudgetRegistry budgets;
+    private final Clock clock;
+
+    public SumiEndpoint(
+            SumiReadModels readModels,
+            @Nullable ProcessedMessageStore store,
+            @Nullable OutboxControl outbox,
+            @Nullable BudgetRegistry budgets,
+            Clock clock) {
+        this.readModels = readModels;
+        this.store = store;
+        this.outbox = outbox;
+        this.budgets = budgets;
+        this.clock = clock;
+    }
+
+    // ------------------------------------------------------------------------------------ reads
+
+    /** Everything at a glance: ledger per consumer, outbox per topic, budgets. */
+    @ReadOperation
+    public Map<String, Object> summary() {
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("ledger", ledger());
+        if (outbox != null) {
+            summary.put("outbox", outboxBacklog());
+        }
+        summary.put("budgets", budgets());
+        return summary;
+    }
+
+    /**
+     * One section: {@code ledger}, {@code claims} (live and released claims, paged),
+     * {@code reconciliation} (rows held, paged), {@code outbox} (backlog per topic), {@code parked}
+     * (parked outbox rows, paged), {@code budgets}.
+     *
+     * @param page the page, from 0
+     * @param size rows per page, {@value #DEFAULT_PAGE_SIZE} by default, at most {@value #MAX_PAGE_SIZE}
+     * @param consumer only this consumer's rows ({@code claims}, {@code reconciliation})
+     * @param topic only this topic's rows ({@code parked})
+     */
+    @ReadOperation
+    public Object section(
+            @Selector String section,
+            @Nullable Integer page,
+            @Nullable Integer size,
+            @Nullable String consumer,
+            @Nullable String topic) {
+        return switch (section) {
+            case "ledger" -> ledger();
+            case "claims" -> ledgerPage(MessageStatus.IN_PROGRESS, consumer, page, size);
+            case "reconciliation" -> ledgerPage(MessageStatus.RECONCILE, consumer, page, size);
+            case "outbox" -> outboxBacklog();
+            case "parked" -> {
+                requireOutbox();
+                yield page(readModels.parked(topic, pageRequest(page, size, Sort.by("id"))), SumiEndpoint::outboxRow);
+            }
+            case "budgets" -> budgets();
+            default ->
+                throw new InvalidEndpointRequestException(
+                        "Unknown section '" + section
+                                + "': use ledger, claims, reconciliation, outbox, parked or budgets",
+                        "Unknown section");
+        };
+    }
+
+    private Map<String, Object> ledgerPage(
+            MessageStatus status, @Nullable String consumer, @Nullable Integer page, @Nullable Integer size) {
+        Sort oldestFirst = Sort.by("firstSeenAt", "id.consumer", "id.messageId");
+        return page(
+                readModels.ledgerRows(status.name(), consumer, pageRequest(page, size, oldestFirst)),
+                SumiEndpoint::ledgerRow);
+    }
+
+    private Map<String, Object> ledger() {
+        Instant now = clock.instant();
+        Map<String, Object> consumers = new LinkedHashMap<>();
+        readModels.ledgerCounts().forEach((consumer, counts) -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            Map<String, Long> byStatus = new LinkedHashMap<>();
+            for (MessageStatus status : MessageStatus.values()) {
+                byStatus.put(status.name(), counts.getOrDefault(status.name(), 0L));
+            }
+            entry.put("counts", byStatus);
+            entry.put(
+                    "oldestLiveClaim",
+                    readModels
+                            .oldestLiveClaim(consumer, now)
+                            .map(SumiEndpoint::ledgerRow)
+                            .orElse(null));
+            consumers.put(consumer, entry);
+        });
+        return Map.of("consumers", consumers);
+    }
+
+    private Map<String, Object> outboxBacklog() {
+        requireOutbox();
+        Map<String, Object> topics = new LinkedHashMap<>();
+        readModels.outboxBacklog().forEach((topic, backlog) -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("pending", backlog.pending());
+            entry.put("parked", backlog.parked());
+            entry.put("oldestDueAt", text(backlog.oldestDueAt()));
+            topics.put(topic, entry);
+        });
+        return Map.of("topics", topics);
+    }
+
+    private Map<String, Object> budgets() {
+        Map<String, Object> all = new LinkedHashMap<>();
+        if (budgets != null) {
+            budgets.names().stream()
+                    .sorted()
+                    .forEach(name -> budgets.find(name).ifPresent(b -> all.put(name, budget(b))));
+        }
+        return all;
+    }
+
+    /** A budget as the endpoint and the budgets' health show it. */
+    static Map<String, Object> budget(Budget budget) {
+        CircuitBreaker.State state = budget.refresh();
+        BudgetConfig config = budget.config();
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("state", state.name());
+        entry.put("spent", budget.spent());
+        entry.put("remaining", budget.remaining());
+        entry.put("limit", config.limit());
+        entry.put("window", config.window().toString());
+        entry.put("costPerCall", config.costPerCall());
+        entry.put("callsInFlight", budget.callsInFlight());
+        entry.put("retryAt", budget.retryAt().map(Instant::toString).orElse(null));
+        return entry;
+    }
+
+    // ----------------------------------------------------------------------------------- writes
+
+    /**
+     * One write. Targets and actions:
+     * <ul>
+     *   <li>{@code claims/release} ({@code consumer}, {@code messageId}): ends a live claim's lease
+     *   now, so the next delivery takes the message (its handler may still be running: release
+     *   only a claim whose consumer is known to be gone or stuck);</li>
+     *   <li>{@code reconciliation/complete} ({@code consumer}, {@code messageId}): the provider
+     *   did the effect; the row becomes {@code COMPLETED};</li>
+     *   <li>{@code reconciliation/release} ({@code consumer}, {@code messageId}): the provider did
+     *   not; the row is deleted, and a replay of the dead letter runs as a new message;</li>
+     *   <li>{@code outbox/redrive} ({@code id}, or {@code topic}, or {@code all: true}): parked
+     *   rows become pending again, due now, attempts reset;</li>
+     *   <li>{@code budgets/force-open}, {@code budgets/force-closed}, {@code budgets/reset-window},
+     *   {@code budgets/limit} ({@code name}; {@code limit} for the last): in memory, on this
+     *   instance, until the next restart or configuration refresh.</li>
+     * </ul>
+     */
+    @WriteOperation
+    public Map<String, Object> write(
+            @Selector String target,
+            @Selector String action,
+            SecurityContext securityContext,
+            @Nullable String consumer,
+            @Nullable String messageId,
+            @Nullable Long id,
+            @Nullable String topic,
+            @Nullable Boolean all,
+            @Nullable String name,
+            @Nullable Double limit) {
+        String who = who(securityContext);
+        String operation = target + "/" + action;
+        Map<String, Object> result = switch (operation) {
+            case "claims/release" -> releaseClaim(who, require(consumer, "consumer"), require(messageId, "messageId"));
+            case "reconciliation/complete" ->
+                resolve(true, require(consumer, "consumer"), require(messageId, "messageId"));
+            case "reconciliation/release" ->
+                resolve(false, require(consumer, "consumer"), require(messageId, "messageId"));
+            case "outbox/redrive" -> redrive(id, topic, all);
+            case "budgets/force-open" -> budgetAction(name, Budget::forceOpen);
+            case "budgets/force-closed" -> budgetAction(name, Budget::forceClosed);
+            case "budgets/reset-window" -> budgetAction(name, Budget::resetWindow);
+            case "budgets/limit" -> changeLimit(name, limit);
+            default ->
+                throw new InvalidEndpointRequestException(
+                        "Unknown write '" + operation + "': use claims/release, reconciliation/complete,"
+                                + " reconciliation/release, outbox/redrive, budgets/force-open,"
+                                + " budgets/force-closed, budgets/reset-window or budgets/limit",
+                        "Unknown write");
+        };
+        Map<String, Object> what = new LinkedHashMap<>();
+        what.put("consumer", consumer);
+        what.put("messageId", messageId);
+        what.put("id", id);
+        what.put("topic", topic);
+        what.put("all", all);
+        what.put("name", name);
+        what.put("limit", limit);
+        what.values().removeIf(java.util.Objects::isNull);
+        log.warn("Sumi operator action by {}: {} {} -> {}", who, operation, what, result);
+        return result;
+    }
+
+    private Map<String, Object> releaseClaim(String who, String consumer, String messageId) {
+        ProcessedMessageStore ledger = requireStore();
+        Optional<ProcessedMessage> row = ledger.find(consumer, messageId);
+        if (row.isEmpty()) {
+            return unchanged("no ledger row for this consumer and message id");
+        }
+        if (row.get().status() != MessageStatus.IN_PROGRESS) {
+            return unchanged("the row is " + row.get().status() + ", not a claim in progress");
+        }
+        // Fenced on the claim's token: if the claim changed hands since the read, nothing is released.
+        boolean released = ledger.release(row.get(), "released by operator " + who);
+        return released ? changed(1) : unchanged("the claim changed hands meanwhile; read it again");
+    }
+
+    private Map<String, Object> resolve(boolean completed, String consumer, String messageId) {
+        ProcessedMessageStore ledger = requireStore();
+        boolean done = completed
+                ? ledger.completeReconciled(consumer, messageId)
+                : ledger.releaseReconciled(consumer, messageId);
+        return done ? changed(1) : unchanged("no row held for reconciliation for this consumer and message id");
+    }
+
+    private Map<String, Object> redrive(@Nullable Long id, @Nullable String topic, @Nullable Boolean all) {
+        OutboxControl control = requireOutbox();
+        int chosen = (id != null ? 1 : 0) + (topic != null ? 1 : 0) + (Boolean.TRUE.equals(all) ? 1 : 0);
+        if (chosen != 1) {
+            throw new InvalidEndpointRequestException(
+                    "outbox/redrive needs exactly one of: id, topic, all=true", "Ambiguous re-drive");
+        }
+        if (id != null) {
+            return control.redrive(id) ? changed(1) : unchanged("row " + id + " is not parked");
+        }
+        int count = control.redriveParked(topic);
+        return count > 0 ? changed(count) : unchanged("no parked rows" + (topic != null ? " of topic " + topic : ""));
+    }
+
+    private Map<String, Object> budgetAction(@Nullable String name, Consumer<Budget> action) {
+        Budget budget = requireBudget(name);
+        try {
+            action.accept(budget);
+        } catch (UnsupportedOperationException ex) {
+            // A fleet budget's window is shared: it is not reset from one instance.
+            return unchanged(String.valueOf(ex.getMessage()));
+        }
+        Map<String, Object> result = changed(1);
+        result.put("budget", budget(budget));
+        return result;
+    }
+
+    private Map<String, Object> changeLimit(@Nullable String name, @Nullable Double limit) {
+        Budget budget = requireBudget(name);
+        if (limit == null) {
+            throw new InvalidEndpointRequestException("budgets/limit needs a limit", "Missing limit");
+        }
+        BudgetConfig config;
+        try {
+            config = BudgetConfig.from(budget.config()).limit(limit).build();
+        } catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException(String.valueOf(ex.getMessage()), "Invalid limit");
+        }
+        Budget updated = Objects.requireNonNull(budgets).update(budget.name(), config);
+        Map<String, Object> result = changed(1);
+        result.put("budget", budget(updated));
+        return result;
+    }
+
+    // ---------------------------------------------------------------------------------- helpers
+
+    private static String who(SecurityContext context) {
+        Principal principal = context.getPrincipal();
+        return principal != null && principal.getName() != null ? principal.getName() : "anonymous";
+    }
+
+    private static String require(@Nullable String value, String parameter) {
+        if (value == null || value.isBlank()) {
+            throw new InvalidEndpointRequestException("Missing " + parameter, "Missing " + parameter);
+        }
+        return value;
+    }
+
+    private ProcessedMessageStore requireStore() {
+        if (store == null) {
+            throw new InvalidEndpointRequestException("This application has no Sumi ledger", "No ledger");
+        }
+        return store;
+    }
+
+    private OutboxControl requireOutbox() {
+        if (outbox == null) {
+            throw new InvalidEndpointRequestException(
+                    "This application has no Sumi outbox (sumi-outbox-producer)", "No outbox");
+        }
+        return outbox;
+    }
+
+    private Budget requireBudget(@Nullable String name) {
+        String budget = require(name, "name");
+        if (budgets == null || budgets.find(budget).isEmpty()) {
+            throw new InvalidEndpointRequestException("No budget named '" + budget + "'", "Unknown budget");
+        }
+        return budgets.budget(budget);
+    }
+
+    private static PageRequest pageRequest(@Nullable Integer page, @Nullable Integer size, Sort sort) {
+        int number = page == null ? 0 : page;
+        int rows = size == null ? DEFAULT_PAGE_SIZE : size;
+        if (number < 0 || rows < 1 || rows > MAX_PAGE_SIZE) {
+            throw new InvalidEndpointRequestException(
+                    "page must be >= 0 and size between 1 and " + MAX_PAGE_SIZE, "Invalid page");
+        }
+        return PageRequest.of(number, rows, sort);
+    }
+
+    private static <T> Map<String, Object> page(Page<T> page, Function<T, Map<String, Object>> row) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("content", page.getContent().stream().map(row).toList());
+        result.put("page", page.getNumber());
+        result.put("size", page.getSize());
+        result.put("totalElements", page.getTotalElements());
+        result.put("totalPages", page.getTotalPages());
+        return result;
+    }
+
+    private static Map<String, Object> ledgerRow(LedgerRow row) {
+        Map<String, Object> map = new LinkedHashMap<>();
+        map.put("consumer", row.id().consumer());
+        map.put("messageId", row.id().messageId());
+        map.put("status", row.status());
+        map.put("firstSeenAt", text(row.firstSeenAt()));
+        map.put("leaseUntil", text(row.leaseUntil()));
+        map.put("attempts", row.attempts());
+        map.put("lastError", row.lastError());
+        map.put("processedAt", text(row.processedAt()));
+        return map;
+    }
+
+    private static Map<String, Object> outboxRow(OutboxRow row) {
+        Map<String, Object> map = new LinkedHashMap<>();
+        map.put("id", row.id());
+        map.put("topic", row.topic());
+        map.put("aggregateId", row.aggregateId());
+        map.put("createdAt", text(row.createdAt()));
+        map.put("availableAt", text(row.availableAt()));
+        map.put("attempts", row.attempts());
+        map.put("lastError", row.lastError());
+        map.put("parkedAt", text(row.parkedAt()));
+        return map;
+    }
+
+    private static @Nullable String text(@Nullable Instant instant) {
+        return instant == null ? null : instant.toString();
+    }
+
+    private static Map<String, Object> changed(int rows) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("changed", true);
+        result.put("rows", rows);
+        return result;
+    }
+
+    private static Map<String, Object> unchanged(String reason) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("changed", false);
+        result.put("reason", reason);
+        return result;
+    }
+}
