@@ -254,6 +254,8 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                 .until(() -> effects.counts("pc-rebalance").size() >= 20);
         // The second consumer joins while the first is mid-run (its handler is slow until then).
         registry.getListenerContainer("pc-rebalance-2").start();
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> effects.threads("pc-rebalance").size() == 2);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> committedTotal("pc-rebalance", "pc.rebalance", 4) == 400);
         assertThat(effects.counts("pc-rebalance"))
