@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -47,7 +48,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@code paced-seconds} (10), {@code cases} (all: bare, record-tx, record-lease, record-lease-poll,
  * batch-lease, batch-tx), {@code duplicates} (0,30), {@code jdbc-url}
  * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code jdbc-user}
- * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m).
+ * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records} (10000: an
+ * unmeasured drain by the bare, record-lease-poll and batch-lease cases first, so that the first
+ * measured case does not pay for the JVM's warm-up).
  */
 public final class KafkaEndToEndBenchmark {
 
@@ -108,6 +111,15 @@ public final class KafkaEndToEndBenchmark {
                     records,
                     pacedRate,
                     pacedSeconds);
+            int warmup = Integer.parseInt(options.getOrDefault("warmup-records", "10000"));
+            if (warmup > 0) {
+                // Unmeasured: the JIT and the connection pools of this JVM warm up before the first measured case.
+                broker.createTopic("warmup", PARTITIONS);
+                long distinct = produce(broker, "warmup", warmup, 30, 0, "w-");
+                for (String name : List.of("bare", "record-lease-poll", "batch-lease")) {
+                    runCase(broker, url, user, password, name, 30, "warmup", warmup, distinct, null);
+                }
+            }
             for (int duplicates : duplicateRates) {
                 String drainTopic = "drain-d" + duplicates;
                 broker.createTopic(drainTopic, PARTITIONS);
@@ -115,8 +127,8 @@ public final class KafkaEndToEndBenchmark {
                 for (String name : cases) {
                     String pacedTopic = Recorder.LATENCY_TOPIC_PREFIX + name + "-d" + duplicates;
                     broker.createTopic(pacedTopic, PARTITIONS);
-                    results.add(
-                            runCase(broker, url, user, password, name, duplicates, drainTopic, distinct, pacedTopic));
+                    results.add(runCase(
+                            broker, url, user, password, name, duplicates, drainTopic, records, distinct, pacedTopic));
                 }
             }
         }
@@ -133,8 +145,9 @@ public final class KafkaEndToEndBenchmark {
             String name,
             int duplicates,
             String drainTopic,
+            int drainCount,
             long distinctInDrain,
-            String pacedTopic)
+            @Nullable String pacedTopic)
             throws Exception {
         truncateLedger(url, user, password);
         int pacedTotal = pacedRate * pacedSeconds;
@@ -142,8 +155,8 @@ public final class KafkaEndToEndBenchmark {
         boolean sumi = !name.equals("bare");
         Map<String, Object> properties = new LinkedHashMap<>();
         properties.put("bench.listener", name.equals("record-lease-poll") ? "record-lease" : name);
-        properties.put("bench.topics", drainTopic + "," + pacedTopic);
-        properties.put("bench.group", "bench-" + name + "-d" + duplicates);
+        properties.put("bench.topics", pacedTopic == null ? drainTopic : drainTopic + "," + pacedTopic);
+        properties.put("bench.group", "bench-" + name + "-" + drainTopic);
         properties.put("sumi.kafka.poll-claim", name.equals("record-lease-poll"));
         properties.put("spring.kafka.bootstrap-servers", broker.bootstrapServers());
         properties.put("spring.kafka.consumer.auto-offset-reset", "earliest");
@@ -158,21 +171,24 @@ public final class KafkaEndToEndBenchmark {
         properties.put("spring.datasource.hikari.maximum-pool-size", 6);
         properties.put("spring.flyway.locations", "classpath:db/sumi/{vendor}");
         properties.put("sumi.ledger.pruning.enabled", false);
-        long expectedDrain = sumi ? distinctInDrain : records;
-        System.out.printf(Locale.ROOT, "%-18s d%-3d starting...%n", name, duplicates);
+        long expectedDrain = sumi ? distinctInDrain : drainCount;
+        System.out.printf(Locale.ROOT, "%-18s d%-3d %s starting...%n", name, duplicates, drainTopic);
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchListeners.class)
                 .web(WebApplicationType.NONE)
                 .properties(properties)
                 .run()) {
             awaitCount(Recorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
             double seconds = Recorder.drainSeconds();
+            if (pacedTopic == null) {
+                return new Result(name, duplicates, drainCount / seconds, -1, -1);
+            }
             long pacedDistinct = produce(broker, pacedTopic, pacedTotal, duplicates, pacedRate, "p-" + name + "-");
             long expectedPaced = sumi ? pacedDistinct : pacedTotal;
             awaitCount(() -> Recorder.paced(), expectedPaced, Duration.ofMinutes(5), name + " paced");
             Result result = new Result(
                     name,
                     duplicates,
-                    records / seconds,
+                    drainCount / seconds,
                     Recorder.latencyPercentile(50),
                     Recorder.latencyPercentile(99));
             System.out.printf(

@@ -141,9 +141,8 @@ final class LeasePollClaim implements PollClaim {
                 state.status = Status.RELEASED; // marked RECONCILE (or left to whoever holds it now)
                 throw verdicts.markUncertain(handler, row);
             }
-            try (IdempotencyContext.Scope scope = new IdempotencyContext(
-                            request.messageId(), consumer, row.attempts(), IdempotencyMode.LEASE)
-                    .open()) {
+            try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(
+                    new IdempotencyContext(request.messageId(), consumer, row.attempts(), IdempotencyMode.LEASE))) {
                 value = run.run(body);
             } catch (Exception | Error ex) {
                 // Released at once so the error handler's redelivery can claim it again.
