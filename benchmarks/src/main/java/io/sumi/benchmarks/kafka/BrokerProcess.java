@@ -96,7 +96,7 @@ final class BrokerProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("broker.log").toFile())
                 .start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("The broker exited, see " + dir.resolve("broker.log"));
