@@ -7,6 +7,8 @@ import java.lang.reflect.Proxy;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.kafka.core.ConsumerPostProcessor;
 
 /**
@@ -35,6 +37,8 @@ public final class PollClaimingConsumer implements InvocationHandler {
             return wrap(consumer);
         }
     }
+
+    private static final Logger log = LoggerFactory.getLogger(PollClaimingConsumer.class);
 
     private final Consumer<?, ?> delegate;
     private @Nullable PollState current;
@@ -75,10 +79,22 @@ public final class PollClaimingConsumer implements InvocationHandler {
                 }
                 return call(method, args);
             }
-            case "close", "unsubscribe" -> {
+            case "unsubscribe" -> {
+                settle();
+                return call(method, args);
+            }
+            case "close" -> {
                 try {
                     settle();
+                } catch (RuntimeException ex) {
+                    // Closed anyway: no offset was committed for the records whose completion failed
+                    // (every commit writes the completions first), so they are delivered again.
+                    log.warn(
+                            "Could not write the completions of the last poll before closing the consumer; its records"
+                                    + " were not committed and will be delivered again",
+                            ex);
                 } finally {
+                    current = null;
                     PollState.bind(null);
                 }
                 return call(method, args);
