@@ -73,6 +73,19 @@ public interface IdempotentExecutor extends AutoCloseable {
     BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
             throws Exception;
 
+    /**
+     * Claims, in lease mode and in one round trip, every message a listener container has fetched
+     * and is about to dispatch one by one (a Kafka poll), so that each then runs against its claim
+     * and the completions are written together ({@link PollClaim}).
+     *
+     * @return the claims, or {@code null} when the handler does not run in lease mode here (or the
+     *     executor does not support it): the caller then runs each message through {@link #execute}
+     * @since 0.1.0
+     */
+    default @Nullable PollClaim claimPoll(HandlerDefinition handler, List<? extends InboundMessage> messages) {
+        return null;
+    }
+
     /** The key resolver the executor uses. */
     MessageKeyResolver keyResolver();
 

@@ -4,6 +4,7 @@ import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
+import io.sumi.kafka.PollClaimContainerCheck;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
@@ -25,6 +26,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
@@ -41,6 +43,8 @@ import org.springframework.kafka.listener.FailedRecordProcessor;
 @ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
 @Import(SumiKafkaAutoConfiguration.AutoProxyRegistrar.class)
 class SumiKafkaAutoConfiguration {
+
+    static final String POLL_CLAIM_PROPERTY = "sumi.kafka.poll-claim";
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -60,8 +64,19 @@ class SumiKafkaAutoConfiguration {
     }
 
     @Bean
-    static SumiListenerContainerFactoryPostProcessor sumiListenerContainerFactoryPostProcessor() {
-        return new SumiListenerContainerFactoryPostProcessor();
+    static SumiListenerContainerFactoryPostProcessor sumiListenerContainerFactoryPostProcessor(
+            Environment environment) {
+        // Read from the Environment: a static post-processor is created before the properties bean.
+        return new SumiListenerContainerFactoryPostProcessor(
+                environment.getProperty(POLL_CLAIM_PROPERTY, Boolean.class, false));
+    }
+
+    /** Refuses, at start-up, containers whose offsets Sumi cannot write the poll's completions before. */
+    @Bean
+    @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
+    @ConditionalOnProperty(name = POLL_CLAIM_PROPERTY, havingValue = "true")
+    PollClaimContainerCheck sumiPollClaimContainerCheck(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
+        return new PollClaimContainerCheck(registry::getObject);
     }
 
     /** Teaches error-handler and after-rollback-processor beans, including those used outside the endpoint registry. */

@@ -6,15 +6,18 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.kafka.internal.CurrentRecords;
+import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -109,6 +112,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
             if (current != null) {
+                PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
+                if (pollClaim != null) {
+                    return pollClaim
+                            .execute(pollIndex(current), () -> proceed(invocation))
+                            .value();
+                }
                 return executor()
                         .execute(definition, new KafkaInboundMessage(current), () -> proceed(invocation))
                         .value();
@@ -133,6 +142,27 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * The claims of the poll {@code record} came from, taken on its first dispatch, when its
+     * consumer claims polls ({@code sumi.kafka.poll-claim}) and {@code method} is a
+     * {@code @KafkaListener} method (a class-level listener's {@code @KafkaHandler} methods each see
+     * only some of a poll's records); {@code null}: the record takes the ordinary path.
+     */
+    private @Nullable PollClaim pollClaim(Method method, HandlerDefinition definition, ConsumerRecord<?, ?> record) {
+        PollState poll = PollState.current();
+        if (poll == null
+                || poll.indexOf(record) < 0
+                || !(AnnotatedElementUtils.hasAnnotation(method, KafkaListener.class)
+                        || AnnotatedElementUtils.hasAnnotation(method, KafkaListeners.class))) {
+            return null;
+        }
+        return poll.claimFor(definition, executor());
+    }
+
+    private static int pollIndex(ConsumerRecord<?, ?> record) {
+        return Objects.requireNonNull(PollState.current()).indexOf(record);
     }
 
     /**

@@ -249,7 +249,7 @@ public final class SumiKafkaErrorHandling {
     }
 
     @SuppressWarnings("removal")
-    private static boolean isTransactional(AbstractMessageListenerContainer<?, ?> container) {
+    static boolean isTransactional(AbstractMessageListenerContainer<?, ?> container) {
         return container.getContainerProperties().getKafkaAwareTransactionManager() != null
                 || container.getContainerProperties().getTransactionManager() != null;
     }

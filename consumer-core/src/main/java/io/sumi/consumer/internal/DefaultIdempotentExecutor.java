@@ -11,6 +11,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
@@ -18,6 +19,7 @@ import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,6 +63,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final TransactionalExecution transactional;
     private final LeaseRenewer renewer;
     private final ObservationRegistry observations;
+    private final ClaimVerdicts verdicts;
 
     public DefaultIdempotentExecutor(
             ProcessedMessageStore store,
@@ -135,7 +138,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         this.transactions = transactions;
         this.recorder = new OutcomeRecorder(meterRegistry);
         this.keyResolver = keyResolver;
-        ClaimVerdicts verdicts = new ClaimVerdicts(store, recorder, reconcileAfter);
+        this.verdicts = new ClaimVerdicts(store, recorder, reconcileAfter);
         this.renewer = new LeaseRenewer(store, recorder, renewLeases, maxRun);
         this.lease = new LeaseExecution(store, verdicts, recorder, renewer);
         this.transactional = new TransactionalExecution(store, transactions, verdicts, recorder);
@@ -228,6 +231,31 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             throw new BatchFailedException(result.stop(), Objects.requireNonNull(result.cause()));
         }
         return new BatchResult(result.processed(), result.duplicates());
+    }
+
+    @Override
+    public @Nullable PollClaim claimPoll(HandlerDefinition handler, List<? extends InboundMessage> messages) {
+        if (messages.isEmpty() || mode(handler) != IdempotencyMode.LEASE) {
+            return null;
+        }
+        List<@Nullable ClaimRequest> requests = new ArrayList<>(messages.size());
+        List<ClaimRequest> usable = new ArrayList<>(messages.size());
+        for (InboundMessage message : messages) {
+            ClaimRequest request;
+            try {
+                request = new ClaimRequest(key(handler, message), message.fingerprint());
+            } catch (RuntimeException ex) {
+                // Not claimed: the record's own dispatch takes the ordinary path and is refused there.
+                request = null;
+            }
+            requests.add(request);
+            if (request != null) {
+                usable.add(request);
+            }
+        }
+        List<ClaimResult> results =
+                usable.isEmpty() ? List.of() : store.claimAll(handler.consumer(), usable, handler.lease());
+        return new LeasePollClaim(this, store, verdicts, recorder, handler, messages, requests, results);
     }
 
     /** The participation rule: {@code AUTO} is transactional only inside a transaction of the ledger's DataSource. */

@@ -8,6 +8,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
@@ -283,6 +284,8 @@ final class ExecutorModel implements AutoCloseable {
             deliver(deliver);
         } else if (step instanceof Batch batch) {
             batch(batch);
+        } else if (step instanceof Step.Poll poll) {
+            poll(poll);
         } else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
         } else if (step instanceof ConcurrentBatches batches) {
@@ -687,6 +690,105 @@ final class ExecutorModel implements AutoCloseable {
         }
         for (int i = 0; i < acked; i++) {
             ack(keys.get(i), "message " + i + " of a batch that " + outcome);
+        }
+    }
+
+    /**
+     * A poll claimed in one round trip ({@link Step.Poll}). Predicted from the model: a key FREE at
+     * the claim runs once (its later copies in the poll are duplicates), a COMPLETED key is a
+     * duplicate, a key another claim holds is BUSY and stops the poll; the failing record stops it
+     * too (its claim released). At the "offset commit" the completions are written and the unrun
+     * claims released, then the records before the stop are acked: {@link #ack} checks that each is
+     * COMPLETED in the ledger, the promise the poll claim rests on.
+     */
+    private void poll(Step.Poll step) {
+        Instance instance = instances[step.instance()];
+        List<String> keys = step.keys().stream().map(ExecutorModel::key).toList();
+        instance.store.clearInjected();
+        PollClaim claim = instance.executor.claimPoll(handler, messages(keys));
+        if (config.transactional() || config.budgeted()) {
+            expect(
+                    claim == null,
+                    "no poll claim (transactional mode, or a budget: records go one by one)",
+                    String.valueOf(claim));
+            return;
+        }
+        if (claim == null) {
+            fail("expected a poll claim in lease mode");
+            return;
+        }
+        keys.forEach(this::noteDelivered);
+        Set<String> claimedHere = new HashSet<>();
+        for (String key : keys) {
+            if (stateOf(key) == KeyState.FREE && claimedHere.add(key)) {
+                setState(key, KeyState.HELD);
+            }
+        }
+        Set<String> ranHere = new HashSet<>();
+        int stop = keys.size();
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            int index = i;
+            boolean failing = i == step.failAt();
+            Probe probe = new Probe();
+            HandlerResult<?> result = null;
+            Throwable thrown = null;
+            try {
+                result = claim.execute(i, () -> {
+                    probe.calls.add(List.of(index));
+                    if (failing) {
+                        throw probe.fail(new HandlerFailure("record " + index + " (" + key + ") of the poll fails"));
+                    }
+                    probe.ran.add(key);
+                    effect(key);
+                    return null;
+                });
+            } catch (Throwable ex) {
+                thrown = ex;
+            }
+            String outcome = describe(result, thrown) + " for record " + i + " (" + key + ") of the poll";
+            boolean ran = !probe.calls.isEmpty();
+            if (ranHere.contains(key) || stateOf(key) == KeyState.COMPLETED) {
+                expect(
+                        thrown == null && result != null && result.outcome() == MessageOutcome.DUPLICATE && !ran,
+                        "DUPLICATE (completed, or run earlier in this poll)",
+                        outcome);
+                continue;
+            }
+            if (!claimedHere.contains(key)) {
+                expect(
+                        thrown instanceof MessageBusyException && !ran,
+                        "BUSY (a live lease elsewhere holds it)",
+                        outcome);
+                stop = i;
+                break;
+            }
+            if (failing) {
+                expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
+                claimedHere.remove(key);
+                setState(key, KeyState.FREE);
+                stop = i;
+                break;
+            }
+            expect(
+                    thrown == null && result != null && result.outcome() == MessageOutcome.PROCESSED && ran,
+                    "PROCESSED (claimed by the poll)",
+                    outcome);
+            ranHere.add(key);
+        }
+        if (step.crashBeforeCommit()) {
+            // The JVM dies: no completion written, no claim released, nothing acked. The claims
+            // stay HELD until their lease ends; the records come again.
+            instance.restart = true;
+            return;
+        }
+        claim.completePending();
+        claim.releaseUnrun();
+        for (String key : claimedHere) {
+            setState(key, ranHere.contains(key) ? KeyState.COMPLETED : KeyState.FREE);
+        }
+        for (int i = 0; i < stop; i++) {
+            ack(keys.get(i), "record " + i + " of a poll, acked at the offset commit");
         }
     }
 

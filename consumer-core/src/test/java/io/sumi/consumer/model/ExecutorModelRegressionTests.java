@@ -206,4 +206,26 @@ class ExecutorModelRegressionTests {
         ExecutorModel.check(
                 database, config(LEASE, 0, false, false, false), List.of(overtaken(0, 0, Fault.CRASH_IN_HANDLER)));
     }
+
+    /*
+     * Issue 12 (the poll-level claim), a fixed sequence: instance 1 dies holding k1; instance 0's
+     * poll runs k0 and k2, skips the second k0 as a duplicate, stops at the busy k1 (k3 claimed
+     * with the poll, released unrun); instance 2's poll fails at its first record; instance 0's
+     * next poll dies before its completions are written (nothing acked, its claims expire); the
+     * end delivers everything again. Every ack is checked against a COMPLETED row.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aPollRunsEachKeyOnceAndAcksOnlyWhatIsCompleted(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0b001, false, false, false),
+                List.of(
+                        deliver(1, 1, Step.Fault.CRASH_IN_HANDLER),
+                        Step.poll(0, List.of(0, 2, 0, 1, 3), -1, false),
+                        Step.poll(2, List.of(3, 3, 2), 0, false),
+                        Step.poll(0, List.of(3, 2, 3), -1, true),
+                        Step.expireLeases(),
+                        Step.poll(1, List.of(1, 3, 0, 1), -1, false)));
+    }
 }

@@ -161,6 +161,25 @@ final class Shrinker {
             for (List<Integer> keys : lowerKeys(b.keys())) {
                 out.add(List.of(Step.batch(b.instance(), keys, b.failAt(), b.fault())));
             }
+        } else if (step instanceof Step.Poll p) {
+            for (int i = 0; p.keys().size() > 1 && i < p.keys().size(); i++) {
+                List<Integer> keys = new ArrayList<>(p.keys());
+                keys.remove(i);
+                int failAt = p.failAt() == i ? -1 : p.failAt() > i ? p.failAt() - 1 : p.failAt();
+                out.add(List.of(Step.poll(p.instance(), keys, failAt, p.crashBeforeCommit())));
+            }
+            if (p.failAt() != -1) {
+                out.add(List.of(Step.poll(p.instance(), p.keys(), -1, p.crashBeforeCommit())));
+            }
+            if (p.crashBeforeCommit()) {
+                out.add(List.of(Step.poll(p.instance(), p.keys(), p.failAt(), false)));
+            }
+            if (p.instance() != 0) {
+                out.add(List.of(Step.poll(0, p.keys(), p.failAt(), p.crashBeforeCommit())));
+            }
+            for (List<Integer> keys : lowerKeys(p.keys())) {
+                out.add(List.of(Step.poll(p.instance(), keys, p.failAt(), p.crashBeforeCommit())));
+            }
         } else if (step instanceof Concurrently c) {
             if (c.copies() > 2) {
                 out.add(List.of(Step.concurrently(c.key(), 2)));

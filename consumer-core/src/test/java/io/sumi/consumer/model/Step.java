@@ -89,6 +89,28 @@ sealed interface Step {
         }
     }
 
+    /**
+     * Lease mode, the poll-level claim: the records of {@code keys} fetched by one poll of
+     * {@code instance}, claimed in one round trip ({@code claimPoll}) and run one by one against
+     * their claims; the record at {@code failAt} fails before its effect and stops the poll (the
+     * container seeks back: the rest is not run now); then the completions are written and the
+     * unrun claims released (the offset commit), and the records before the stop are acked.
+     * {@code crashBeforeCommit}: the JVM dies after the records ran, before the completions are
+     * written: nothing is acked.
+     */
+    record Poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit) implements Step {
+        public Poll {
+            keys = List.copyOf(keys);
+        }
+
+        @Override
+        public String toString() {
+            return "poll(" + instance + ", List.of("
+                    + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), " + failAt + ", "
+                    + crashBeforeCommit + ")";
+        }
+    }
+
     /** {@code key} delivered at the same moment to instances {@code 0..copies-1}, each on a thread of its own. */
     record Concurrently(int key, int copies) implements Step {
         @Override
@@ -167,6 +189,10 @@ sealed interface Step {
 
     static Batch batch(int instance, List<Integer> keys, int failAt, BatchFault fault) {
         return new Batch(instance, keys, failAt, fault);
+    }
+
+    static Poll poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit) {
+        return new Poll(instance, keys, failAt, crashBeforeCommit);
     }
 
     static Concurrently concurrently(int key, int copies) {

@@ -117,6 +117,7 @@ final class StepGenerator {
     private enum Kind {
         DELIVER(8),
         BATCH(4),
+        POLL(3),
         CONCURRENTLY(2),
         CONCURRENT_BATCHES(2),
         OVERTAKEN(1),
@@ -140,6 +141,7 @@ final class StepGenerator {
                     switch (kind()) {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
                         case BATCH -> batch(instance(), batchFaults);
+                        case POLL -> poll();
                         case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
                         case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
                         case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
@@ -169,6 +171,11 @@ final class StepGenerator {
     private Step batch(int instance, BatchFault[] faults) {
         List<Integer> keys = batchKeys();
         return Step.batch(instance, keys, failAt(keys.size()), pick(BatchFault.NONE, faults));
+    }
+
+    private Step poll() {
+        List<Integer> keys = batchKeys();
+        return Step.poll(instance(), keys, failAt(keys.size()), random.nextInt(5) == 0);
     }
 
     /** Inside a listener transaction the instance of the outer step receives everything. */

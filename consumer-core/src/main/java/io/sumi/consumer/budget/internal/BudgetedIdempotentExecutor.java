@@ -6,6 +6,7 @@ import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetPermit;
@@ -49,6 +50,12 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
     @Override
     public void close() {
         delegate.close();
+    }
+
+    /** Only handlers bound to no budget: a budgeted call takes its permit per message, before its claim. */
+    @Override
+    public @Nullable PollClaim claimPoll(HandlerDefinition handler, List<? extends InboundMessage> messages) {
+        return handler.budget() == null ? delegate.claimPoll(handler, messages) : null;
     }
 
     /** What became of the handler's run. */

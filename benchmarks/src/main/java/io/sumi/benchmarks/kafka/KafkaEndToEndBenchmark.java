@@ -1,0 +1,329 @@
+package io.sumi.benchmarks.kafka;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * End-to-end Kafka benchmark (docs/benchmarks.md, "End to end: Kafka listeners"): a real broker JVM,
+ * PostgreSQL, and per case a Spring Boot application with Sumi's starter and one
+ * {@code @KafkaListener} (3 consumer threads), in one run, ratios to the bare listener.
+ *
+ * <p>Per duplicate rate (0 % and 30 %), {@code --records} records of ~200 bytes are produced once to
+ * a 6-partition drain topic; a record is a duplicate when it repeats the key (the {@code outbox-id}
+ * header) of one of the 2,000 records before it. Each case then starts its application with a new
+ * consumer group and an empty ledger and measures:
+ * <ul>
+ *   <li>drain: the backlog consumed from the first handler call to the last, as records/s (every
+ *   record, duplicates included, counts);</li>
+ *   <li>latency: {@code --paced-rate} records/s for {@code --paced-seconds} to a topic of the case's
+ *   own, each record's handler start minus its producer timestamp, p50 and p99 (duplicates are
+ *   not run, so not measured).</li>
+ * </ul>
+ *
+ * <p>Options ({@code --name=value}): {@code records} (200000), {@code paced-rate} (1000),
+ * {@code paced-seconds} (10), {@code cases} (all: bare, record-tx, record-lease, record-lease-poll,
+ * batch-lease, batch-tx), {@code duplicates} (0,30), {@code jdbc-url}
+ * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code jdbc-user}
+ * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records} (10000: an
+ * unmeasured drain by the bare, record-lease-poll and batch-lease cases first, so that the first
+ * measured case does not pay for the JVM's warm-up).
+ */
+public final class KafkaEndToEndBenchmark {
+
+    private static final List<String> ALL_CASES =
+            List.of("bare", "record-tx", "record-lease", "record-lease-poll", "batch-lease", "batch-tx");
+    private static final int PARTITIONS = 6;
+    private static final int DUPLICATE_WINDOW = 2_000;
+
+    private final Map<String, String> options;
+    private final int records;
+    private final int pacedRate;
+    private final int pacedSeconds;
+
+    private KafkaEndToEndBenchmark(Map<String, String> options) {
+        this.options = options;
+        this.records = Integer.parseInt(options.getOrDefault("records", "200000"));
+        this.pacedRate = Integer.parseInt(options.getOrDefault("paced-rate", "1000"));
+        this.pacedSeconds = Integer.parseInt(options.getOrDefault("paced-seconds", "10"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                System.err.println("Usage: KafkaEndToEndBenchmark [--name=value ...]; see the class comment");
+                System.exit(2);
+            }
+            options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        new KafkaEndToEndBenchmark(options).run();
+        System.exit(0);
+    }
+
+    private record Result(String name, int duplicates, double recordsPerSecond, long p50, long p99) {}
+
+    private void run() throws Exception {
+        List<String> cases = List.of(
+                options.getOrDefault("cases", String.join(",", ALL_CASES)).split(","));
+        List<Integer> duplicateRates = new ArrayList<>();
+        for (String rate : options.getOrDefault("duplicates", "0,30").split(",")) {
+            duplicateRates.add(Integer.parseInt(rate.trim()));
+        }
+        String url = options.getOrDefault("jdbc-url", "jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka");
+        String user = options.getOrDefault("jdbc-user", "postgres");
+        String password = options.getOrDefault("jdbc-password", "");
+        ensureDatabase(url, user, password);
+
+        Path dir = Files.createTempDirectory("sumi-kafka-bench");
+        List<Result> results = new ArrayList<>();
+        Instant started = Instant.now();
+        try (BrokerProcess broker = new BrokerProcess(dir)) {
+            broker.start(options.getOrDefault("broker-heap", "512m"));
+            System.out.printf(
+                    Locale.ROOT,
+                    "broker up at %s (%s); %d records per drain, paced %d/s for %d s%n",
+                    broker.bootstrapServers(),
+                    dir,
+                    records,
+                    pacedRate,
+                    pacedSeconds);
+            int warmup = Integer.parseInt(options.getOrDefault("warmup-records", "10000"));
+            if (warmup > 0) {
+                // Unmeasured: the JIT and the connection pools of this JVM warm up before the first measured case.
+                broker.createTopic("warmup", PARTITIONS);
+                long distinct = produce(broker, "warmup", warmup, 30, 0, "w-");
+                for (String name : List.of("bare", "record-lease-poll", "batch-lease")) {
+                    runCase(broker, url, user, password, name, 30, "warmup", warmup, distinct, null);
+                }
+            }
+            for (int duplicates : duplicateRates) {
+                String drainTopic = "drain-d" + duplicates;
+                broker.createTopic(drainTopic, PARTITIONS);
+                long distinct = produce(broker, drainTopic, records, duplicates, 0, "d" + duplicates + "-");
+                for (String name : cases) {
+                    String pacedTopic = Recorder.LATENCY_TOPIC_PREFIX + name + "-d" + duplicates;
+                    broker.createTopic(pacedTopic, PARTITIONS);
+                    results.add(runCase(
+                            broker, url, user, password, name, duplicates, drainTopic, records, distinct, pacedTopic));
+                }
+            }
+        }
+        print(results, started);
+    }
+
+    // The application context is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
+    private Result runCase(
+            BrokerProcess broker,
+            String url,
+            String user,
+            String password,
+            String name,
+            int duplicates,
+            String drainTopic,
+            int drainCount,
+            long distinctInDrain,
+            @Nullable String pacedTopic)
+            throws Exception {
+        truncateLedger(url, user, password);
+        int pacedTotal = pacedRate * pacedSeconds;
+        Recorder.reset(pacedTotal);
+        boolean sumi = !name.equals("bare");
+        Map<String, Object> properties = new LinkedHashMap<>();
+        properties.put("bench.listener", name.equals("record-lease-poll") ? "record-lease" : name);
+        properties.put("bench.topics", pacedTopic == null ? drainTopic : drainTopic + "," + pacedTopic);
+        properties.put("bench.group", "bench-" + name + "-" + drainTopic);
+        properties.put("sumi.kafka.poll-claim", name.equals("record-lease-poll"));
+        properties.put("spring.kafka.bootstrap-servers", broker.bootstrapServers());
+        properties.put("spring.kafka.consumer.auto-offset-reset", "earliest");
+        properties.put(
+                "spring.kafka.consumer.key-deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        properties.put(
+                "spring.kafka.consumer.value-deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        properties.put("spring.kafka.listener.concurrency", 3);
+        properties.put("spring.datasource.url", url);
+        properties.put("spring.datasource.username", user);
+        properties.put("spring.datasource.password", password);
+        properties.put("spring.datasource.hikari.maximum-pool-size", 6);
+        properties.put("spring.flyway.locations", "classpath:db/sumi/{vendor}");
+        properties.put("sumi.ledger.pruning.enabled", false);
+        long expectedDrain = sumi ? distinctInDrain : drainCount;
+        System.out.printf(Locale.ROOT, "%-18s d%-3d %s starting...%n", name, duplicates, drainTopic);
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchListeners.class)
+                .web(WebApplicationType.NONE)
+                .properties(properties)
+                .run()) {
+            awaitCount(Recorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
+            double seconds = Recorder.drainSeconds();
+            if (pacedTopic == null) {
+                return new Result(name, duplicates, drainCount / seconds, -1, -1);
+            }
+            long pacedDistinct = produce(broker, pacedTopic, pacedTotal, duplicates, pacedRate, "p-" + name + "-");
+            long expectedPaced = sumi ? pacedDistinct : pacedTotal;
+            awaitCount(() -> Recorder.paced(), expectedPaced, Duration.ofMinutes(5), name + " paced");
+            Result result = new Result(
+                    name,
+                    duplicates,
+                    drainCount / seconds,
+                    Recorder.latencyPercentile(50),
+                    Recorder.latencyPercentile(99));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-18s d%-3d %,10.0f records/s  p50 %d ms  p99 %d ms%n",
+                    name,
+                    duplicates,
+                    result.recordsPerSecond(),
+                    result.p50(),
+                    result.p99());
+            return result;
+        }
+    }
+
+    /**
+     * Produces {@code count} records of ~200 bytes; {@code duplicates} % of them repeat the key of
+     * one of the records before them. {@code rate} records/s, or as fast as possible if 0.
+     *
+     * @return how many distinct keys were sent
+     */
+    private static long produce(BrokerProcess broker, String topic, int count, int duplicates, int rate, String prefix)
+            throws Exception {
+        Map<String, Object> config = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class,
+                ProducerConfig.LINGER_MS_CONFIG,
+                rate == 0 ? 5 : 0,
+                ProducerConfig.ACKS_CONFIG,
+                "1");
+        Random random = new Random(42 + duplicates);
+        List<String> keys = new ArrayList<>(count);
+        Set<String> distinct = new HashSet<>();
+        long start = System.nanoTime();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
+            for (int i = 0; i < count; i++) {
+                String key = !keys.isEmpty() && random.nextInt(100) < duplicates
+                        ? keys.get(keys.size() - 1 - random.nextInt(Math.min(DUPLICATE_WINDOW, keys.size())))
+                        : prefix + i;
+                keys.add(key);
+                distinct.add(key);
+                ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload(random));
+                record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+                producer.send(record);
+                if (rate > 0) {
+                    long due = start + (long) ((i + 1) * 1e9 / rate);
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                }
+            }
+            producer.flush();
+        }
+        return distinct.size();
+    }
+
+    private static String payload(Random random) {
+        char[] chars = new char[200];
+        for (int i = 0; i < chars.length; i++) {
+            chars[i] = (char) ('a' + random.nextInt(26));
+        }
+        return new String(chars);
+    }
+
+    private static void awaitCount(java.util.function.LongSupplier count, long expected, Duration timeout, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (count.getAsLong() < expected) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        what + ": " + count.getAsLong() + " of " + expected + " records after " + timeout);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void ensureDatabase(String url, String user, String password) throws SQLException {
+        try {
+            DriverManager.getConnection(url, user, password).close();
+        } catch (SQLException ex) {
+            if (!"3D000".equals(ex.getSQLState())) {
+                throw ex;
+            }
+            String name = url.substring(url.lastIndexOf('/') + 1).replaceAll("\\?.*", "");
+            if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                throw new IllegalArgumentException("Refusing to create a database named '" + name + "'");
+            }
+            try (Connection c = DriverManager.getConnection(
+                            url.substring(0, url.lastIndexOf('/') + 1) + "postgres", user, password);
+                    Statement s = c.createStatement()) {
+                s.execute("CREATE DATABASE " + name);
+            }
+        }
+    }
+
+    private static void truncateLedger(String url, String user, String password) throws SQLException {
+        try (Connection c = DriverManager.getConnection(url, user, password);
+                Statement s = c.createStatement()) {
+            s.execute("DO $$ BEGIN IF to_regclass('processed_messages') IS NOT NULL THEN"
+                    + " TRUNCATE processed_messages; ANALYZE processed_messages; END IF; END $$");
+        }
+    }
+
+    private void print(List<Result> results, Instant started) {
+        System.out.println();
+        System.out.printf(
+                Locale.ROOT,
+                "%d records of ~200 bytes, %d partitions, 3 consumer threads; paced %d records/s for %d s; run %s, %d s%n%n",
+                records,
+                PARTITIONS,
+                pacedRate,
+                pacedSeconds,
+                started,
+                Duration.between(started, Instant.now()).toSeconds());
+        System.out.println("| case | duplicates | records/s | × bare | p50 ms | p99 ms |");
+        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+        for (Result result : results) {
+            double bare = results.stream()
+                    .filter(r -> r.name().equals("bare") && r.duplicates() == result.duplicates())
+                    .mapToDouble(Result::recordsPerSecond)
+                    .findFirst()
+                    .orElse(Double.NaN);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %d %% | %,.0f | %.2f | %d | %d |%n",
+                    result.name(),
+                    result.duplicates(),
+                    result.recordsPerSecond(),
+                    result.recordsPerSecond() / bare,
+                    result.p50(),
+                    result.p99());
+        }
+    }
+}

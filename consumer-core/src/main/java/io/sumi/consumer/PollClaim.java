@@ -1,0 +1,41 @@
+package io.sumi.consumer;
+
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+
+/**
+ * The lease-mode claims of the messages a listener container has already fetched (a Kafka poll),
+ * taken in one round trip by {@link IdempotentExecutor#claimPoll} before the first of them runs.
+ * Each message then runs against its claim ({@link #execute}); the completions of the ones that ran
+ * are kept and written in one statement by {@link #completePending()}, which the binder calls
+ * before the container commits the messages' offsets (a crash before that redelivers them, exactly
+ * as a crash between a handler and its completion does). {@link #releaseUnrun()} gives back the
+ * claims of messages that were not run (an earlier message failed and the container sought back, a
+ * rebalance, a stop).
+ *
+ * <p>Used by one thread (the container's consumer thread). A message whose claim is not usable
+ * (no valid key, a live claim elsewhere when the poll was claimed, a row awaiting reconciliation,
+ * a claim released after a failure) takes the executor's ordinary path: its refusal or its
+ * claim is exactly what {@link IdempotentExecutor#execute} does.
+ *
+ * @since 0.1.0
+ */
+public interface PollClaim {
+
+    /**
+     * Runs {@code body} for the message at {@code index} of the poll unless it is done: as
+     * {@link IdempotentExecutor#execute}, except that a claimed message's completion is only kept,
+     * not written, and a key that already ran in this poll is a duplicate.
+     */
+    <T> HandlerResult<T> execute(int index, HandlerBody<T> body) throws Exception;
+
+    /**
+     * Writes the kept completions in one statement (tried twice); a failure is thrown and they stay
+     * kept, so the offsets must not be committed then.
+     *
+     * @return how many completions were written
+     */
+    int completePending();
+
+    /** Releases the claims of messages not run yet, in one statement; a ledger failure is logged (the leases then expire). */
+    void releaseUnrun();
+}

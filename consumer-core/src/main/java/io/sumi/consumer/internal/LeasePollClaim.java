@@ -1,0 +1,246 @@
+package io.sumi.consumer.internal;
+
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.PollClaim;
+import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
+import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lease-mode claims of one poll ({@link PollClaim}), taken with one {@code claimAll}.
+ *
+ * <p>Each key of the poll is in one state: {@code HELD} (claimed, not run), {@code PENDING} (run,
+ * completion kept), {@code DONE} (completion written), {@code RELEASED} (given back after a
+ * failure, or never ours: the poll's claim found it busy or awaiting reconciliation). A message
+ * whose key is {@code PENDING} or {@code DONE} is a duplicate (completed before the poll, or run
+ * earlier in it: the ordinary path would find that one's row completed); one whose key is {@code RELEASED}, or that
+ * had no usable key, takes the executor's ordinary path, so its refusal or fresh claim is exactly
+ * what a record gets without the poll claim.
+ *
+ * <p>Only the consumer thread uses an instance; the executor's counters are updated as
+ * {@link DefaultIdempotentExecutor#execute} does, one outcome per message.
+ */
+final class LeasePollClaim implements PollClaim {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultIdempotentExecutor.class);
+
+    private enum Status {
+        HELD,
+        PENDING,
+        DONE,
+        RELEASED
+    }
+
+    private static final class KeyState {
+        final ClaimResult result;
+        Status status;
+
+        KeyState(ClaimResult result) {
+            this.result = result;
+            // A completed row is a duplicate; a live claim elsewhere or a RECONCILE row is decided
+            // again when its record is dispatched (the ordinary path), as without the poll claim.
+            this.status = result.outcome() == ClaimOutcome.CLAIMED
+                    ? Status.HELD
+                    : result.outcome() == ClaimOutcome.DUPLICATE
+                                    && result.message().isCompleted()
+                            ? Status.DONE
+                            : Status.RELEASED;
+        }
+    }
+
+    private final DefaultIdempotentExecutor executor;
+    private final ProcessedMessageStore store;
+    private final ClaimVerdicts verdicts;
+    private final OutcomeRecorder recorder;
+    private final HandlerDefinition handler;
+    private final List<? extends InboundMessage> messages;
+    private final List<@Nullable ClaimRequest> requests;
+    private final Map<String, KeyState> keys = new HashMap<>();
+    private final long token;
+
+    /**
+     * @param requests one per message, {@code null} where the message has no usable key
+     * @param results one per non-null request, in order
+     */
+    LeasePollClaim(
+            DefaultIdempotentExecutor executor,
+            ProcessedMessageStore store,
+            ClaimVerdicts verdicts,
+            OutcomeRecorder recorder,
+            HandlerDefinition handler,
+            List<? extends InboundMessage> messages,
+            List<@Nullable ClaimRequest> requests,
+            List<ClaimResult> results) {
+        this.executor = executor;
+        this.store = store;
+        this.verdicts = verdicts;
+        this.recorder = recorder;
+        this.handler = handler;
+        this.messages = messages;
+        this.requests = requests;
+        long claimToken = 0L;
+        int r = 0;
+        for (ClaimRequest request : requests) {
+            if (request != null) {
+                ClaimResult result = results.get(r++);
+                // A key repeated in the poll gets the same result for each occurrence: one state.
+                keys.putIfAbsent(request.messageId(), new KeyState(result));
+                if (result.outcome() == ClaimOutcome.CLAIMED) {
+                    claimToken = result.message().claimToken();
+                }
+            }
+        }
+        this.token = claimToken;
+    }
+
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
+    @Override
+    public <T> HandlerResult<T> execute(int index, HandlerBody<T> body) throws Exception {
+        ClaimRequest request = requests.get(index);
+        KeyState state = request == null ? null : keys.get(request.messageId());
+        if (request == null || state == null || state.status == Status.RELEASED) {
+            return executor.execute(handler, messages.get(index), body);
+        }
+        String consumer = handler.consumer();
+        ProcessedMessage row = state.result.message();
+        if (state.status == Status.PENDING || state.status == Status.DONE) {
+            // Completed before the poll, or ran earlier in this poll (its completion is written
+            // before any offset commit).
+            return duplicate(request, row);
+        }
+        HandlerRun run = recorder.handlerRun(consumer);
+        T value;
+        try {
+            try {
+                verdicts.checkFingerprint(handler, request, row);
+            } catch (FingerprintMismatchException ex) {
+                state.status = Status.RELEASED;
+                verdicts.releaseQuietly(row, ex);
+                throw ex;
+            }
+            if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
+                state.status = Status.RELEASED; // marked RECONCILE (or left to whoever holds it now)
+                throw verdicts.markUncertain(handler, row);
+            }
+            try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(
+                    new IdempotencyContext(request.messageId(), consumer, row.attempts(), IdempotencyMode.LEASE))) {
+                value = run.run(body);
+            } catch (Exception | Error ex) {
+                // Released at once so the error handler's redelivery can claim it again.
+                state.status = Status.RELEASED;
+                verdicts.releaseQuietly(row, ex);
+                throw ex;
+            }
+        } catch (Exception | Error ex) {
+            recorder.message(consumer, Outcome.of(ex, run.started()));
+            throw ex;
+        }
+        state.status = Status.PENDING;
+        recorder.message(consumer, Outcome.PROCESSED);
+        return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    private <T> HandlerResult<T> duplicate(ClaimRequest request, ProcessedMessage row) {
+        try {
+            verdicts.checkFingerprint(handler, request, row);
+        } catch (FingerprintMismatchException ex) {
+            recorder.message(handler.consumer(), Outcome.REJECTED);
+            throw ex;
+        }
+        recorder.message(handler.consumer(), Outcome.DUPLICATE);
+        return HandlerResult.duplicate();
+    }
+
+    @Override
+    public int completePending() {
+        List<String> pending = inStatus(Status.PENDING);
+        if (pending.isEmpty()) {
+            return 0;
+        }
+        int completed;
+        try {
+            completed = store.completeAll(handler.consumer(), token, pending);
+        } catch (RuntimeException first) {
+            // Once more: the handler ran, a completion saves running it again.
+            try {
+                completed = store.completeAll(handler.consumer(), token, pending);
+            } catch (RuntimeException second) {
+                first.addSuppressed(second);
+                throw first;
+            }
+        }
+        pending.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.DONE);
+        if (completed < pending.size()) {
+            // Leases taken over while the poll ran: the taker holds a delivery of the same key,
+            // which its container does not ack before the key is done.
+            recorder.leaseLost(handler.consumer(), pending.size() - completed);
+            log.warn(
+                    "Consumer '{}' lost the lease of {} message(s) of a poll to another consumer before their completion"
+                            + " (e.g. {}); the handler ran more than once for them: raise the lease above the time a poll"
+                            + " takes to process (max.poll.records × the handler's longest run)",
+                    handler.consumer(),
+                    pending.size() - completed,
+                    pending.get(0));
+        }
+        return completed;
+    }
+
+    @Override
+    public void releaseUnrun() {
+        List<String> held = inStatus(Status.HELD);
+        if (held.isEmpty()) {
+            return;
+        }
+        held.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.RELEASED);
+        String reason = "not run: the listener container did not deliver it from the poll that claimed it"
+                + " (an earlier record failed, a rebalance, a stop)";
+        for (int attempt = 1; ; attempt++) {
+            try {
+                store.releaseAll(handler.consumer(), token, held, reason);
+                return;
+            } catch (RuntimeException ex) {
+                if (attempt == 2) {
+                    log.warn(
+                            "Consumer '{}' could not release {} claim(s) of a poll that were not run (e.g. {}); they are"
+                                    + " BUSY until their lease of {} ends",
+                            handler.consumer(),
+                            held.size(),
+                            held.get(0),
+                            handler.lease(),
+                            ex);
+                    return;
+                }
+            }
+        }
+    }
+
+    private List<String> inStatus(Status status) {
+        List<String> found = new ArrayList<>();
+        keys.forEach((key, state) -> {
+            if (state.status == status) {
+                found.add(key);
+            }
+        });
+        return found;
+    }
+}

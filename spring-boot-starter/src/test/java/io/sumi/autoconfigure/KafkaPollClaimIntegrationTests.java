@@ -1,0 +1,596 @@
+package io.sumi.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.store.ProcessedMessageStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ConsumerPostProcessor;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+
+/**
+ * The poll-level claim ({@code sumi.kafka.poll-claim=true}) of lease-mode record listeners,
+ * against an in-process KRaft broker and a real PostgreSQL: one claim round trip per poll,
+ * duplicates inside a poll and across two consumers of one ledger namespace, a busy key, a failure
+ * mid-poll, a consumer joining mid-run, and the promise the whole design rests on: no offset is
+ * committed before the completions of the records below it are in the ledger (checked inside every
+ * commit, with a negative control that watches the same commits from before Sumi's flush).
+ */
+@SpringBootTest(
+        classes = KafkaPollClaimIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.consumer.properties.max.poll.interval.ms=60000",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.kafka.poll-claim=true",
+            "sumi.consumer.lease=30s"
+        })
+@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
+class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
+
+    @Autowired
+    Effects effects;
+
+    @Autowired
+    StoreCalls calls;
+
+    @Autowired
+    MeterRegistry meters;
+
+    @Autowired
+    KafkaListenerEndpointRegistry registry;
+
+    @Autowired
+    KafkaAdmin admin;
+
+    static ProducerRecord<String, String> record(String topic, String key) {
+        return record(topic, null, key);
+    }
+
+    static ProducerRecord<String, String> record(String topic, Integer partition, String key) {
+        ProducerRecord<String, String> record = new ProducerRecord<>(topic, partition, key, "payload-" + key);
+        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    void send(List<ProducerRecord<String, String>> records) {
+        records.forEach(template::send);
+        template.flush();
+    }
+
+    @Test
+    void aPollIsClaimedInOneRoundTripAndDuplicatesInsideItAndFromBeforeRunOnce() throws Exception {
+        // Ten keys completed before the poll, twenty keys twice inside it, ten keys once.
+        for (int i = 30; i < 40; i++) {
+            ProcessedMessage row = store.claim("pc-dup", new ClaimRequest("d" + i, null), Duration.ofSeconds(30))
+                    .message();
+            store.complete(row);
+        }
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            records.add(record("pc.dup", "d" + i));
+            if (i < 20) {
+                records.add(record("pc.dup", "d" + i));
+            }
+        }
+        send(records);
+        calls.reset("pc-dup");
+        registry.getListenerContainer("pc-dup").start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed("pc-dup", "pc.dup") == 60);
+        assertThat(effects.counts("pc-dup"))
+                .hasSize(30)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(effects.counts("pc-dup")).doesNotContainKeys("d30", "d39");
+        for (int i = 0; i < 40; i++) {
+            assertThat(store.find("pc-dup", "d" + i))
+                    .get()
+                    .extracting(ProcessedMessage::status)
+                    .isEqualTo(MessageStatus.COMPLETED);
+        }
+        assertThat(count("pc-dup", "processed")).isEqualTo(30);
+        assertThat(count("pc-dup", "duplicate")).isEqualTo(30);
+        // One claim and one completion per poll, not one per record: 60 records, at most a few polls.
+        assertThat(calls.claimAllSizes("pc-dup"))
+                .isNotEmpty()
+                .allSatisfy(size -> assertThat(size).isGreaterThan(1));
+        assertThat(calls.claimAllSizes("pc-dup").stream()
+                        .mapToInt(Integer::intValue)
+                        .sum())
+                .isEqualTo(60);
+        assertThat(calls.completeAllCount("pc-dup"))
+                .isLessThanOrEqualTo(calls.claimAllSizes("pc-dup").size());
+    }
+
+    @Test
+    void noOffsetIsCommittedBeforeTheCompletionsOfTheRecordsBelowItAreInTheLedger() throws Exception {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            records.add(record("pc.order", "o" + (i % 150)));
+        }
+        send(records);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed("pc-order", "pc.order") == 200);
+        CommitChecker inside = CommitChecker.INSIDE;
+        CommitChecker outside = CommitChecker.OUTSIDE;
+        assertThat(inside.checked.get()).as("records checked at commits").isGreaterThanOrEqualTo(200);
+        assertThat(inside.violations).as("commits seen after Sumi's flush").isEmpty();
+        // The negative control: the same commits, watched before Sumi's flush, find records whose
+        // completion is not in the ledger yet. A poll claim that wrote its completions after the
+        // commit (or not at all) would look like this from inside too.
+        assertThat(outside.violations).as("commits seen before Sumi's flush").isNotEmpty();
+        assertThat(effects.counts("pc-order"))
+                .hasSize(150)
+                .allSatisfy((key, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
+    void aBusyKeyIsNotAckedAndRunsOnceItsHolderLetsGo() throws Exception {
+        ClaimResult foreign = store.claim("pc-busy", new ClaimRequest("b1", null), Duration.ofSeconds(30));
+        assertThat(foreign.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        send(List.of(record("pc.busy", "b0"), record("pc.busy", "b1"), record("pc.busy", "b2")));
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.counts("pc-busy").containsKey("b0"));
+        Thread.sleep(1500);
+        // b1 is retried (BUSY is never recovered) and holds back b2 behind it on its partition.
+        assertThat(effects.counts("pc-busy")).containsOnlyKeys("b0");
+        assertThat(committed("pc-busy", "pc.busy")).isEqualTo(1);
+        assertThat(count("pc-busy", "busy")).isGreaterThanOrEqualTo(2);
+
+        store.release(foreign.message(), "the other consumer gave up");
+        // b2 is claimed with every poll of the retries and released when the error handler seeks
+        // back; a claim left held (30 s lease) would keep it BUSY far beyond this wait.
+        await().atMost(Duration.ofSeconds(10)).until(() -> committed("pc-busy", "pc.busy") == 3);
+        assertThat(effects.counts("pc-busy"))
+                .containsOnlyKeys("b0", "b1", "b2")
+                .allSatisfy((key, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
+    void aFailureMidPollReleasesTheRecordsAfterItWhichAreRedeliveredAndRunOnce() throws Exception {
+        effects.failOnce.add("f4");
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            records.add(record("pc.fail", "f" + i));
+        }
+        send(records);
+        calls.reset("pc-fail");
+        registry.getListenerContainer("pc-fail").start();
+
+        // With a 30 s lease, a claim left held would make the redelivery BUSY far beyond this wait.
+        await().atMost(Duration.ofSeconds(15)).until(() -> committed("pc-fail", "pc.fail") == 10);
+        assertThat(effects.counts("pc-fail"))
+                .hasSize(10)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(effects.attempts("pc-fail", "f4")).isEqualTo(2);
+        assertThat(calls.claimAllSizes("pc-fail").get(0)).isEqualTo(10);
+        for (int i = 0; i < 10; i++) {
+            int expectedAttempts = i < 4 ? 1 : 2; // f4 failed; f5..f9 were claimed, released, claimed again
+            assertThat(store.find("pc-fail", "f" + i)).get().satisfies(row -> {
+                assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+                assertThat(row.attempts()).isEqualTo(expectedAttempts);
+            });
+        }
+    }
+
+    @Test
+    void twoConsumersOfOneLedgerNamespaceRunEachKeyOnce() throws Exception {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            // 30 % of the records repeat a key, some on another partition.
+            String key = "s" + (i % 10 < 3 ? i / 2 : i);
+            records.add(record("pc.shared", i % 3, key));
+        }
+        long distinct = records.stream().map(ProducerRecord::key).distinct().count();
+        send(records);
+
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> committedTotal("pc-shared-a", "pc.shared", 3) == 300
+                        && committedTotal("pc-shared-b", "pc.shared", 3) == 300);
+        assertThat(effects.counts("pc-shared"))
+                .hasSize((int) distinct)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        records.stream()
+                .map(ProducerRecord::key)
+                .distinct()
+                .forEach(key -> assertThat(store.find("pc-shared", key))
+                        .get()
+                        .extracting(ProcessedMessage::status)
+                        .isEqualTo(MessageStatus.COMPLETED));
+    }
+
+    @Test
+    void aConsumerJoiningMidRunTakesPartitionsWithoutLossOrDoubleEffect() throws Exception {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            records.add(record("pc.rebalance", i % 4, "r" + i));
+        }
+        send(records);
+        registry.getListenerContainer("pc-rebalance-1").start();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.counts("pc-rebalance").size() >= 20);
+        // The second consumer joins while the first is mid-run (its handler is slow until then).
+        registry.getListenerContainer("pc-rebalance-2").start();
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> effects.threads("pc-rebalance").size() == 2);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> committedTotal("pc-rebalance", "pc.rebalance", 4) == 400);
+        assertThat(effects.counts("pc-rebalance"))
+                .hasSize(400)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(effects.threads("pc-rebalance"))
+                .as("both consumers ran records")
+                .hasSize(2);
+        for (int i = 0; i < 400; i++) {
+            assertThat(store.find("pc-rebalance", "r" + i))
+                    .get()
+                    .extracting(ProcessedMessage::status)
+                    .isEqualTo(MessageStatus.COMPLETED);
+        }
+    }
+
+    double count(String consumer, String outcome) {
+        var counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    long committed(String group, String topic) throws Exception {
+        return committedTotal(group, topic, 1);
+    }
+
+    long committedTotal(String group, String topic, int partitions) throws Exception {
+        try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = client.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS);
+            long total = 0;
+            for (int p = 0; p < partitions; p++) {
+                OffsetAndMetadata offset = offsets.get(new TopicPartition(topic, p));
+                total += offset == null ? 0 : offset.offset();
+            }
+            return total;
+        }
+    }
+
+    /** What the listeners did, per ledger consumer and key. */
+    static class Effects {
+        final Map<String, Map<String, AtomicInteger>> counts = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+        final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
+        final Set<String> failOnce = ConcurrentHashMap.newKeySet();
+
+        void run(String consumer, String key) {
+            attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
+                    .incrementAndGet();
+            threads.computeIfAbsent(consumer, k -> ConcurrentHashMap.newKeySet())
+                    .add(Thread.currentThread().getName());
+            if (failOnce.remove(key)) {
+                throw new IllegalStateException("failing " + key + " once");
+            }
+            counts(consumer).computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        }
+
+        Map<String, AtomicInteger> counts(String consumer) {
+            return counts.computeIfAbsent(consumer, k -> new ConcurrentHashMap<>());
+        }
+
+        int attempts(String consumer, String key) {
+            AtomicInteger count = attempts.get(consumer + "/" + key);
+            return count == null ? 0 : count.get();
+        }
+
+        Set<String> threads(String consumer) {
+            return threads.getOrDefault(consumer, Set.of());
+        }
+    }
+
+    /** The store's batch calls, per ledger consumer: to see one claim per poll. */
+    static class StoreCalls {
+        final Map<String, List<Integer>> claimAll = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> completeAll = new ConcurrentHashMap<>();
+
+        void reset(String consumer) {
+            claimAll.remove(consumer);
+            completeAll.remove(consumer);
+        }
+
+        List<Integer> claimAllSizes(String consumer) {
+            return claimAll.getOrDefault(consumer, List.of());
+        }
+
+        int completeAllCount(String consumer) {
+            AtomicInteger count = completeAll.get(consumer);
+            return count == null ? 0 : count.get();
+        }
+    }
+
+    /**
+     * Sits between a consumer and the broker (INSIDE: after Sumi's wrapper, as the broker sees the
+     * commit; OUTSIDE: before it, as the container calls it) and checks, at every commit of the
+     * {@code pc.order} topic, that every record below the committed offset is completed in the ledger.
+     */
+    enum CommitChecker {
+        INSIDE,
+        OUTSIDE;
+
+        final AtomicInteger checked = new AtomicInteger();
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        private final Map<TopicPartition, List<ConsumerRecord<?, ?>>> seen = new ConcurrentHashMap<>();
+        private volatile ProcessedMessageStore store;
+
+        @SuppressWarnings("unchecked")
+        <K, V> Consumer<K, V> wrap(Consumer<K, V> consumer) {
+            return (Consumer<K, V>) Proxy.newProxyInstance(
+                    getClass().getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
+                        if (method.getName().startsWith("commit")
+                                && args != null
+                                && args.length > 0
+                                && args[0] instanceof Map<?, ?> offsets) {
+                            check(offsets);
+                        }
+                        Object result;
+                        try {
+                            result = method.invoke(consumer, args);
+                        } catch (InvocationTargetException ex) {
+                            throw ex.getCause();
+                        }
+                        if (result instanceof ConsumerRecords<?, ?> records) {
+                            for (ConsumerRecord<?, ?> record : records) {
+                                if (record.topic().equals("pc.order")) {
+                                    seen.computeIfAbsent(
+                                                    new TopicPartition(record.topic(), record.partition()),
+                                                    tp -> new CopyOnWriteArrayList<>())
+                                            .add(record);
+                                }
+                            }
+                        }
+                        return result;
+                    });
+        }
+
+        private void check(Map<?, ?> offsets) {
+            offsets.forEach((partition, offset) -> {
+                List<ConsumerRecord<?, ?>> records = seen.get(partition);
+                if (records == null || !(offset instanceof OffsetAndMetadata committed)) {
+                    return;
+                }
+                for (ConsumerRecord<?, ?> record : records) {
+                    if (record.offset() < committed.offset()) {
+                        String key = new String(
+                                record.headers().lastHeader("outbox-id").value(), StandardCharsets.UTF_8);
+                        checked.incrementAndGet();
+                        boolean completed = store.find("pc-order", key)
+                                .map(ProcessedMessage::isCompleted)
+                                .orElse(false);
+                        if (completed) {
+                            records.remove(record);
+                        } else {
+                            violations.add(key + "@" + record.offset() + " below committed " + committed.offset());
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    record Checking<K, V>(CommitChecker checker) implements ConsumerPostProcessor<K, V> {
+        @Override
+        public Consumer<K, V> apply(Consumer<K, V> consumer) {
+            return checker.wrap(consumer);
+        }
+    }
+
+    static class Listeners {
+        private final Effects effects;
+
+        Listeners(Effects effects) {
+            this.effects = effects;
+        }
+
+        @KafkaListener(id = "pc-dup", topics = "pc.dup", groupId = "pc-dup", autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-dup", mode = IdempotencyMode.LEASE)
+        void dup(ConsumerRecord<String, String> record) {
+            effects.run("pc-dup", record.key());
+        }
+
+        @KafkaListener(id = "pc-order", topics = "pc.order", groupId = "pc-order")
+        @IdempotentHandler(consumer = "pc-order")
+        void order(String payload) {
+            effects.run("pc-order", payload.substring("payload-".length()));
+        }
+
+        @KafkaListener(id = "pc-busy", topics = "pc.busy", groupId = "pc-busy")
+        @IdempotentHandler(consumer = "pc-busy")
+        void busy(ConsumerRecord<String, String> record) {
+            effects.run("pc-busy", record.key());
+        }
+
+        @KafkaListener(id = "pc-fail", topics = "pc.fail", groupId = "pc-fail", autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-fail")
+        void fail(ConsumerRecord<String, String> record) {
+            effects.run("pc-fail", record.key());
+        }
+
+        @KafkaListener(id = "pc-shared-a", topics = "pc.shared", groupId = "pc-shared-a")
+        @IdempotentHandler(consumer = "pc-shared")
+        void sharedA(ConsumerRecord<String, String> record) {
+            effects.run("pc-shared", record.key());
+        }
+
+        @KafkaListener(id = "pc-shared-b", topics = "pc.shared", groupId = "pc-shared-b")
+        @IdempotentHandler(consumer = "pc-shared")
+        void sharedB(ConsumerRecord<String, String> record) {
+            effects.run("pc-shared", record.key());
+        }
+
+        @KafkaListener(
+                id = "pc-rebalance-1",
+                topics = "pc.rebalance",
+                groupId = "pc-rebalance",
+                autoStartup = "false",
+                properties = "max.poll.records=40")
+        @IdempotentHandler(consumer = "pc-rebalance")
+        void rebalance1(ConsumerRecord<String, String> record) throws InterruptedException {
+            rebalanced(record);
+        }
+
+        @KafkaListener(
+                id = "pc-rebalance-2",
+                topics = "pc.rebalance",
+                groupId = "pc-rebalance",
+                autoStartup = "false",
+                properties = "max.poll.records=40")
+        @IdempotentHandler(consumer = "pc-rebalance")
+        void rebalance2(ConsumerRecord<String, String> record) throws InterruptedException {
+            rebalanced(record);
+        }
+
+        private void rebalanced(ConsumerRecord<String, String> record) throws InterruptedException {
+            if (effects.threads("pc-rebalance").size() < 2) {
+                Thread.sleep(20); // slow while alone, so that the second consumer joins mid-run
+            }
+            effects.run("pc-rebalance", record.key());
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class App {
+
+        @Bean
+        Effects effects() {
+            return new Effects();
+        }
+
+        @Bean
+        StoreCalls storeCalls() {
+            return new StoreCalls();
+        }
+
+        @Bean
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+
+        @Bean
+        Listeners listeners(Effects effects, org.springframework.jdbc.core.JdbcTemplate jdbc) {
+            jdbc.update("DELETE FROM processed_messages WHERE consumer LIKE 'pc-%'");
+            return new Listeners(effects);
+        }
+
+        @Bean
+        KafkaAdmin.NewTopics topics() {
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("pc.dup", 1, (short) 1),
+                    new NewTopic("pc.order", 1, (short) 1),
+                    new NewTopic("pc.busy", 1, (short) 1),
+                    new NewTopic("pc.fail", 1, (short) 1),
+                    new NewTopic("pc.shared", 3, (short) 1),
+                    new NewTopic("pc.rebalance", 4, (short) 1));
+        }
+
+        /** Counts the ledger's batch calls (a proxy: the store is used through its interface). */
+        @Bean
+        static BeanPostProcessor countingStore(org.springframework.beans.factory.ObjectProvider<StoreCalls> calls) {
+            return new BeanPostProcessor() {
+                @Override
+                public Object postProcessAfterInitialization(Object bean, String beanName) {
+                    if (!(bean instanceof ProcessedMessageStore store)) {
+                        return bean;
+                    }
+                    CommitChecker.INSIDE.store = store;
+                    CommitChecker.OUTSIDE.store = store;
+                    return Proxy.newProxyInstance(
+                            getClass().getClassLoader(),
+                            new Class<?>[] {ProcessedMessageStore.class},
+                            (proxy, method, args) -> {
+                                if (method.getName().equals("claimAll")) {
+                                    calls.getObject()
+                                            .claimAll
+                                            .computeIfAbsent((String) args[0], k -> new CopyOnWriteArrayList<>())
+                                            .add(((List<?>) args[1]).size());
+                                } else if (method.getName().equals("completeAll")) {
+                                    calls.getObject()
+                                            .completeAll
+                                            .computeIfAbsent((String) args[0], k -> new AtomicInteger())
+                                            .incrementAndGet();
+                                }
+                                try {
+                                    return method.invoke(store, args);
+                                } catch (InvocationTargetException ex) {
+                                    throw ex.getCause();
+                                }
+                            });
+                }
+            };
+        }
+
+        /** The inside checker: added when the consumer factory is created, before Sumi's wrapper (so it wraps the raw consumer). */
+        @Bean
+        static BeanPostProcessor insideCommitChecker() {
+            return new BeanPostProcessor() {
+                @Override
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                public Object postProcessAfterInitialization(Object bean, String beanName) {
+                    if (bean instanceof ConsumerFactory factory) {
+                        factory.addPostProcessor(new Checking<>(CommitChecker.INSIDE));
+                    }
+                    return bean;
+                }
+            };
+        }
+
+        /** The outside checker: added once every bean is ready, after Sumi's wrapper, so it sees commits first. */
+        @Bean
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        SmartInitializingSingleton outsideCommitChecker(ConsumerFactory<?, ?> factory) {
+            return () -> ((ConsumerFactory) factory).addPostProcessor(new Checking<>(CommitChecker.OUTSIDE));
+        }
+    }
+}
