@@ -2,10 +2,12 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.rabbit.internal.CurrentDelivery;
@@ -102,9 +104,12 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             }
             Message current = CurrentDelivery.message();
             if (current != null) {
-                return executor()
-                        .execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation))
-                        .value();
+                HandlerResult<@Nullable Object> result =
+                        executor().execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation));
+                if (result.outcome() == MessageOutcome.DUPLICATE) {
+                    CurrentDelivery.skipped(List.of(current));
+                }
+                return result.value();
             }
         }
         InboundMessage message = singleMessage(args);
@@ -233,7 +238,10 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
         List<InboundMessage> messages = new ArrayList<>(batch.size());
         batch.forEach(message -> messages.add(new RabbitInboundMessage(message)));
         Object[] args = invocation.getArguments();
+        List<Integer> ran = new ArrayList<>();
         executor().executeBatch(definition, messages, indexes -> {
+            ran.clear();
+            ran.addAll(indexes);
             try {
                 proceedClone(invocation, indexes.size() == batch.size() ? args : filter(args, batch.size(), indexes));
             } catch (BatchFailedException ex) {
@@ -245,6 +253,15 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 throw new BatchFailedException(indexes.get(index), ex.getCause() != null ? ex.getCause() : ex);
             }
         });
+        if (ran.size() < batch.size() && batch == CurrentDelivery.batch()) {
+            List<Message> skipped = new ArrayList<>();
+            for (int i = 0; i < batch.size(); i++) {
+                if (!ran.contains(i)) {
+                    skipped.add(batch.get(i));
+                }
+            }
+            CurrentDelivery.skipped(skipped);
+        }
         return null;
     }
 

@@ -120,10 +120,25 @@ public final class SumiRabbitContainerAdvice {
                 if (verdict != null) {
                     act(verdict, channel, data);
                 }
+                acknowledgeSkipped(channel);
                 return result;
             } finally {
                 CurrentDelivery.clear();
             }
+        }
+    }
+
+    /**
+     * With MANUAL acknowledgement the listener acknowledges what it saw; the duplicates Sumi kept
+     * from it are acknowledged here, or they would stay unacknowledged until the channel closes.
+     */
+    private void acknowledgeSkipped(@Nullable Channel channel) throws IOException {
+        List<Message> skipped = CurrentDelivery.takeSkipped();
+        if (channel == null || skipped.isEmpty() || !container.getAcknowledgeMode().isManual()) {
+            return;
+        }
+        for (Message message : skipped) {
+            channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
         }
     }
 

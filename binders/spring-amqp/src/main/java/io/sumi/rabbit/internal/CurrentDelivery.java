@@ -15,17 +15,34 @@ public final class CurrentDelivery {
 
     private static final ThreadLocal<@Nullable Object> DATA = new ThreadLocal<>();
     private static final ThreadLocal<@Nullable RuntimeException> VERDICT = new ThreadLocal<>();
+    private static final ThreadLocal<@Nullable List<Message>> SKIPPED = new ThreadLocal<>();
 
     private CurrentDelivery() {}
 
     public static void set(Object messageOrBatch) {
         DATA.set(messageOrBatch);
         VERDICT.remove();
+        SKIPPED.remove();
     }
 
     public static void clear() {
         DATA.remove();
         VERDICT.remove();
+        SKIPPED.remove();
+    }
+
+    /**
+     * Records the messages of the delivery that Sumi skipped as duplicates: the listener never saw
+     * them, so with MANUAL acknowledgement the outer advice acknowledges them.
+     */
+    public static void skipped(List<Message> messages) {
+        SKIPPED.set(messages);
+    }
+
+    public static List<Message> takeSkipped() {
+        List<Message> skipped = SKIPPED.get();
+        SKIPPED.remove();
+        return skipped == null ? List.of() : skipped;
     }
 
     public static @Nullable Message message() {
