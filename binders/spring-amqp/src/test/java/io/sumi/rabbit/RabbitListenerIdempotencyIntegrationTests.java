@@ -338,6 +338,8 @@ class RabbitListenerIdempotencyIntegrationTests {
         producer.start();
         await().atMost(Duration.ofSeconds(30)).until(() -> listeners.effects("resilient").size() >= 50);
         boolean onBroker = RabbitTestSupport.closeOnBroker(CONNECTION_NAME);
+        org.slf4j.LoggerFactory.getLogger(RabbitListenerIdempotencyIntegrationTests.class)
+                .info("Connection loss: {}", onBroker ? "closed by the broker (rabbitmqctl)" : "closed by the client");
         if (!onBroker) {
             // No rabbitmqctl here: close the listeners' connection from the client side instead.
             context.getBean(CachingConnectionFactory.class).resetConnection();

@@ -56,16 +56,21 @@ final class RabbitTestSupport {
     static boolean closeOnBroker(String name) {
         try {
             List<String> names = new ArrayList<>();
-            Process list = new ProcessBuilder("rabbitmqctl", "-q", "list_connections", "name", "user_provided_name")
+            Process list = new ProcessBuilder("rabbitmqctl", "-s", "list_connections", "pid", "client_properties")
                     .redirectErrorStream(true)
                     .start();
             String output = new String(list.getInputStream().readAllBytes());
             if (!list.waitFor(30, TimeUnit.SECONDS) || list.exitValue() != 0) {
                 return false;
             }
+            if (!output.contains(name)) {
+                org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                        .info("rabbitmqctl lists no connection named {}: {}", name, output);
+            }
             for (String line : output.split("\n")) {
-                String[] columns = line.split("\t");
-                if (columns.length == 2 && columns[1].trim().equals(name)) {
+                // client_properties holds the connection_name the client gave, quoted.
+                String[] columns = line.split("\t", 2);
+                if (columns.length == 2 && columns[1].contains("\"" + name + "\"")) {
                     names.add(columns[0].trim());
                 }
             }
@@ -74,8 +79,16 @@ final class RabbitTestSupport {
                                 "rabbitmqctl", "-q", "close_connection", connection, "sumi test: connection loss")
                         .redirectErrorStream(true)
                         .start();
-                close.getInputStream().readAllBytes();
-                close.waitFor(30, TimeUnit.SECONDS);
+                String closeOutput = new String(close.getInputStream().readAllBytes());
+                if (!close.waitFor(30, TimeUnit.SECONDS) || close.exitValue() != 0) {
+                    org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                            .info("rabbitmqctl could not close {}: {}", connection, closeOutput);
+                    return false;
+                }
+            }
+            if (names.isEmpty()) {
+                org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                        .info("rabbitmqctl output without a match for {}: {}", name, output);
             }
             return !names.isEmpty();
         } catch (IOException ex) {
