@@ -134,7 +134,9 @@ public final class SumiRabbitContainerAdvice {
      */
     private void acknowledgeSkipped(@Nullable Channel channel) throws IOException {
         List<Message> skipped = CurrentDelivery.takeSkipped();
-        if (channel == null || skipped.isEmpty() || !container.getAcknowledgeMode().isManual()) {
+        if (channel == null
+                || skipped.isEmpty()
+                || !container.getAcknowledgeMode().isManual()) {
             return;
         }
         for (Message message : skipped) {

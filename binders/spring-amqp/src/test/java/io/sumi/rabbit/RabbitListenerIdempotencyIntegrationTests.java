@@ -20,6 +20,7 @@ import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.TestDatabase;
+import io.sumi.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -77,7 +78,16 @@ class RabbitListenerIdempotencyIntegrationTests {
     static final Duration BUSY_INTERVAL = Duration.ofMillis(300);
 
     static final List<String> QUEUES = List.of(
-            "dup", "compete-a", "compete-b", "styles", "poison", "nokey", "busy", "batch", "batch-nokey", "manual",
+            "dup",
+            "compete-a",
+            "compete-b",
+            "styles",
+            "poison",
+            "nokey",
+            "busy",
+            "batch",
+            "batch-nokey",
+            "manual",
             "resilient");
 
     static AnnotationConfigApplicationContext context;
@@ -96,7 +106,7 @@ class RabbitListenerIdempotencyIntegrationTests {
         context.register(Config.class);
         context.refresh();
         // The sender has a connection of its own: the connection-loss test cuts only the listeners'.
-        senderConnections = RabbitTestSupport.connectionFactory(CONNECTION_NAME + "-sender");
+        senderConnections = TestRabbit.connectionFactory(CONNECTION_NAME + "-sender");
         sender = new RabbitTemplate(senderConnections);
         listeners = context.getBean(Listeners.class);
         store = context.getBean(ProcessedMessageStore.class);
@@ -164,11 +174,14 @@ class RabbitListenerIdempotencyIntegrationTests {
 
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> count("dup", "processed") + count("dup", "duplicate") == 150);
-        assertThat(listeners.effects("dup")).hasSize(50).allSatisfy((key, n) -> assertThat(n.get())
-                .isEqualTo(1));
+        assertThat(listeners.effects("dup"))
+                .hasSize(50)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
         assertThat(count("dup", "duplicate")).isEqualTo(100);
         assertThat(listeners.threads("dup")).as("four consumers took part").hasSizeGreaterThan(1);
-        assertThat(store.find("dup", RUN + "-dup-7")).get().extracting(row -> row.status())
+        assertThat(store.find("dup", RUN + "-dup-7"))
+                .get()
+                .extracting(row -> row.status())
                 .isEqualTo(MessageStatus.COMPLETED);
     }
 
@@ -181,9 +194,12 @@ class RabbitListenerIdempotencyIntegrationTests {
 
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> count("compete", "processed") + count("compete", "duplicate") == 80);
-        assertThat(listeners.effects("compete")).hasSize(40).allSatisfy((key, n) -> assertThat(n.get())
-                .isEqualTo(1));
-        assertThat(listeners.effects("compete-a")).as("both queues' listeners ran some").isNotEmpty();
+        assertThat(listeners.effects("compete"))
+                .hasSize(40)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(listeners.effects("compete-a"))
+                .as("both queues' listeners ran some")
+                .isNotEmpty();
         assertThat(listeners.effects("compete-b")).isNotEmpty();
     }
 
@@ -228,9 +244,8 @@ class RabbitListenerIdempotencyIntegrationTests {
         assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("no key here");
         // RabbitMQ's own dead-lettering: x-death says why (rejected) and where from.
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> death = (List<Map<String, Object>>) dead[0].getMessageProperties()
-                .getHeaders()
-                .get("x-death");
+        List<Map<String, Object>> death = (List<Map<String, Object>>)
+                dead[0].getMessageProperties().getHeaders().get("x-death");
         assertThat(death).isNotEmpty();
         assertThat(String.valueOf(death.get(0).get("reason"))).isEqualTo("rejected");
         assertThat(String.valueOf(death.get(0).get("queue"))).isEqualTo(PREFIX + "nokey");
@@ -260,7 +275,9 @@ class RabbitListenerIdempotencyIntegrationTests {
         store.release(holder.message(), "the other consumer failed");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> listeners.attempts("busy:" + key) == 1);
-        assertThat(store.find("Listeners.busy", key)).get().extracting(row -> row.status())
+        assertThat(store.find("Listeners.busy", key))
+                .get()
+                .extracting(row -> row.status())
                 .isEqualTo(MessageStatus.COMPLETED);
         assertThat(deadLetter("busy")).as("the retry interceptor never saw it").isNull();
     }
@@ -271,13 +288,18 @@ class RabbitListenerIdempotencyIntegrationTests {
             send("batch", RUN + "-b-" + i, i == 5 ? "fail-once" : "ok-" + i);
         }
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> listeners.effects("batch").size() == 10);
-        assertThat(listeners.effects("batch")).allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> listeners.effects("batch").size() == 10);
+        assertThat(listeners.effects("batch"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
         assertThat(listeners.batchFailures()).isEqualTo(1);
-        assertThat(listeners.batchSizes()).as("delivered as batches").anySatisfy(size -> assertThat(size)
-                .isGreaterThan(1));
+        assertThat(listeners.batchSizes())
+                .as("delivered as batches")
+                .anySatisfy(size -> assertThat(size).isGreaterThan(1));
         for (int i = 0; i < 10; i++) {
-            assertThat(store.find("Listeners.batch", RUN + "-b-" + i)).get().extracting(row -> row.status())
+            assertThat(store.find("Listeners.batch", RUN + "-b-" + i))
+                    .get()
+                    .extracting(row -> row.status())
                     .isEqualTo(MessageStatus.COMPLETED);
         }
     }
@@ -291,8 +313,10 @@ class RabbitListenerIdempotencyIntegrationTests {
         Message[] dead = new Message[1];
         await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("batch-nokey")) != null);
         assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("m3");
-        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.effects("batch-nokey").size() == 5);
-        assertThat(listeners.effects("batch-nokey")).allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("batch-nokey").size() == 5);
+        assertThat(listeners.effects("batch-nokey"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
         assertThat(deadLetter("batch-nokey")).isNull();
     }
 
@@ -304,16 +328,20 @@ class RabbitListenerIdempotencyIntegrationTests {
         }
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("manual", "duplicate") == 10);
-        assertThat(listeners.effects("manual")).hasSize(10).allSatisfy((key, n) -> assertThat(n.get())
-                .isEqualTo(1));
+        assertThat(listeners.effects("manual"))
+                .hasSize(10)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
         // Everything acknowledged: nothing left in the queue or unacknowledged on the channel.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(context.getBean(RabbitAdmin.class)
-                        .getQueueInfo(PREFIX + "manual"))
-                .satisfies(info -> assertThat(info.getMessageCount()).isZero()));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                context.getBean(RabbitAdmin.class).getQueueInfo(PREFIX + "manual"))
+                        .satisfies(info -> assertThat(info.getMessageCount()).isZero()));
         context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
                 .getListenerContainer("manual")
                 .stop();
-        assertThat(context.getBean(RabbitAdmin.class).getQueueInfo(PREFIX + "manual").getMessageCount())
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "manual")
+                        .getMessageCount())
                 .as("no unacknowledged duplicate went back to the queue when the consumer stopped")
                 .isZero();
     }
@@ -336,21 +364,27 @@ class RabbitListenerIdempotencyIntegrationTests {
             }
         });
         producer.start();
-        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.effects("resilient").size() >= 50);
-        boolean onBroker = RabbitTestSupport.closeOnBroker(CONNECTION_NAME);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("resilient").size() >= 50);
+        boolean onBroker = TestRabbit.closeOnBroker(CONNECTION_NAME);
         org.slf4j.LoggerFactory.getLogger(RabbitListenerIdempotencyIntegrationTests.class)
                 .info("Connection loss: {}", onBroker ? "closed by the broker (rabbitmqctl)" : "closed by the client");
         if (!onBroker) {
             // No rabbitmqctl here: close the listeners' connection from the client side instead.
             context.getBean(CachingConnectionFactory.class).resetConnection();
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.effects("resilient").size() >= 150);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("resilient").size() >= 150);
         context.getBean(CachingConnectionFactory.class).resetConnection();
         producer.join();
 
-        await().atMost(Duration.ofSeconds(90)).until(() -> listeners.effects("resilient").size() == total);
-        assertThat(listeners.effects("resilient")).allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
-        assertThat(context.getBean(RabbitAdmin.class).getQueueInfo(PREFIX + "resilient").getMessageCount())
+        await().atMost(Duration.ofSeconds(90))
+                .until(() -> listeners.effects("resilient").size() == total);
+        assertThat(listeners.effects("resilient"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "resilient")
+                        .getMessageCount())
                 .isZero();
     }
 
@@ -446,7 +480,8 @@ class RabbitListenerIdempotencyIntegrationTests {
                 if (payload.equals("fail-once") && batchFailures.compareAndSet(0, 1)) {
                     throw new BatchFailedException(i, new IllegalStateException("the downstream call failed"));
                 }
-                String key = (String) messages.get(i).getMessageProperties().getHeaders().get("outbox-id");
+                String key = (String)
+                        messages.get(i).getMessageProperties().getHeaders().get("outbox-id");
                 effects("batch").computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
             }
         }
@@ -455,7 +490,9 @@ class RabbitListenerIdempotencyIntegrationTests {
         @IdempotentHandler
         public void batchNoKey(List<String> payloads) {
             for (String payload : payloads) {
-                effects("batch-nokey").computeIfAbsent(payload, k -> new AtomicInteger()).incrementAndGet();
+                effects("batch-nokey")
+                        .computeIfAbsent(payload, k -> new AtomicInteger())
+                        .incrementAndGet();
             }
         }
 
@@ -494,7 +531,7 @@ class RabbitListenerIdempotencyIntegrationTests {
 
         @Bean
         CachingConnectionFactory connectionFactory() {
-            return RabbitTestSupport.connectionFactory(CONNECTION_NAME);
+            return TestRabbit.connectionFactory(CONNECTION_NAME);
         }
 
         @Bean
@@ -519,7 +556,8 @@ class RabbitListenerIdempotencyIntegrationTests {
                 // Where the retry's RepublishMessageRecoverer sends it: "error." + the original routing key.
                 declarables.add(BindingBuilder.bind(dlq).to(dlx).with("error." + PREFIX + name));
                 if (name.startsWith("compete-")) {
-                    declarables.add(new Binding(queue.getName(), Binding.DestinationType.QUEUE, compete.getName(), "", null));
+                    declarables.add(
+                            new Binding(queue.getName(), Binding.DestinationType.QUEUE, compete.getName(), "", null));
                 }
             }
             return new Declarables(declarables);
@@ -542,8 +580,7 @@ class RabbitListenerIdempotencyIntegrationTests {
             factory.setAdviceChain(RetryInterceptorBuilder.stateless()
                     .maxRetries(2)
                     .backOffOptions(50, 1.0, 50)
-                    .recoverer(new RepublishMessageRecoverer(
-                            new RabbitTemplate(connectionFactory), PREFIX + "dlx"))
+                    .recoverer(new RepublishMessageRecoverer(new RabbitTemplate(connectionFactory), PREFIX + "dlx"))
                     .build());
             return factory;
         }
@@ -597,8 +634,7 @@ class RabbitListenerIdempotencyIntegrationTests {
         @Bean
         IdempotentExecutor executor(ProcessedMessageStore store, DataSource dataSource, SimpleMeterRegistry meters) {
             return IdempotentExecutor.builder(store)
-                    .transactionSupport(
-                            TransactionSupport.of(new DataSourceTransactionManager(dataSource), dataSource))
+                    .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource), dataSource))
                     .meterRegistry(meters)
                     .build();
         }

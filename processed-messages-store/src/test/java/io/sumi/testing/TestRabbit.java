@@ -1,4 +1,4 @@
-package io.sumi.rabbit;
+package io.sumi.testing;
 
 import java.io.IOException;
 import java.net.Socket;
@@ -12,12 +12,12 @@ import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
  * / {@code SUMI_TEST_RABBIT_PORT}). Tests never skip: a broker that does not answer fails them with
  * a message that says what to start.
  */
-final class RabbitTestSupport {
+public final class TestRabbit {
 
-    static final String HOST = env("SUMI_TEST_RABBIT_HOST", "127.0.0.1");
-    static final int PORT = Integer.parseInt(env("SUMI_TEST_RABBIT_PORT", "5672"));
+    public static final String HOST = env("SUMI_TEST_RABBIT_HOST", "127.0.0.1");
+    public static final int PORT = Integer.parseInt(env("SUMI_TEST_RABBIT_PORT", "5672"));
 
-    private RabbitTestSupport() {}
+    private TestRabbit() {}
 
     private static String env(String name, String fallback) {
         String value = System.getenv(name);
@@ -25,7 +25,7 @@ final class RabbitTestSupport {
     }
 
     /** Fails at once, with what to do, when no broker answers. */
-    static void requireBroker() {
+    public static void requireBroker() {
         try (Socket socket = new Socket(HOST, PORT)) {
             // answers
         } catch (IOException ex) {
@@ -37,7 +37,7 @@ final class RabbitTestSupport {
     }
 
     /** A connection factory whose connections RabbitMQ lists under {@code name}. */
-    static CachingConnectionFactory connectionFactory(String name) {
+    public static CachingConnectionFactory connectionFactory(String name) {
         requireBroker();
         CachingConnectionFactory factory = new CachingConnectionFactory(HOST, PORT);
         factory.setUsername("guest");
@@ -53,7 +53,7 @@ final class RabbitTestSupport {
      *
      * @return whether rabbitmqctl closed at least one; {@code false} when it is not usable here
      */
-    static boolean closeOnBroker(String name) {
+    public static boolean closeOnBroker(String name) {
         try {
             List<String> names = new ArrayList<>();
             Process list = new ProcessBuilder("rabbitmqctl", "-s", "list_connections", "pid", "client_properties")
@@ -64,7 +64,7 @@ final class RabbitTestSupport {
                 return false;
             }
             if (!output.contains(name)) {
-                org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                org.slf4j.LoggerFactory.getLogger(TestRabbit.class)
                         .info("rabbitmqctl lists no connection named {}: {}", name, output);
             }
             for (String line : output.split("\n")) {
@@ -81,13 +81,13 @@ final class RabbitTestSupport {
                         .start();
                 String closeOutput = new String(close.getInputStream().readAllBytes());
                 if (!close.waitFor(30, TimeUnit.SECONDS) || close.exitValue() != 0) {
-                    org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                    org.slf4j.LoggerFactory.getLogger(TestRabbit.class)
                             .info("rabbitmqctl could not close {}: {}", connection, closeOutput);
                     return false;
                 }
             }
             if (names.isEmpty()) {
-                org.slf4j.LoggerFactory.getLogger(RabbitTestSupport.class)
+                org.slf4j.LoggerFactory.getLogger(TestRabbit.class)
                         .info("rabbitmqctl output without a match for {}: {}", name, output);
             }
             return !names.isEmpty();
