@@ -47,6 +47,17 @@ public final class TestRabbit {
         return factory;
     }
 
+    /** A RabbitMQ client connection factory for the shared broker. */
+    public static com.rabbitmq.client.ConnectionFactory clientConnectionFactory() {
+        requireBroker();
+        com.rabbitmq.client.ConnectionFactory factory = new com.rabbitmq.client.ConnectionFactory();
+        factory.setHost(HOST);
+        factory.setPort(PORT);
+        factory.setUsername("guest");
+        factory.setPassword("guest");
+        return factory;
+    }
+
     /**
      * Closes, on the broker's side, every connection named {@code name}, with {@code rabbitmqctl}
      * (the broker then sends connection.close, as when it restarts or an operator kills it).
