@@ -7,14 +7,12 @@ import io.sumi.kafka.IdempotentHandlerInterceptor;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
-import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -22,10 +20,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.listener.FailedRecordProcessor;
@@ -39,7 +35,7 @@ import org.springframework.kafka.listener.FailedRecordProcessor;
         after = SumiAutoConfiguration.class,
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
-@Import(SumiKafkaAutoConfiguration.AutoProxyRegistrar.class)
+@Import(BinderSupport.AutoProxyRegistrar.class)
 class SumiKafkaAutoConfiguration {
 
     @Bean
@@ -54,9 +50,7 @@ class SumiKafkaAutoConfiguration {
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {
-        SumiProperties.Consumer consumer = properties.consumer();
-        return new HandlerDefaults(
-                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+        return BinderSupport.defaults(properties);
     }
 
     @Bean
@@ -114,6 +108,9 @@ class SumiKafkaAutoConfiguration {
                 if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)) {
                     return; // a functional bean: the Spring Cloud Stream binder validates it
                 }
+                if (IdempotentHandlerAdvisor.belongsToAnotherBinder(method)) {
+                    return; // a Spring AMQP listener: the Rabbit binder validates it
+                }
                 try {
                     interceptor.definition(method, userClass);
                     IdempotentHandlerInterceptor.checkMessageSource(method);
@@ -123,14 +120,5 @@ class SumiKafkaAutoConfiguration {
                 }
             });
         };
-    }
-
-    /** Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration may be off). */
-    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
-        @Override
-        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
-            AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
-        }
     }
 }
