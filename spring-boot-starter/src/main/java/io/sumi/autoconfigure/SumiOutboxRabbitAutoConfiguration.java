@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -89,7 +90,11 @@ class SumiOutboxRabbitAutoConfiguration {
     @Primary
     @ConditionalOnBean(name = RABBIT_PUBLISHER)
     TopicRoutingPublisher sumiOutboxPublisher(
-            RabbitOutboxPublisher rabbitPublisher, SumiOutboxRabbitProperties rabbit, ListableBeanFactory beans) {
+            // By name and interface: a post-processor may have wrapped the publisher (metrics, tracing, a demo's
+            // copies).
+            @Qualifier(RABBIT_PUBLISHER) OutboxPublisher rabbitPublisher,
+            SumiOutboxRabbitProperties rabbit,
+            ListableBeanFactory beans) {
         OutboxPublisher other = otherPublisher(beans);
         if (rabbit.topics().isEmpty()) {
             // Nothing listed: every topic to RabbitMQ, unless a Kafka publisher is there (which keeps them all).
