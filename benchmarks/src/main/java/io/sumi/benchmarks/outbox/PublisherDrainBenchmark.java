@@ -58,7 +58,9 @@ public final class PublisherDrainBenchmark {
         String database = "sumi_outbox_bench_publishers";
         try (Connection admin = DriverManager.getConnection(server + "postgres", "postgres", "");
                 Statement statement = admin.createStatement()) {
-            if (!statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'").next()) {
+            if (!statement
+                    .executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'")
+                    .next()) {
                 statement.execute("CREATE DATABASE " + database);
             }
         }
