@@ -65,7 +65,12 @@ abstract class OutboxDispatcherContractTests {
         outbox = Outbox.builder(table).build();
         tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         meters = new SimpleMeterRegistry();
-        publisher = new RecordingPublisher();
+        publisher = newPublisher();
+    }
+
+    /** The publisher the tests send through: a recording one; subclasses may pass it through a real broker. */
+    RecordingPublisher newPublisher() {
+        return new RecordingPublisher();
     }
 
     OutboxDispatcher.Builder dispatcher(OutboxPublisher publisher) {

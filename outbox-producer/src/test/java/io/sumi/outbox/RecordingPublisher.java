@@ -7,8 +7,14 @@ import java.util.Map;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
-/** A publisher that records what it sends and fails the records a function picks. */
+/**
+ * A publisher that records what it sends and fails the records a function picks; with
+ * {@link #through} it sends the others through a real broker's publisher and records as sent only
+ * what the broker acknowledged.
+ */
 class RecordingPublisher implements OutboxPublisher {
+
+    private @Nullable OutboxPublisher broker;
 
     final List<OutboxRecord> sent = new ArrayList<>();
     final List<OutboxRecord> attempted = new ArrayList<>();
@@ -19,16 +25,32 @@ class RecordingPublisher implements OutboxPublisher {
         return this;
     }
 
+    /** Sends the records it does not fail through {@code broker}. */
+    RecordingPublisher through(OutboxPublisher broker) {
+        this.broker = broker;
+        return this;
+    }
+
     @Override
     public synchronized PublishResult publish(List<OutboxRecord> records) {
         Map<Long, Throwable> failures = new LinkedHashMap<>();
+        List<OutboxRecord> passed = new ArrayList<>();
         for (OutboxRecord record : records) {
             attempted.add(record);
             Throwable failed = failure.apply(record);
             if (failed != null) {
                 failures.put(record.id(), failed);
             } else {
+                passed.add(record);
+            }
+        }
+        PublishResult brokerResult =
+                broker == null || passed.isEmpty() ? PublishResult.allSent() : broker.publish(passed);
+        for (OutboxRecord record : passed) {
+            if (brokerResult.sent(record.id())) {
                 sent.add(record);
+            } else {
+                failures.put(record.id(), brokerResult.failures().get(record.id()));
             }
         }
         return PublishResult.failed(failures);

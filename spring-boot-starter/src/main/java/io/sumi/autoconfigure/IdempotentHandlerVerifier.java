@@ -24,6 +24,7 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
 
     static final String KAFKA_ADVISOR = "io.sumi.kafka.IdempotentHandlerAdvisor";
     static final String STREAM_POST_PROCESSOR = "io.sumi.stream.IdempotentFunctionPostProcessor";
+    static final String RABBIT_ADVISOR = "io.sumi.rabbit.IdempotentRabbitHandlerAdvisor";
 
     private final ConfigurableListableBeanFactory beanFactory;
 
@@ -35,11 +36,13 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
     public void afterSingletonsInstantiated() {
         boolean kafka = hasBean(KAFKA_ADVISOR);
         boolean stream = hasBean(STREAM_POST_PROCESSOR);
+        boolean rabbit = hasBean(RABBIT_ADVISOR);
         List<String> unbound = new ArrayList<>();
         for (Map.Entry<Method, Class<?>> handler : handlers().entrySet()) {
             Method method = handler.getKey();
             boolean functionBean = AnnotatedElementUtils.hasAnnotation(method, Bean.class);
-            if (functionBean ? !stream : !kafka) {
+            boolean bound = functionBean ? stream : isRabbitHandler(method) ? rabbit : kafka;
+            if (!bound) {
                 unbound.add(ClassUtils.getQualifiedMethodName(method, handler.getValue()));
             }
         }
@@ -47,9 +50,26 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
             throw new IllegalStateException(
                     "@IdempotentHandler on " + unbound + " would be ignored: no Sumi binder handles it."
                             + " For @KafkaListener methods add io.sumi:sumi-binder-spring-kafka (with spring-kafka);"
+                            + " for @RabbitListener methods io.sumi:sumi-binder-spring-amqp (with spring-rabbit);"
                             + " for Spring Cloud Stream function beans add io.sumi:sumi-binder-spring-cloud-stream"
                             + " (and check that sumi.* auto-configuration is not excluded)");
         }
+    }
+
+    /** A Spring AMQP listener method, or one taking an AMQP message: the Rabbit binder's (checked by name). */
+    static boolean isRabbitHandler(Method method) {
+        for (java.lang.annotation.Annotation annotation : method.getAnnotations()) {
+            String name = annotation.annotationType().getName();
+            if (name.startsWith("org.springframework.amqp.rabbit.annotation.Rabbit")) {
+                return true;
+            }
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (type.getName().equals("org.springframework.amqp.core.Message")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every {@link IdempotentHandler} method of every bean class, with the class it was found on. */

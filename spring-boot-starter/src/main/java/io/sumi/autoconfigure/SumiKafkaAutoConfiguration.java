@@ -8,14 +8,12 @@ import io.sumi.kafka.PollClaimContainerCheck;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
-import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -23,11 +21,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
-import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.listener.FailedRecordProcessor;
@@ -41,7 +37,7 @@ import org.springframework.kafka.listener.FailedRecordProcessor;
         after = SumiAutoConfiguration.class,
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
-@Import(SumiKafkaAutoConfiguration.AutoProxyRegistrar.class)
+@Import(BinderSupport.AutoProxyRegistrar.class)
 class SumiKafkaAutoConfiguration {
 
     static final String POLL_CLAIM_PROPERTY = "sumi.kafka.poll-claim";
@@ -58,9 +54,7 @@ class SumiKafkaAutoConfiguration {
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {
-        SumiProperties.Consumer consumer = properties.consumer();
-        return new HandlerDefaults(
-                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+        return BinderSupport.defaults(properties);
     }
 
     @Bean
@@ -129,6 +123,9 @@ class SumiKafkaAutoConfiguration {
                 if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)) {
                     return; // a functional bean: the Spring Cloud Stream binder validates it
                 }
+                if (IdempotentHandlerAdvisor.belongsToAnotherBinder(method)) {
+                    return; // a Spring AMQP listener: the Rabbit binder validates it
+                }
                 try {
                     interceptor.definition(method, userClass);
                     IdempotentHandlerInterceptor.checkMessageSource(method);
@@ -145,14 +142,5 @@ class SumiKafkaAutoConfiguration {
     static HandlerConsumers.ListenerNaming sumiKafkaListenerNaming(ObjectProvider<IdempotentHandlerAdvisor> advisor) {
         return (method, userClass) ->
                 advisor.getObject().interceptor().definition(method, userClass).consumer();
-    }
-
-    /** Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration may be off). */
-    static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
-        @Override
-        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
-            AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
-        }
     }
 }

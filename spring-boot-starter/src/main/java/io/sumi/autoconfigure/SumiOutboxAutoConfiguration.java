@@ -175,7 +175,11 @@ class SumiOutboxAutoConfiguration {
     static class KafkaPublisherConfiguration {
 
         @Bean
-        @ConditionalOnMissingBean(OutboxPublisher.class)
+        // Beside the RabbitMQ publisher (which routes the topics it does not take here), never beside the
+        // application's.
+        @ConditionalOnMissingBean(
+                value = OutboxPublisher.class,
+                ignoredType = {"io.sumi.outbox.rabbit.RabbitOutboxPublisher", "io.sumi.outbox.TopicRoutingPublisher"})
         @ConditionalOnBean(KafkaProperties.class)
         KafkaOutboxPublisher sumiKafkaOutboxPublisher(
                 KafkaProperties kafkaProperties,

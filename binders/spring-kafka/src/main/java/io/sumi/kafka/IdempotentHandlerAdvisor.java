@@ -1,7 +1,9 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.IdempotentHandler;
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.util.Set;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
@@ -38,9 +40,38 @@ public final class IdempotentHandlerAdvisor extends AbstractPointcutAdvisor {
                 .intersection(new StaticMethodMatcher() {
                     @Override
                     public boolean matches(Method method, Class<?> targetClass) {
-                        return !AnnotatedElementUtils.hasAnnotation(method, Bean.class);
+                        return !AnnotatedElementUtils.hasAnnotation(method, Bean.class)
+                                && !belongsToAnotherBinder(method);
                     }
                 });
+    }
+
+    /** Spring AMQP's listener annotations and message type, by name: this binder does not depend on Spring AMQP. */
+    private static final Set<String> RABBIT_LISTENER_ANNOTATIONS = Set.of(
+            "org.springframework.amqp.rabbit.annotation.RabbitListener",
+            "org.springframework.amqp.rabbit.annotation.RabbitListeners",
+            "org.springframework.amqp.rabbit.annotation.RabbitHandler");
+
+    private static final String AMQP_MESSAGE = "org.springframework.amqp.core.Message";
+
+    /**
+     * Whether another Sumi binder guards {@code method}: a Spring AMQP listener
+     * ({@code @RabbitListener}, {@code @RabbitHandler}) or a method taking an AMQP {@code Message}
+     * belongs to the Spring AMQP binder, so that an application with both binders claims each
+     * message once.
+     */
+    public static boolean belongsToAnotherBinder(Method method) {
+        for (Annotation annotation : method.getAnnotations()) {
+            if (RABBIT_LISTENER_ANNOTATIONS.contains(annotation.annotationType().getName())) {
+                return true;
+            }
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (type.getName().equals(AMQP_MESSAGE)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

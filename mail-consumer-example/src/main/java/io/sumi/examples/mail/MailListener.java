@@ -5,6 +5,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.stereotype.Component;
 
@@ -20,6 +21,7 @@ import org.springframework.stereotype.Component;
  * retries, then dead-letters. A message without a key is dead-lettered at once.
  */
 @Component
+@ConditionalOnProperty(name = "mail-consumer.broker", havingValue = "kafka", matchIfMissing = true)
 public class MailListener {
 
     /** The listener id, and so the consumer group and Sumi's ledger namespace. */

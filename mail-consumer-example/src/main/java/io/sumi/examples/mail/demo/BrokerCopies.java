@@ -41,7 +41,15 @@ public class BrokerCopies implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(BrokerCopies.class);
 
-    private final KafkaTemplate<String, String> template;
+    /** Publishes one copy; Kafka's template by default, a RabbitTemplate in the rabbitmq mode. */
+    @FunctionalInterface
+    public interface CopySender {
+        java.util.concurrent.CompletableFuture<?> send(ProducerRecord<String, String> copy);
+
+        default void flush() {}
+    }
+
+    private final CopySender template;
     private final String topic;
     private final int partitions;
     private final ExecutorService immediate = Executors.newSingleThreadExecutor(daemon("demo-copies"));
@@ -55,6 +63,23 @@ public class BrokerCopies implements AutoCloseable {
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     public BrokerCopies(KafkaTemplate<String, String> template, String topic, int partitions) {
+        this(
+                new CopySender() {
+                    @Override
+                    public java.util.concurrent.CompletableFuture<?> send(ProducerRecord<String, String> copy) {
+                        return template.send(copy);
+                    }
+
+                    @Override
+                    public void flush() {
+                        template.flush();
+                    }
+                },
+                topic,
+                partitions);
+    }
+
+    public BrokerCopies(CopySender template, String topic, int partitions) {
         this.template = template;
         this.topic = topic;
         this.partitions = partitions;

@@ -46,8 +46,27 @@ public class DemoConfiguration {
     }
 
     @Bean
-    BrokerCopies brokerCopies(KafkaTemplate<String, String> template, MailConsumerProperties mail) {
-        return new BrokerCopies(template, mail.topic(), mail.partitions());
+    BrokerCopies brokerCopies(
+            KafkaTemplate<String, String> template,
+            MailConsumerProperties mail,
+            ObjectProvider<RabbitMailMode> rabbit) {
+        RabbitMailMode mode = rabbit.getIfAvailable();
+        return mode != null
+                ? new BrokerCopies(mode, mail.topic(), mail.partitions())
+                : new BrokerCopies(template, mail.topic(), mail.partitions());
+    }
+
+    /** The rabbitmq mode (profile {@code rabbitmq}): copies and keyless messages go to RabbitMQ. */
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(
+            name = "mail-consumer.broker",
+            havingValue = "rabbitmq")
+    RabbitMailMode rabbitMailMode(
+            org.springframework.amqp.rabbit.core.RabbitTemplate template,
+            org.springframework.amqp.core.AmqpAdmin admin,
+            org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry listeners,
+            MailConsumerProperties mail) {
+        return new RabbitMailMode(template, admin, listeners, mail.topic());
     }
 
     /**
@@ -103,21 +122,23 @@ public class DemoConfiguration {
             FlakyMailGateway gateway,
             DeadLetters deadLetters,
             JdbcTemplate jdbc,
-            @Value("${sumi.ledger.table-name:processed_messages}") String ledgerTable) {
+            @Value("${sumi.ledger.table-name:processed_messages}") String ledgerTable,
+            ObjectProvider<RabbitMailMode> rabbit) {
         return new MailDemo(
-                demo,
-                mail,
-                services,
-                orders,
-                outbox,
-                copies,
-                template,
-                admin,
-                listeners,
-                meters,
-                gateway,
-                deadLetters,
-                jdbc,
-                ledgerTable);
+                        demo,
+                        mail,
+                        services,
+                        orders,
+                        outbox,
+                        copies,
+                        template,
+                        admin,
+                        listeners,
+                        meters,
+                        gateway,
+                        deadLetters,
+                        jdbc,
+                        ledgerTable)
+                .withRabbit(rabbit.getIfAvailable());
     }
 }

@@ -203,7 +203,8 @@ public record DemoReport(
                 orders.rolledBack,
                 "a line the database refused, after outbox.append: " + orders.rolledBackOrderRows + " order rows, "
                         + outbox.rowsOfRolledBackOrders + " outbox rows");
-        out.append(" Outbox: rows dispatched to Kafka by the starter's dispatcher\n");
+        out.append(
+                " Outbox: rows dispatched to the broker (Kafka, or RabbitMQ in the rabbitmq mode) by the starter's dispatcher\n");
         line(
                 out,
                 "outbox rows",
@@ -241,7 +242,11 @@ public record DemoReport(
                         Locale.ROOT,
                         "%.0f %% of the dispatched records again, same outbox-id:",
                         100.0 * broker.copies() / Math.max(1, outbox.dispatched)));
-        line(out, "", "", broker.concurrentCopies + " at once on the next partition, " + broker.lateCopies + " later");
+        line(
+                out,
+                "",
+                "",
+                broker.concurrentCopies + " at once (next partition / same queue), " + broker.lateCopies + " later");
         line(out, "keyless messages", broker.poisonMessages, "no outbox-id, no idempotency-key");
         out.append(" Consumer: @IdempotentHandler, key = outbox-id\n");
         line(
@@ -259,7 +264,7 @@ public record DemoReport(
                 "outcome=failed: " + consumer.injectedFailures + " first attempts refused by greylisting ("
                         + consumer.greylistedOrders + " orders)");
         line(out, "rejected (no key)", consumer.rejected, "outcome=rejected: not retried");
-        line(out, "dead-lettered", consumer.deadLettered, "records on the dead-letter topic");
+        line(out, "dead-lettered", consumer.deadLettered, "records on the dead-letter topic (queue)");
         line(
                 out,
                 "ledger rows",

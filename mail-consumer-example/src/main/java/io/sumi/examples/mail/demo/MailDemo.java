@@ -110,6 +110,14 @@ public class MailDemo implements DemoLauncher.Demo {
         this.ledgerTable = ledgerTable;
     }
 
+    /** The rabbitmq mode: the consumer reads RabbitMQ, fed by the outbox's RabbitMQ publisher. */
+    private @Nullable RabbitMailMode rabbit;
+
+    MailDemo withRabbit(@Nullable RabbitMailMode rabbit) {
+        this.rabbit = rabbit;
+        return this;
+    }
+
     /** What placing the orders gave: the outbox id of each committed order, the rolled-back ones. */
     private record Placed(Map<String, Long> mailIds, Map<String, String> rolledBack, int poisonSent) {}
 
@@ -128,8 +136,12 @@ public class MailDemo implements DemoLauncher.Demo {
                 mail.partitions(),
                 demo.seed());
         try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
-            awaitAssignment(MailListener.ID, Duration.ofSeconds(60));
-            awaitAssignment(DeadLetters.ID, Duration.ofSeconds(60));
+            if (rabbit != null) {
+                rabbit.awaitConsumers(Duration.ofSeconds(60));
+            } else {
+                awaitAssignment(MailListener.ID, Duration.ofSeconds(60));
+                awaitAssignment(DeadLetters.ID, Duration.ofSeconds(60));
+            }
             copies.plan(plan.copies());
 
             long start = System.nanoTime();
@@ -263,8 +275,12 @@ public class MailDemo implements DemoLauncher.Demo {
         Order order = step.order();
         if (order == null) {
             // A producer that bypasses the outbox and sets no key: the consumer must dead-letter it.
-            template.send(new ProducerRecord<>(mail.topic(), step.partition(), null, step.poison()))
-                    .get(30, TimeUnit.SECONDS);
+            if (rabbit != null) {
+                rabbit.sendWithoutKey(step.poison());
+            } else {
+                template.send(new ProducerRecord<>(mail.topic(), step.partition(), null, step.poison()))
+                        .get(30, TimeUnit.SECONDS);
+            }
             poisonSent.incrementAndGet();
             return;
         }
@@ -296,6 +312,9 @@ public class MailDemo implements DemoLauncher.Demo {
         if (count("processed") + count("duplicate") < expected
                 || deadLetters.records().size() < placed.poisonSent()) {
             return false;
+        }
+        if (rabbit != null) {
+            return rabbit.drained();
         }
         return lag(client, MailListener.ID, mail.topic()) == 0
                 && lag(client, DeadLetters.ID, mail.deadLetterTopic()) == 0;

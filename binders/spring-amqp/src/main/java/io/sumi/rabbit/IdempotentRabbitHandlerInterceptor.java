@@ -1,0 +1,322 @@
+package io.sumi.rabbit;
+
+import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.rabbit.internal.CurrentDelivery;
+import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitHandler;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.rabbit.annotation.RabbitListeners;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.messaging.support.MessageBuilder;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs {@link IdempotentHandler} methods of Spring AMQP listeners through the
+ * {@link IdempotentExecutor}.
+ *
+ * <p>The message is found, in order: for the listener method the container invokes
+ * ({@code @RabbitListener} / {@code @RabbitHandler}, not nested in another guarded call), the
+ * message or consumer batch the container is delivering on this thread (captured by Sumi's
+ * container advice, {@link SumiRabbitContainerAdvice}, so any parameter style works: an AMQP
+ * {@link Message}, a messaging {@code Message<?>}, a payload with {@code @Header}s, a payload
+ * alone); then, for every method, an AMQP {@link Message} argument, a messaging
+ * {@code Message<?>} argument, a {@code List<Message>} argument. A consumer batch
+ * ({@code consumerBatchEnabled}) is claimed in one round trip and the method is called once with
+ * the messages still to process: every {@code List} argument whose size is the batch's is
+ * filtered alike.
+ *
+ * <p>Failures are left to the container advice, which turns Sumi's exceptions into what RabbitMQ
+ * understands (docs/rabbitmq.md). A batch method may throw {@link BatchFailedException} with the
+ * index <em>in the list it received</em>: the messages before it are completed; the delivery is
+ * rejected and requeued, and on redelivery the completed ones are skipped as duplicates.
+ */
+public final class IdempotentRabbitHandlerInterceptor implements MethodInterceptor {
+
+    private final Supplier<IdempotentExecutor> executorSupplier;
+    private final Supplier<HandlerDefaults> defaults;
+    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
+    private volatile @Nullable IdempotentExecutor executor;
+
+    public IdempotentRabbitHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
+        this(() -> executor, () -> defaults);
+    }
+
+    /**
+     * An interceptor that looks its executor and defaults up on first use, so that creating the
+     * advisor (which the auto-proxy creator does early) creates neither the ledger's DataSource nor
+     * the configuration properties early.
+     */
+    public IdempotentRabbitHandlerInterceptor(
+            Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this.executorSupplier = executor;
+        this.defaults = defaults;
+    }
+
+    private IdempotentExecutor executor() {
+        IdempotentExecutor current = executor;
+        if (current == null) {
+            current = executorSupplier.get();
+            executor = current;
+        }
+        return current;
+    }
+
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = target != null
+                ? AopUtils.getTargetClass(target)
+                : invocation.getMethod().getDeclaringClass();
+        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
+        Object[] args = invocation.getArguments();
+
+        // The delivery on the thread belongs to the listener method the container invokes, not to
+        // another annotated method that listener calls (that one is guarded with its own message).
+        boolean listenerInvocation = isListenerMethod(invocation.getMethod(), targetClass)
+                && IdempotencyContext.find().isEmpty();
+        if (listenerInvocation) {
+            List<Message> batch = CurrentDelivery.batch();
+            if (batch != null) {
+                return invokeBatch(invocation, definition, batch);
+            }
+            Message current = CurrentDelivery.message();
+            if (current != null) {
+                HandlerResult<@Nullable Object> result =
+                        executor().execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation));
+                if (result.outcome() == MessageOutcome.DUPLICATE) {
+                    CurrentDelivery.skipped(List.of(current));
+                }
+                return result.value();
+            }
+        }
+        InboundMessage message = singleMessage(args);
+        if (message == null) {
+            List<Message> messages = messageListArgument(args);
+            if (messages != null) {
+                return invokeBatch(invocation, definition, messages);
+            }
+            throw new IllegalStateException("@IdempotentHandler method "
+                    + ClassUtils.getQualifiedMethodName(invocation.getMethod())
+                    + " was called without a message: "
+                    + (listenerInvocation
+                            ? "Sumi's container advice must be on its listener container factory (the starter puts it on"
+                                    + " every factory), or give it an org.springframework.amqp.core.Message parameter"
+                            : "it is not the @RabbitListener method the container invokes, so its key must come from its own"
+                                    + " arguments; give it an org.springframework.amqp.core.Message or List<Message> parameter,"
+                                    + " or put @IdempotentHandler on the @RabbitListener method"));
+        }
+        return executor()
+                .execute(definition, message, () -> proceed(invocation))
+                .value();
+    }
+
+    /**
+     * Whether the listener container invokes {@code method} itself: a {@code @RabbitListener}
+     * method, or a {@code @RabbitHandler} method of a class-level {@code @RabbitListener}.
+     */
+    public static boolean isListenerMethod(Method method, Class<?> targetClass) {
+        return AnnotatedElementUtils.hasAnnotation(method, RabbitListener.class)
+                || AnnotatedElementUtils.hasAnnotation(method, RabbitListeners.class)
+                || AnnotatedElementUtils.hasAnnotation(method, RabbitHandler.class);
+    }
+
+    /** Whether {@code method} takes an AMQP {@link Message} or a list of them. */
+    public static boolean hasAmqpMessageParameter(Method method) {
+        for (Class<?> type : method.getParameterTypes()) {
+            if (Message.class.isAssignableFrom(type)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Checks at start-up that an annotated method can find its message: a listener method always
+     * can (through the container's delivery); any other method needs an AMQP {@link Message},
+     * messaging {@code Message} or {@code List} parameter.
+     *
+     * @throws IllegalStateException if it cannot, with what to do
+     */
+    public static void checkMessageSource(Method method, Class<?> targetClass) {
+        if (isListenerMethod(method, targetClass)) {
+            return;
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (Message.class.isAssignableFrom(type)
+                    || org.springframework.messaging.Message.class.isAssignableFrom(type)
+                    || List.class.isAssignableFrom(type)) {
+                return;
+            }
+        }
+        throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
+                + " is not a @RabbitListener method and has no message parameter, so Sumi cannot tell which message it"
+                + " guards. Give it an org.springframework.amqp.core.Message parameter, or put @IdempotentHandler on the"
+                + " @RabbitListener method");
+    }
+
+    /**
+     * The definition of an annotated method: its annotation, completed by the defaults. The
+     * consumer name defaults to the {@code @RabbitListener} id, else {@code Class.method}.
+     *
+     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
+     */
+    public HandlerDefinition definition(Method method, Class<?> targetClass) {
+        return definitions.computeIfAbsent(method, m -> {
+            HandlerDefaults defaults = this.defaults.get();
+            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
+            if (annotation == null) {
+                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
+            }
+            RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
+            String defaultConsumer = listener != null && !listener.id().isBlank()
+                    ? listener.id()
+                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
+            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
+            if (transactional == null) {
+                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
+            }
+            HandlerDefinition definition = defaults.resolve(
+                    annotation,
+                    defaultConsumer,
+                    transactional == null ? null : transactional.transactionManager(),
+                    m.toString());
+            executor().keyResolver().validate(definition);
+            return definition;
+        });
+    }
+
+    private static @Nullable InboundMessage singleMessage(Object[] args) {
+        for (Object arg : args) {
+            if (arg instanceof Message message) {
+                return new RabbitInboundMessage(message);
+            }
+        }
+        for (Object arg : args) {
+            if (arg instanceof org.springframework.messaging.Message<?> message
+                    && !(message.getPayload() instanceof List<?>)) {
+                return new SpringMessageInboundMessage(message);
+            }
+        }
+        return null;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static @Nullable List<Message> messageListArgument(Object[] args) {
+        for (Object arg : args) {
+            if (arg instanceof List<?> list && !list.isEmpty() && list.get(0) instanceof Message) {
+                return (List<Message>) list;
+            }
+        }
+        return null;
+    }
+
+    private @Nullable Object invokeBatch(MethodInvocation invocation, HandlerDefinition definition, List<Message> batch)
+            throws Exception {
+        List<InboundMessage> messages = new ArrayList<>(batch.size());
+        batch.forEach(message -> messages.add(new RabbitInboundMessage(message)));
+        Object[] args = invocation.getArguments();
+        List<Integer> ran = new ArrayList<>();
+        executor().executeBatch(definition, messages, indexes -> {
+            ran.clear();
+            ran.addAll(indexes);
+            try {
+                proceedClone(invocation, indexes.size() == batch.size() ? args : filter(args, batch.size(), indexes));
+            } catch (BatchFailedException ex) {
+                // The method's index is in the (filtered) list it received.
+                int index = ex.index();
+                if (index < 0 || index >= indexes.size()) {
+                    throw ex;
+                }
+                throw new BatchFailedException(indexes.get(index), ex.getCause() != null ? ex.getCause() : ex);
+            }
+        });
+        if (ran.size() < batch.size() && batch == CurrentDelivery.batch()) {
+            List<Message> skipped = new ArrayList<>();
+            for (int i = 0; i < batch.size(); i++) {
+                if (!ran.contains(i)) {
+                    skipped.add(batch.get(i));
+                }
+            }
+            CurrentDelivery.skipped(skipped);
+        }
+        return null;
+    }
+
+    /** The arguments with every per-message list cut down to {@code indexes}. */
+    private static Object[] filter(Object[] args, int size, List<Integer> indexes) {
+        Object[] filtered = args.clone();
+        for (int a = 0; a < args.length; a++) {
+            Object arg = args[a];
+            if (arg instanceof List<?> list && list.size() == size) {
+                filtered[a] = pick(list, indexes);
+            } else if (arg instanceof org.springframework.messaging.Message<?> message
+                    && message.getPayload() instanceof List<?> payload
+                    && payload.size() == size) {
+                Map<String, Object> headers = new LinkedHashMap<>();
+                message.getHeaders()
+                        .forEach((name, value) -> headers.put(
+                                name,
+                                value instanceof List<?> values && values.size() == size
+                                        ? pick(values, indexes)
+                                        : value));
+                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
+                        .copyHeaders(headers)
+                        .build();
+            }
+        }
+        return filtered;
+    }
+
+    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
+        List<T> picked = new ArrayList<>(indexes.size());
+        for (int index : indexes) {
+            picked.add(list.get(index));
+        }
+        return picked;
+    }
+
+    /**
+     * Calls the method through a clone of the invocation, with {@code args}: a clone can be run
+     * again (a transactional batch re-runs a prefix) and still passes the advice after Sumi's.
+     */
+    private static void proceedClone(MethodInvocation invocation, Object[] args) throws Exception {
+        if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)) {
+            throw new IllegalStateException(
+                    "@IdempotentHandler batch methods must be called through a Spring AOP proxy");
+        }
+        proceed(proxyInvocation.invocableClone(args));
+    }
+
+    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
+        try {
+            return invocation.proceed();
+        } catch (Exception | Error ex) {
+            throw ex;
+        } catch (Throwable ex) {
+            throw new UndeclaredThrowableException(ex);
+        }
+    }
+}

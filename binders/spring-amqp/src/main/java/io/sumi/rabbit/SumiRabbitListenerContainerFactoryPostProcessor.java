@@ -1,0 +1,85 @@
+package io.sumi.rabbit;
+
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.amqp.rabbit.config.AbstractRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.config.ContainerCustomizer;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Puts {@link SumiRabbitContainerAdvice} on every container that the Spring AMQP listener
+ * container factories of the context create (the simple and the direct container alike): a
+ * container customizer that runs after the application's own customizer (which stays in place)
+ * and sets the advice chain to Sumi's outer advice, the factory's advices, Sumi's inner advice.
+ */
+public final class SumiRabbitListenerContainerFactoryPostProcessor implements BeanPostProcessor {
+
+    /** {@code AbstractRabbitListenerContainerFactory.containerCustomizer}: it has a setter only. */
+    private static final @Nullable Field CUSTOMIZER =
+            ReflectionUtils.findField(AbstractRabbitListenerContainerFactory.class, "containerCustomizer");
+
+    private final Supplier<Duration> busyInterval;
+    private final Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper;
+
+    /**
+     * @param busyInterval the wait before a busy key is requeued (looked up when a container is created)
+     * @param budgetStopper the stopper for spent budgets, or a supplier of {@code null} for none
+     */
+    public SumiRabbitListenerContainerFactoryPostProcessor(
+            Supplier<Duration> busyInterval, Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper) {
+        this.busyInterval = Objects.requireNonNull(busyInterval, "busyInterval");
+        this.budgetStopper = Objects.requireNonNull(budgetStopper, "budgetStopper");
+    }
+
+    @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (bean instanceof AbstractRabbitListenerContainerFactory factory) {
+            ContainerCustomizer existing = existingCustomizer(factory);
+            if (existing instanceof SumiCustomizer) {
+                return bean;
+            }
+            factory.setContainerCustomizer(new SumiCustomizer(factory, existing));
+        }
+        return bean;
+    }
+
+    private static @Nullable ContainerCustomizer<?> existingCustomizer(
+            AbstractRabbitListenerContainerFactory<?> factory) {
+        if (CUSTOMIZER == null) {
+            throw new IllegalStateException("Sumi cannot read the container customizer of "
+                    + factory.getClass().getName()
+                    + " (a Spring AMQP version Sumi does not know): it would replace the application's customizer");
+        }
+        ReflectionUtils.makeAccessible(CUSTOMIZER);
+        return (ContainerCustomizer<?>) ReflectionUtils.getField(CUSTOMIZER, factory);
+    }
+
+    /** Runs the application's customizer, then installs Sumi's advices. */
+    private final class SumiCustomizer implements ContainerCustomizer<AbstractMessageListenerContainer> {
+
+        private final AbstractRabbitListenerContainerFactory<?> factory;
+        private final @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate;
+
+        SumiCustomizer(
+                AbstractRabbitListenerContainerFactory<?> factory,
+                @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate) {
+            this.factory = factory;
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void configure(AbstractMessageListenerContainer container) {
+            if (delegate != null) {
+                delegate.configure(container);
+            }
+            container.setAdviceChain(SumiRabbitContainerAdvice.wrap(
+                    container, factory.getAdviceChain(), busyInterval.get(), budgetStopper.get()));
+        }
+    }
+}

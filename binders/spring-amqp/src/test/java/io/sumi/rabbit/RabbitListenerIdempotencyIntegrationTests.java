@@ -1,0 +1,647 @@
+package io.sumi.rabbit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Channel;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.TestDatabase;
+import io.sumi.testing.TestRabbit;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.amqp.core.AcknowledgeMode;
+import org.springframework.amqp.core.Binding;
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.Declarables;
+import org.springframework.amqp.core.DirectExchange;
+import org.springframework.amqp.core.FanoutExchange;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.core.QueueBuilder;
+import org.springframework.amqp.rabbit.annotation.EnableRabbit;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.rabbit.config.RetryInterceptorBuilder;
+import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.core.RabbitAdmin;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.retry.RepublishMessageRecoverer;
+import org.springframework.amqp.support.AmqpHeaders;
+import org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.messaging.handler.annotation.Header;
+
+/**
+ * {@code @IdempotentHandler} on {@code @RabbitListener} methods against the real RabbitMQ
+ * (127.0.0.1:5672) and the local PostgreSQL: one Spring context for the class, every exchange and
+ * queue named after this run and deleted afterwards, ledger rows keyed by the run.
+ */
+class RabbitListenerIdempotencyIntegrationTests {
+
+    static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+    static final String PREFIX = "sumi-rabbit-it-" + RUN + "-";
+    static final String CONNECTION_NAME = "sumi-rabbit-it-" + RUN;
+    static final Duration BUSY_INTERVAL = Duration.ofMillis(300);
+
+    static final List<String> QUEUES = List.of(
+            "dup",
+            "compete-a",
+            "compete-b",
+            "styles",
+            "poison",
+            "nokey",
+            "busy",
+            "batch",
+            "batch-nokey",
+            "manual",
+            "resilient");
+
+    static AnnotationConfigApplicationContext context;
+    static RabbitTemplate sender;
+    static CachingConnectionFactory senderConnections;
+    static Listeners listeners;
+    static ProcessedMessageStore store;
+    static SimpleMeterRegistry meters;
+
+    @BeforeAll
+    static void start() {
+        context = new AnnotationConfigApplicationContext();
+        context.getEnvironment()
+                .getPropertySources()
+                .addFirst(new MapPropertySource("run", Map.of("it.prefix", PREFIX)));
+        context.register(Config.class);
+        context.refresh();
+        // The sender has a connection of its own: the connection-loss test cuts only the listeners'.
+        senderConnections = TestRabbit.connectionFactory(CONNECTION_NAME + "-sender");
+        sender = new RabbitTemplate(senderConnections);
+        listeners = context.getBean(Listeners.class);
+        store = context.getBean(ProcessedMessageStore.class);
+        meters = context.getBean(SimpleMeterRegistry.class);
+    }
+
+    @AfterAll
+    static void cleanUp() {
+        if (context == null) {
+            return;
+        }
+        RabbitAdmin admin = context.getBean(RabbitAdmin.class);
+        // Stop the consumers first, or they would declare their queues again.
+        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
+                .stop();
+        for (String queue : QUEUES) {
+            admin.deleteQueue(PREFIX + queue);
+            admin.deleteQueue(PREFIX + queue + ".dlq");
+        }
+        admin.deleteExchange(PREFIX + "dlx");
+        admin.deleteExchange(PREFIX + "compete");
+        context.close();
+        senderConnections.destroy();
+        new org.springframework.jdbc.core.JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
+                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
+    }
+
+    static void send(String queue, @Nullable String key, String payload) {
+        MessageProperties properties = new MessageProperties();
+        properties.setContentType(MessageProperties.CONTENT_TYPE_TEXT_PLAIN);
+        if (key != null) {
+            properties.setHeader("outbox-id", key);
+        }
+        sender.send("", PREFIX + queue, new Message(payload.getBytes(StandardCharsets.UTF_8), properties));
+    }
+
+    static void publish(String exchange, String key, String payload) {
+        MessageProperties properties = new MessageProperties();
+        properties.setContentType(MessageProperties.CONTENT_TYPE_TEXT_PLAIN);
+        properties.setHeader("outbox-id", key);
+        sender.send(PREFIX + exchange, "", new Message(payload.getBytes(StandardCharsets.UTF_8), properties));
+    }
+
+    static @Nullable Message deadLetter(String queue) {
+        return sender.receive(PREFIX + queue + ".dlq");
+    }
+
+    static double count(String consumer, String outcome) {
+        Counter counter = meters.find("sumi.messages")
+                .tag("consumer", consumer)
+                .tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    // ------------------------------------------------------------------ tests
+
+    @Test
+    void duplicatesDeliveredToFourConcurrentConsumersOfOneQueueHaveOneEffectEach() {
+        for (int i = 0; i < 50; i++) {
+            for (int copy = 0; copy < 3; copy++) {
+                send("dup", RUN + "-dup-" + i, "payload-" + i);
+            }
+        }
+
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> count("dup", "processed") + count("dup", "duplicate") == 150);
+        assertThat(listeners.effects("dup"))
+                .hasSize(50)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(count("dup", "duplicate")).isEqualTo(100);
+        assertThat(listeners.threads("dup")).as("four consumers took part").hasSizeGreaterThan(1);
+        assertThat(store.find("dup", RUN + "-dup-7"))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    @Test
+    void competingQueuesOfOneConsumerNameRunEachKeyOnceAcrossBoth() {
+        // A fanout exchange copies every message to both queues; their listeners share one consumer name.
+        for (int i = 0; i < 40; i++) {
+            publish("compete", RUN + "-c-" + i, "v" + i);
+        }
+
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> count("compete", "processed") + count("compete", "duplicate") == 80);
+        assertThat(listeners.effects("compete"))
+                .hasSize(40)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(listeners.effects("compete-a"))
+                .as("both queues' listeners ran some")
+                .isNotEmpty();
+        assertThat(listeners.effects("compete-b")).isNotEmpty();
+    }
+
+    @Test
+    void everyParameterStyleFindsTheKeyOfTheDelivery() {
+        String key = RUN + "-style";
+        send("styles", key, "styled");
+        send("styles", key, "styled");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("styles", "duplicate") == 1);
+        assertThat(listeners.effects("styles")).containsOnlyKeys(key);
+        assertThat(listeners.styleHeaders()).containsExactly(key);
+    }
+
+    @Test
+    void aPoisonMessageIsRetriedByTheContainersRetryThenRepublishedToTheDeadLetterExchangeWithReasonHeaders() {
+        String key = RUN + "-poison";
+        send("poison", key, "poison payload");
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("poison")) != null);
+        Map<String, Object> headers = dead[0].getMessageProperties().getHeaders();
+        assertThat(String.valueOf(headers.get(RepublishMessageRecoverer.X_EXCEPTION_MESSAGE)))
+                .contains("poisoned payload " + key);
+        assertThat(String.valueOf(headers.get(RepublishMessageRecoverer.X_EXCEPTION_STACKTRACE)))
+                .contains("IllegalStateException");
+        assertThat(headers.get("outbox-id")).isEqualTo(key);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("poison payload");
+        assertThat(listeners.attempts("poison:" + key)).isEqualTo(3);
+        assertThat(store.find("Listeners.poison", key)).get().satisfies(row -> {
+            assertThat(row.status()).isNotEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.lastError()).contains("poisoned payload");
+        });
+    }
+
+    @Test
+    void aMessageWithoutAKeyIsRejectedToTheDeadLetterExchangeAtOnceNotRetried() {
+        send("nokey", null, "no key here");
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("nokey")) != null);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("no key here");
+        // RabbitMQ's own dead-lettering: x-death says why (rejected) and where from.
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> death = (List<Map<String, Object>>)
+                dead[0].getMessageProperties().getHeaders().get("x-death");
+        assertThat(death).isNotEmpty();
+        assertThat(String.valueOf(death.get(0).get("reason"))).isEqualTo("rejected");
+        assertThat(String.valueOf(death.get(0).get("queue"))).isEqualTo(PREFIX + "nokey");
+        // Not given to the container's retry interceptor (it would have republished it with x-exception-*).
+        assertThat(dead[0].getMessageProperties().getHeaders())
+                .doesNotContainKey(RepublishMessageRecoverer.X_EXCEPTION_MESSAGE);
+        assertThat(listeners.attempts("nokey")).isZero();
+        assertThat(count("Listeners.noKey", "rejected")).isEqualTo(1);
+    }
+
+    @Test
+    void aBusyKeyIsRequeuedAfterADelayUntilTheOtherConsumerLetsGoAndNeverDeadLettered() throws Exception {
+        String key = RUN + "-busy";
+        ClaimResult holder = store.claim("Listeners.busy", new ClaimRequest(key, null), Duration.ofSeconds(60));
+        assertThat(holder.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        send("busy", key, "busy payload");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("Listeners.busy", "busy") >= 3);
+        long startedAt = System.nanoTime();
+        double before = count("Listeners.busy", "busy");
+        Thread.sleep(1500);
+        double during = count("Listeners.busy", "busy") - before;
+        // Not a hot loop: one redelivery per BUSY_INTERVAL (300 ms) at most, i.e. about 5 in 1.5 s.
+        assertThat(during).isBetween(1.0, 1.0 + (System.nanoTime() - startedAt) / (double) BUSY_INTERVAL.toNanos());
+        assertThat(listeners.attempts("busy:" + key)).isZero();
+
+        store.release(holder.message(), "the other consumer failed");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.attempts("busy:" + key) == 1);
+        assertThat(store.find("Listeners.busy", key))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
+        assertThat(deadLetter("busy")).as("the retry interceptor never saw it").isNull();
+    }
+
+    @Test
+    void aConsumerBatchThatFailsInTheMiddleIsRedeliveredAndEveryMessageHasOneEffect() {
+        for (int i = 0; i < 10; i++) {
+            send("batch", RUN + "-b-" + i, i == 5 ? "fail-once" : "ok-" + i);
+        }
+
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> listeners.effects("batch").size() == 10);
+        assertThat(listeners.effects("batch"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(listeners.batchFailures()).isEqualTo(1);
+        assertThat(listeners.batchSizes())
+                .as("delivered as batches")
+                .anySatisfy(size -> assertThat(size).isGreaterThan(1));
+        for (int i = 0; i < 10; i++) {
+            assertThat(store.find("Listeners.batch", RUN + "-b-" + i))
+                    .get()
+                    .extracting(row -> row.status())
+                    .isEqualTo(MessageStatus.COMPLETED);
+        }
+    }
+
+    @Test
+    void aMessageWithoutAKeyInAConsumerBatchIsDeadLetteredAndTheOthersAreProcessedOnce() {
+        for (int i = 0; i < 6; i++) {
+            send("batch-nokey", i == 3 ? null : RUN + "-bn-" + i, "m" + i);
+        }
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("batch-nokey")) != null);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("m3");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("batch-nokey").size() == 5);
+        assertThat(listeners.effects("batch-nokey"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(deadLetter("batch-nokey")).isNull();
+    }
+
+    @Test
+    void withManualAcknowledgementDuplicatesAreAcknowledgedBySumiAndProcessedOnce() {
+        for (int i = 0; i < 10; i++) {
+            send("manual", RUN + "-m-" + i, "m" + i);
+            send("manual", RUN + "-m-" + i, "m" + i);
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("manual", "duplicate") == 10);
+        assertThat(listeners.effects("manual"))
+                .hasSize(10)
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        // Everything acknowledged: nothing left in the queue or unacknowledged on the channel.
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                context.getBean(RabbitAdmin.class).getQueueInfo(PREFIX + "manual"))
+                        .satisfies(info -> assertThat(info.getMessageCount()).isZero()));
+        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("manual")
+                .stop();
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "manual")
+                        .getMessageCount())
+                .as("no unacknowledged duplicate went back to the queue when the consumer stopped")
+                .isZero();
+    }
+
+    @Test
+    void whenTheBrokerDropsTheListenersConnectionMidRunTheContainerRecoversAndNothingIsLostOrDoubled()
+            throws Exception {
+        int total = 300;
+        Thread producer = new Thread(() -> {
+            for (int i = 0; i < total; i++) {
+                send("resilient", RUN + "-r-" + i, "r" + i);
+                if (i % 10 == 0) {
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
+        });
+        producer.start();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("resilient").size() >= 50);
+        boolean onBroker = TestRabbit.closeOnBroker(CONNECTION_NAME);
+        org.slf4j.LoggerFactory.getLogger(RabbitListenerIdempotencyIntegrationTests.class)
+                .info("Connection loss: {}", onBroker ? "closed by the broker (rabbitmqctl)" : "closed by the client");
+        if (!onBroker) {
+            // No rabbitmqctl here: close the listeners' connection from the client side instead.
+            context.getBean(CachingConnectionFactory.class).resetConnection();
+        }
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("resilient").size() >= 150);
+        context.getBean(CachingConnectionFactory.class).resetConnection();
+        producer.join();
+
+        await().atMost(Duration.ofSeconds(90))
+                .until(() -> listeners.effects("resilient").size() == total);
+        assertThat(listeners.effects("resilient"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "resilient")
+                        .getMessageCount())
+                .isZero();
+    }
+
+    // ------------------------------------------------------------------ the application
+
+    /** The listeners; effects are counted per key, threads per consumer. */
+    static class Listeners {
+
+        final Map<String, Map<String, AtomicInteger>> effects = new ConcurrentHashMap<>();
+        final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+        final List<String> styleHeader = new CopyOnWriteArrayList<>();
+        final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+        final AtomicInteger batchFailures = new AtomicInteger();
+
+        Map<String, AtomicInteger> effects(String consumer) {
+            return effects.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>());
+        }
+
+        Set<String> threads(String consumer) {
+            return threads.computeIfAbsent(consumer, c -> ConcurrentHashMap.newKeySet());
+        }
+
+        int attempts(String what) {
+            AtomicInteger n = attempts.get(what);
+            return n == null ? 0 : n.get();
+        }
+
+        void attempt(String what) {
+            attempts.computeIfAbsent(what, w -> new AtomicInteger()).incrementAndGet();
+        }
+
+        void effect(String consumer) {
+            String key = IdempotencyContext.current().key();
+            effects(consumer).computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            threads(consumer).add(Thread.currentThread().getName());
+        }
+
+        /** Payload only: the key comes from the delivery the container advice recorded. */
+        @RabbitListener(id = "dup", queues = "${it.prefix}dup", concurrency = "4")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void dup(String payload) throws InterruptedException {
+            Thread.sleep(2); // long enough for copies to meet on different consumers
+            effect("dup");
+        }
+
+        @RabbitListener(queues = "${it.prefix}compete-a", concurrency = "2")
+        @IdempotentHandler(consumer = "compete", mode = IdempotencyMode.TRANSACTIONAL)
+        public void competeA(Message message) {
+            effect("compete");
+            effect("compete-a");
+        }
+
+        @RabbitListener(queues = "${it.prefix}compete-b", concurrency = "2")
+        @IdempotentHandler(consumer = "compete", mode = IdempotencyMode.TRANSACTIONAL)
+        public void competeB(org.springframework.messaging.Message<String> message) {
+            effect("compete");
+            effect("compete-b");
+        }
+
+        @RabbitListener(id = "styles", queues = "${it.prefix}styles")
+        @IdempotentHandler
+        public void styles(String payload, @Header("outbox-id") String outboxId) {
+            styleHeader.add(outboxId);
+            effect("styles");
+        }
+
+        @RabbitListener(queues = "${it.prefix}poison", containerFactory = "retrying")
+        @IdempotentHandler
+        public void poison(String payload, @Header("outbox-id") String key) {
+            attempt("poison:" + key);
+            throw new IllegalStateException("poisoned payload " + key);
+        }
+
+        @RabbitListener(queues = "${it.prefix}nokey", containerFactory = "retrying")
+        @IdempotentHandler
+        public void noKey(String payload) {
+            attempt("nokey");
+        }
+
+        @RabbitListener(queues = "${it.prefix}busy", containerFactory = "retrying")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void busy(Message message) {
+            attempt("busy:" + IdempotencyContext.current().key());
+        }
+
+        @RabbitListener(queues = "${it.prefix}batch", containerFactory = "batch")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void batch(List<Message> messages) {
+            batchSizes.add(messages.size());
+            for (int i = 0; i < messages.size(); i++) {
+                String payload = new String(messages.get(i).getBody(), StandardCharsets.UTF_8);
+                if (payload.equals("fail-once") && batchFailures.compareAndSet(0, 1)) {
+                    throw new BatchFailedException(i, new IllegalStateException("the downstream call failed"));
+                }
+                String key = (String)
+                        messages.get(i).getMessageProperties().getHeaders().get("outbox-id");
+                effects("batch").computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            }
+        }
+
+        @RabbitListener(queues = "${it.prefix}batch-nokey", containerFactory = "batch")
+        @IdempotentHandler
+        public void batchNoKey(List<String> payloads) {
+            for (String payload : payloads) {
+                effects("batch-nokey")
+                        .computeIfAbsent(payload, k -> new AtomicInteger())
+                        .incrementAndGet();
+            }
+        }
+
+        // Accessors: the test sees the listener through its (class-based) proxy, whose fields are not the target's.
+        List<String> styleHeaders() {
+            return styleHeader;
+        }
+
+        List<Integer> batchSizes() {
+            return batchSizes;
+        }
+
+        int batchFailures() {
+            return batchFailures.get();
+        }
+
+        @RabbitListener(id = "manual", queues = "${it.prefix}manual", ackMode = "MANUAL", concurrency = "2")
+        @IdempotentHandler
+        public void manual(String payload, Channel channel, @Header(AmqpHeaders.DELIVERY_TAG) long tag)
+                throws IOException {
+            effect("manual");
+            channel.basicAck(tag, false);
+        }
+
+        @RabbitListener(id = "resilient", queues = "${it.prefix}resilient", concurrency = "2")
+        @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
+        public void resilient(String payload) throws InterruptedException {
+            Thread.sleep(5);
+            effect("resilient");
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableRabbit
+    static class Config {
+
+        @Bean
+        CachingConnectionFactory connectionFactory() {
+            return TestRabbit.connectionFactory(CONNECTION_NAME);
+        }
+
+        @Bean
+        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
+            return new RabbitAdmin(connectionFactory);
+        }
+
+        @Bean
+        Declarables queues() {
+            DirectExchange dlx = new DirectExchange(PREFIX + "dlx", false, false);
+            FanoutExchange compete = new FanoutExchange(PREFIX + "compete", false, false);
+            List<org.springframework.amqp.core.Declarable> declarables = new ArrayList<>(List.of(dlx, compete));
+            for (String name : QUEUES) {
+                Queue queue = QueueBuilder.nonDurable(PREFIX + name)
+                        .deadLetterExchange(dlx.getName())
+                        .deadLetterRoutingKey(name)
+                        .build();
+                Queue dlq = QueueBuilder.nonDurable(PREFIX + name + ".dlq").build();
+                declarables.add(queue);
+                declarables.add(dlq);
+                declarables.add(BindingBuilder.bind(dlq).to(dlx).with(name));
+                // Where the retry's RepublishMessageRecoverer sends it: "error." + the original routing key.
+                declarables.add(BindingBuilder.bind(dlq).to(dlx).with("error." + PREFIX + name));
+                if (name.startsWith("compete-")) {
+                    declarables.add(
+                            new Binding(queue.getName(), Binding.DestinationType.QUEUE, compete.getName(), "", null));
+                }
+            }
+            return new Declarables(declarables);
+        }
+
+        @Bean
+        SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
+            factory.setConnectionFactory(connectionFactory);
+            factory.setPrefetchCount(10);
+            factory.setAcknowledgeMode(AcknowledgeMode.AUTO);
+            factory.setRecoveryInterval(500L);
+            return factory;
+        }
+
+        /** Three attempts, then the message is republished to the dead-letter exchange with the exception's headers. */
+        @Bean
+        SimpleRabbitListenerContainerFactory retrying(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = rabbitListenerContainerFactory(connectionFactory);
+            factory.setAdviceChain(RetryInterceptorBuilder.stateless()
+                    .maxRetries(2)
+                    .backOffOptions(50, 1.0, 50)
+                    .recoverer(new RepublishMessageRecoverer(new RabbitTemplate(connectionFactory), PREFIX + "dlx"))
+                    .build());
+            return factory;
+        }
+
+        @Bean
+        SimpleRabbitListenerContainerFactory batch(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = rabbitListenerContainerFactory(connectionFactory);
+            factory.setBatchListener(true);
+            factory.setConsumerBatchEnabled(true);
+            factory.setBatchSize(10);
+            factory.setBatchReceiveTimeout(1000L);
+            factory.setPrefetchCount(20);
+            return factory;
+        }
+
+        @Bean
+        static DefaultAdvisorAutoProxyCreator autoProxyCreator() {
+            DefaultAdvisorAutoProxyCreator creator = new DefaultAdvisorAutoProxyCreator();
+            creator.setProxyTargetClass(true);
+            return creator;
+        }
+
+        @Bean
+        static SumiRabbitListenerContainerFactoryPostProcessor sumiContainerFactories() {
+            return new SumiRabbitListenerContainerFactoryPostProcessor(() -> BUSY_INTERVAL, () -> null);
+        }
+
+        @Bean
+        static IdempotentRabbitHandlerAdvisor sumiAdvisor(
+                org.springframework.beans.factory.ObjectProvider<IdempotentExecutor> executor) {
+            return new IdempotentRabbitHandlerAdvisor(
+                    new IdempotentRabbitHandlerInterceptor(executor::getObject, HandlerDefaults::standard));
+        }
+
+        /** The shared test pool: not closed with the context. */
+        @Bean(destroyMethod = "")
+        DataSource dataSource() {
+            return TestDatabase.POSTGRESQL.dataSource();
+        }
+
+        @Bean
+        ProcessedMessageStore store(DataSource dataSource) {
+            return JdbcProcessedMessageStore.builder(dataSource).build();
+        }
+
+        @Bean
+        SimpleMeterRegistry meters() {
+            return new SimpleMeterRegistry();
+        }
+
+        @Bean
+        IdempotentExecutor executor(ProcessedMessageStore store, DataSource dataSource, SimpleMeterRegistry meters) {
+            return IdempotentExecutor.builder(store)
+                    .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource), dataSource))
+                    .meterRegistry(meters)
+                    .build();
+        }
+
+        @Bean
+        Listeners listeners() {
+            return new Listeners();
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.sumi.autoconfigure;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.rabbit.IdempotencyKeyMessagePostProcessor;
+import io.sumi.rabbit.IdempotentRabbitHandlerAdvisor;
+import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;
+import io.sumi.rabbit.RabbitBudgetListenerStopper;
+import io.sumi.rabbit.SumiRabbitListenerContainerFactoryPostProcessor;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * {@code @IdempotentHandler} on Spring AMQP {@code @RabbitListener} methods: the advisor, Sumi's
+ * container advice on every listener container factory (docs/rabbitmq.md), the budget stopper
+ * when budgets exist, and the key passthrough on every {@code RabbitTemplate} bean. Active when
+ * {@code sumi-binder-spring-amqp} and Spring AMQP are on the class path.
+ */
+@AutoConfiguration(
+        after = {SumiAutoConfiguration.class, SumiBudgetAutoConfiguration.class},
+        afterName = "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration")
+@ConditionalOnClass({RabbitListener.class, IdempotentRabbitHandlerAdvisor.class})
+@EnableConfigurationProperties(SumiRabbitProperties.class)
+@Import(BinderSupport.AutoProxyRegistrar.class)
+class SumiRabbitAutoConfiguration {
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static IdempotentRabbitHandlerAdvisor sumiIdempotentRabbitHandlerAdvisor(
+            ObjectProvider<IdempotentExecutor> executor, ObjectProvider<SumiProperties> properties) {
+        // Static and lazy, as the Kafka binder's: the executor is looked up on the first message.
+        return new IdempotentRabbitHandlerAdvisor(new IdempotentRabbitHandlerInterceptor(
+                executor::getObject, () -> BinderSupport.defaults(properties.getObject())));
+    }
+
+    @Bean
+    static SumiRabbitListenerContainerFactoryPostProcessor sumiRabbitListenerContainerFactoryPostProcessor(
+            ObjectProvider<SumiRabbitProperties> properties, ObjectProvider<RabbitBudgetListenerStopper> stopper) {
+        return new SumiRabbitListenerContainerFactoryPostProcessor(
+                () -> properties.getObject().busyRetryInterval(), stopper::getIfAvailable);
+    }
+
+    /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka). */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(BudgetRegistry.class)
+    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
+    RabbitBudgetListenerStopper sumiRabbitBudgetListenerStopper(
+            BudgetRegistry budgets, SumiBudgetProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+        return new RabbitBudgetListenerStopper(
+                budgets,
+                properties.budgetPause().checkInterval(),
+                meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+    }
+
+    /** Key passthrough on every RabbitTemplate bean (the outbox's publisher has a template of its own). */
+    @Bean
+    @ConditionalOnProperty(
+            prefix = "sumi.rabbit.passthrough",
+            name = "enabled",
+            havingValue = "true",
+            matchIfMissing = true)
+    static BeanPostProcessor sumiRabbitTemplatePassthrough(ObjectProvider<SumiRabbitProperties> properties) {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof RabbitTemplate template) {
+                    template.addBeforePublishPostProcessors(new IdempotencyKeyMessagePostProcessor(
+                            properties.getObject().passthrough().headerName()));
+                }
+                return bean;
+            }
+        };
+    }
+
+    /** Validates every Rabbit {@code @IdempotentHandler} method once the context is up, so a bad annotation fails start-up. */
+    @Bean
+    static SmartInitializingSingleton sumiIdempotentRabbitHandlerValidator(
+            ConfigurableListableBeanFactory beanFactory, ObjectProvider<IdempotentRabbitHandlerAdvisor> advisor) {
+        return () -> {
+            IdempotentRabbitHandlerInterceptor interceptor = advisor.getObject().interceptor();
+            new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
+                if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)
+                        || !IdempotentRabbitHandlerAdvisor.guards(method, userClass)) {
+                    return;
+                }
+                try {
+                    interceptor.definition(method, userClass);
+                    IdempotentRabbitHandlerInterceptor.checkMessageSource(method, userClass);
+                } catch (RuntimeException ex) {
+                    throw new BeanCreationException(
+                            "Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
+                }
+            });
+        };
+    }
+}

@@ -1,0 +1,124 @@
+package io.sumi.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sumi.outbox.OutboxDispatcher;
+import io.sumi.outbox.OutboxPublisher;
+import io.sumi.outbox.PublishResult;
+import io.sumi.outbox.TopicRoutingPublisher;
+import io.sumi.outbox.kafka.KafkaOutboxPublisher;
+import io.sumi.outbox.rabbit.RabbitOutboxPublisher;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Which publisher the dispatcher gets with Spring AMQP on the class path: RabbitMQ alone, RabbitMQ
+ * beside Kafka (per topic), turned off, or backing off for the application's own. No broker is
+ * contacted (publishers connect on their first batch).
+ */
+class SumiOutboxRabbitAutoConfigurationTests {
+
+    private static ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withPropertyValues(
+                        "spring.datasource.url=jdbc:h2:mem:sumi_outbox_rabbit_" + UUID.randomUUID()
+                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
+                        "spring.datasource.username=sa",
+                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
+                        "spring.kafka.bootstrap-servers=localhost:1",
+                        "sumi.outbox.dispatcher.enabled=false")
+                .withConfiguration(AutoConfigurations.of(
+                        DataSourceAutoConfiguration.class,
+                        DataSourceTransactionManagerAutoConfiguration.class,
+                        FlywayAutoConfiguration.class,
+                        KafkaAutoConfiguration.class,
+                        RabbitAutoConfiguration.class,
+                        SumiOutboxRabbitAutoConfiguration.class,
+                        SumiOutboxAutoConfiguration.class));
+    }
+
+    @Test
+    void withRabbitAloneEveryTopicGoesToRabbitAndTheDispatcherUsesIt() {
+        runner().withClassLoader(new FilteredClassLoader("org.apache.kafka.clients.producer"))
+                .withPropertyValues(
+                        "sumi.outbox.dispatcher.enabled=true",
+                        "sumi.outbox.dispatcher.min-poll-interval=1h",
+                        "sumi.outbox.dispatcher.max-poll-interval=1h")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(OutboxDispatcher.class);
+                    assertThat(context).doesNotHaveBean(KafkaOutboxPublisher.class);
+                    OutboxPublisher publisher = context.getBean(OutboxPublisher.class);
+                    assertThat(publisher).isInstanceOf(TopicRoutingPublisher.class);
+                    assertThat(((TopicRoutingPublisher) publisher).publisherOf("mail.send"))
+                            .isInstanceOf(RabbitOutboxPublisher.class);
+                });
+    }
+
+    @Test
+    void besideKafkaTheListedTopicsGoToRabbitAndTheOthersToKafka() {
+        runner().withPropertyValues("sumi.outbox.rabbit.topics=mail.send,mail.bounce")
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(KafkaOutboxPublisher.class);
+                    TopicRoutingPublisher publisher = (TopicRoutingPublisher) context.getBean(OutboxPublisher.class);
+                    assertThat(publisher.publisherOf("mail.send")).isInstanceOf(RabbitOutboxPublisher.class);
+                    assertThat(publisher.publisherOf("mail.bounce")).isInstanceOf(RabbitOutboxPublisher.class);
+                    assertThat(publisher.publisherOf("orders")).isInstanceOf(KafkaOutboxPublisher.class);
+                });
+    }
+
+    @Test
+    void besideKafkaWithoutListedTopicsKafkaKeepsThemAll() {
+        runner().run(context -> {
+            assertThat(context).hasNotFailed();
+            TopicRoutingPublisher publisher = (TopicRoutingPublisher) context.getBean(OutboxPublisher.class);
+            assertThat(publisher.publisherOf("orders")).isInstanceOf(KafkaOutboxPublisher.class);
+        });
+    }
+
+    @Test
+    void withTheRabbitPublisherOffKafkaIsTheOnlyPublisher() {
+        runner().withPropertyValues("sumi.outbox.rabbit.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed().doesNotHaveBean(RabbitOutboxPublisher.class);
+            assertThat(context.getBean(OutboxPublisher.class)).isInstanceOf(KafkaOutboxPublisher.class);
+        });
+    }
+
+    @Test
+    void theApplicationsOwnPublisherWins() {
+        runner().withUserConfiguration(OwnPublisher.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context)
+                    .doesNotHaveBean(RabbitOutboxPublisher.class)
+                    .doesNotHaveBean(KafkaOutboxPublisher.class);
+            assertThat(context.getBean(OutboxPublisher.class)).isSameAs(context.getBean("own"));
+        });
+    }
+
+    @Test
+    void aRabbitSendTimeoutLongerThanTheDispatchersFailsStartUp() {
+        runner().withPropertyValues("sumi.outbox.rabbit.send-timeout=1h")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("sumi.outbox.rabbit.send-timeout"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnPublisher {
+
+        @Bean
+        OutboxPublisher own() {
+            return records -> PublishResult.allSent();
+        }
+    }
+}
