@@ -3,6 +3,7 @@ package io.sumi.test;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.test.internal.DeliveryLog;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -121,8 +122,8 @@ public final class ConsumerAssert extends AbstractAssert<ConsumerAssert, SumiTes
     }
 
     /**
-     * No key of the test is left claimed ({@code IN_PROGRESS}) in the consumer's ledger: nothing
-     * that would answer the next delivery BUSY. Fails for a consumer Sumi does not guard (it has
+     * No key of the test is left claimed in the consumer's ledger ({@code IN_PROGRESS} with a
+     * lease that has not ended): nothing that would answer the next delivery BUSY. Fails for a consumer Sumi does not guard (it has
      * no ledger to look at).
      */
     public ConsumerAssert hasNoClaimInProgress() {
@@ -130,7 +131,7 @@ public final class ConsumerAssert extends AbstractAssert<ConsumerAssert, SumiTes
         List<String> inProgress = new ArrayList<>();
         for (String key : stats.keys()) {
             actual.ledgerRow(stats.name(), key)
-                    .filter(row -> row.status() == MessageStatus.IN_PROGRESS)
+                    .filter(ConsumerAssert::isLiveClaim)
                     .ifPresent(row -> inProgress.add(describe(row)));
         }
         if (!inProgress.isEmpty()) {
@@ -185,6 +186,15 @@ public final class ConsumerAssert extends AbstractAssert<ConsumerAssert, SumiTes
                     count, name, deadLettered);
         }
         return this;
+    }
+
+    /**
+     * A claim whose lease has not ended: the next delivery would be BUSY. (A released claim stays
+     * {@code IN_PROGRESS} with its lease ended, so the next delivery claims it.)
+     */
+    static boolean isLiveClaim(ProcessedMessage row) {
+        Instant leaseUntil = row.leaseUntil();
+        return row.status() == MessageStatus.IN_PROGRESS && leaseUntil != null && leaseUntil.isAfter(Instant.now());
     }
 
     private static String describe(DeliveryLog.ConsumerStats stats) {

@@ -9,6 +9,7 @@ import io.sumi.test.SumiTest;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -99,6 +100,7 @@ public class SumiTestAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(InputDestination.class)
+    @ConditionalOnBean(InputDestination.class)
     static class Stream {
 
         @Bean
