@@ -12,8 +12,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.kafka.test.context.EmbeddedKafka;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Each assertion of the kit on the in-process broker: it passes for a listener with
@@ -28,15 +26,6 @@ import org.springframework.test.context.DynamicPropertySource;
         topics = {"kit.idempotent", "kit.plain", "kit.idempotent-dlt", "kit.plain-dlt"},
         bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaDuplicateDeliveryIntegrationTests {
-
-    @DynamicPropertySource
-    static void properties(DynamicPropertyRegistry registry) {
-        KitTestApplication.database(registry);
-        for (String property : KitTestApplication.PROPERTIES) {
-            int eq = property.indexOf('=');
-            registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
-        }
-    }
 
     @Autowired
     SumiTest sumi;

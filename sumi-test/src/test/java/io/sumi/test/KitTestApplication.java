@@ -3,10 +3,12 @@ package io.sumi.test;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.outbox.Outbox;
 import io.sumi.testing.TestDatabase;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -15,37 +17,27 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
  * The application the kit's Kafka tests run against: the same mail listener twice, once guarded
  * by Sumi ({@code kit-idempotent}) and once without ({@code kit-plain}, the negative control), an
  * error handler that retries twice and dead-letters to {@code <topic>-dlt}, and the local
- * PostgreSQL.
+ * PostgreSQL. Its properties are the test resources' {@code application.properties}, so that
+ * every test class on it (with the same {@code @EmbeddedKafka}) shares one context.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
 public class KitTestApplication {
 
-    static final String[] TOPICS = {"kit.idempotent", "kit.plain", "kit.idempotent-dlt", "kit.plain-dlt"};
-
-    /** The spring properties every kit test context shares. */
-    static final String[] PROPERTIES = {
-        "spring.kafka.consumer.auto-offset-reset=earliest",
-        "spring.kafka.listener.concurrency=3",
-        "spring.kafka.consumer.key-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
-        "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
-        "spring.kafka.producer.key-serializer=org.apache.kafka.common.serialization.StringSerializer",
-        "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.StringSerializer",
-        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-        "sumi.kafka.busy-retry-interval=100ms",
-        "sumi.outbox.dispatcher.min-poll-interval=50ms",
-        "sumi.outbox.dispatcher.max-poll-interval=200ms"
-    };
-
-    static void database(DynamicPropertyRegistry registry) {
-        TestDatabase.POSTGRESQL.registerDataSource(registry::add);
+    /**
+     * The local PostgreSQL (shared, migrated pool of the test support); not closed with the
+     * context, other contexts of the JVM use it too.
+     */
+    @Bean(destroyMethod = "")
+    DataSource dataSource() {
+        return TestDatabase.POSTGRESQL.dataSource();
     }
 
     /** What the listeners did: mails "sent" per listener and key. A payload {@code poison} makes them throw. */
@@ -83,6 +75,25 @@ public class KitTestApplication {
     @Bean
     PlainMailer plainMailer(Mailbox mailbox) {
         return new PlainMailer(mailbox);
+    }
+
+    @Bean
+    Shop shop(Outbox outbox) {
+        return new Shop(outbox);
+    }
+
+    /** The application's service for the outbox contracts: appends a mail to the outbox in its business transaction. */
+    public static class Shop {
+        private final Outbox outbox;
+
+        Shop(Outbox outbox) {
+            this.outbox = outbox;
+        }
+
+        @Transactional
+        public void placeOrder() {
+            outbox.append(OutboxContractIntegrationTests.message("kit.idempotent"));
+        }
     }
 
     /** Sends one mail per key, however often the message comes: Sumi in lease mode. */

@@ -25,9 +25,12 @@ import org.springframework.kafka.core.KafkaAdmin;
  * {@code @SpringBootTest} on a classpath with the kit (test scope) has it, with no wiring. It
  * watches the application's executor and Kafka listener containers (passing everything on
  * unchanged), puts the {@link CrashInjector} around the ledger (it does nothing until armed), and
- * offers the {@link SumiTest}. {@code sumi.test.enabled=false} leaves the context untouched.
+ * offers the {@link SumiTest}. {@code sumi.test.enabled=false} leaves the context untouched, and
+ * so does a classpath without spring-test (an application that ships the kit's
+ * {@link CrashInjector} in a demo, as the charge example does).
  */
 @AutoConfiguration
+@ConditionalOnClass(name = "org.springframework.test.context.TestContextManager")
 @ConditionalOnProperty(prefix = "sumi.test", name = "enabled", havingValue = "true", matchIfMissing = true)
 public class SumiTestAutoConfiguration {
 
