@@ -5,10 +5,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.kafka.config.AbstractKafkaListenerContainerFactory;
+import org.springframework.kafka.listener.BatchInterceptor;
+import org.springframework.kafka.listener.CompositeBatchInterceptor;
 import org.springframework.kafka.listener.CompositeRecordInterceptor;
 import org.springframework.kafka.listener.RecordInterceptor;
 
@@ -18,7 +21,8 @@ import org.springframework.kafka.listener.RecordInterceptor;
  * changes or skips a record. Added to every listener container factory, after the interceptors the
  * application set.
  */
-public final class KafkaDeliveryObserver implements RecordInterceptor<Object, Object> {
+public final class KafkaDeliveryObserver
+        implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
 
     private final Supplier<DeliveryLog> log;
 
@@ -38,6 +42,13 @@ public final class KafkaDeliveryObserver implements RecordInterceptor<Object, Ob
                     if (!(existing instanceof KafkaDeliveryObserver)) {
                         factory.setRecordInterceptor(
                                 existing == null ? observer : new CompositeRecordInterceptor(existing, observer));
+                    }
+                    BatchInterceptor existingBatch = factory.getBatchInterceptor();
+                    if (!(existingBatch instanceof KafkaDeliveryObserver)) {
+                        factory.setBatchInterceptor(
+                                existingBatch == null
+                                        ? observer
+                                        : new CompositeBatchInterceptor(existingBatch, observer));
                     }
                 }
                 return bean;
@@ -76,6 +87,40 @@ public final class KafkaDeliveryObserver implements RecordInterceptor<Object, Ob
     @Override
     public void clearThreadState(Consumer<?, ?> consumer) {
         DeliveryFrame.close();
+    }
+
+    // ---------------------------------------------------------------- batch listeners
+
+    @Override
+    public ConsumerRecords<Object, Object> intercept(
+            ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
+        return records;
+    }
+
+    /**
+     * A batch listener returned: each record of the batch is acknowledged. With Sumi the executor
+     * recorded runs and outcomes per key; without, each record counts as one run of the handler.
+     * (A batch that fails part-way is not counted until it is delivered again and returns.)
+     */
+    @Override
+    public void success(ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
+        DeliveryLog deliveries = log.get();
+        String group = groupOf(consumer);
+        String name = deliveries.resolve(group);
+        boolean guarded = !name.equals(group) || isGuarded(deliveries, group);
+        for (ConsumerRecord<Object, Object> record : records) {
+            String key = keyOf(record);
+            if (!guarded) {
+                deliveries.handlerRan(group, key);
+                deliveries.outcome(group, key, io.sumi.test.DeliveryOutcome.PROCESSED);
+            }
+            deliveries.delivered(name, key, record.topic(), true);
+        }
+    }
+
+    private static boolean isGuarded(DeliveryLog deliveries, String name) {
+        DeliveryLog.ConsumerStats stats = deliveries.find(name);
+        return stats != null && stats.guarded();
     }
 
     private static String groupOf(Consumer<?, ?> consumer) {
