@@ -12,9 +12,9 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.cloud.stream.binder.test.InputDestination;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
@@ -22,16 +22,17 @@ import org.springframework.kafka.core.KafkaAdmin;
 
 /**
  * The kit in a Spring test: registered in {@code sumi-test}'s auto-configuration imports, so every
- * {@code @SpringBootTest} on a classpath with the kit (test scope) has it, with no wiring. It
+ * {@code @SpringBootTest} on a classpath with the kit (test scope) has it, with no wiring (any
+ * other context only with {@code sumi.test.enabled=true}). It
  * watches the application's executor and Kafka listener containers (passing everything on
  * unchanged), puts the {@link CrashInjector} around the ledger (it does nothing until armed), and
  * offers the {@link SumiTest}. {@code sumi.test.enabled=false} leaves the context untouched, and
- * so does a classpath without spring-test (an application that ships the kit's
- * {@link CrashInjector} in a demo, as the charge example does).
+ * so does an application run outside a test (one that ships the kit's {@link CrashInjector} in a
+ * demo, as the charge example does).
  */
 @AutoConfiguration
 @ConditionalOnClass(name = "org.springframework.test.context.TestContextManager")
-@ConditionalOnProperty(prefix = "sumi.test", name = "enabled", havingValue = "true", matchIfMissing = true)
+@Conditional(OnSpringBootTestCondition.class)
 public class SumiTestAutoConfiguration {
 
     @Bean
