@@ -6,11 +6,12 @@ import static io.sumi.benchmarks.LedgerCases.expect;
 import io.sumi.benchmarks.BenchmarkCase.Operation;
 import io.sumi.benchmarks.BenchmarkCase.Role;
 import io.sumi.benchmarks.LedgerCases.LedgerTableCase;
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
+import io.sumi.store.jdbc.internal.LedgerDialect;
 import java.lang.reflect.Field;
 import java.sql.Array;
 import java.sql.Connection;
@@ -37,7 +38,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * two probes is the cost of one thing: the transaction, Sumi's SQL, the framework around it, or
  * an alternative statement.
  *
- * <p>The SQL of Sumi's claims is read from {@link PostgresLedgerDialect} itself (its private
+ * <p>The SQL of Sumi's claims is read from PostgreSQL's {@link LedgerDialect} itself (its private
  * fields), so the probes run exactly what the store runs.
  */
 final class ProbeCases {
@@ -81,11 +82,12 @@ final class ProbeCases {
 
     private static String readDialectSql(String table, String field) {
         try {
-            Field f = PostgresLedgerDialect.class.getDeclaredField(field);
+            LedgerDialect dialect = LedgerDialect.of(DatabaseType.POSTGRESQL, table);
+            Field f = dialect.getClass().getDeclaredField(field);
             f.setAccessible(true);
-            return (String) f.get(new PostgresLedgerDialect(table));
+            return (String) f.get(dialect);
         } catch (ReflectiveOperationException ex) {
-            throw new IllegalStateException("PostgresLedgerDialect." + field + " is gone; update the probes", ex);
+            throw new IllegalStateException("PostgreSQL's LedgerDialect." + field + " is gone; update the probes", ex);
         }
     }
 

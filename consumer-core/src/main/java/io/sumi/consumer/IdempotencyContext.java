@@ -1,7 +1,7 @@
 package io.sumi.consumer;
 
+import io.sumi.consumer.internal.CurrentIdempotencyContext;
 import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The message an idempotent handler is running for, on the handler's thread: its key (pass it
@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Set by the executor for the duration of a record handler call and cleared afterwards; for a
  * batch handler, {@link #current()} is not set (each record's key is its header or expression).
+ * Only the executor makes a context current: constructing one (for a test's expected value, say)
+ * does not make it visible to {@link #current()}.
  *
  * @param key the message's idempotency key
  * @param consumer the ledger namespace
@@ -17,15 +19,13 @@ import org.jspecify.annotations.Nullable;
  */
 public record IdempotencyContext(String key, String consumer, int attempt, IdempotencyMode mode) {
 
-    private static final ThreadLocal<@Nullable IdempotencyContext> CURRENT = new ThreadLocal<>();
-
     /**
      * The context of the handler running on this thread.
      *
      * @throws IllegalStateException outside an idempotent handler
      */
     public static IdempotencyContext current() {
-        IdempotencyContext context = CURRENT.get();
+        IdempotencyContext context = CurrentIdempotencyContext.get();
         if (context == null) {
             throw new IllegalStateException("No idempotent handler is running on this thread"
                     + " (IdempotencyContext is set only inside an @IdempotentHandler record listener)");
@@ -35,29 +35,6 @@ public record IdempotencyContext(String key, String consumer, int attempt, Idemp
 
     /** The context of the handler running on this thread, if any. */
     public static Optional<IdempotencyContext> find() {
-        return Optional.ofNullable(CURRENT.get());
-    }
-
-    /**
-     * Makes this context current until the returned scope is closed, which restores the one before.
-     * For executors and binders; handlers only read the context.
-     */
-    public Scope open() {
-        IdempotencyContext previous = CURRENT.get();
-        CURRENT.set(this);
-        return () -> {
-            if (previous == null) {
-                CURRENT.remove();
-            } else {
-                CURRENT.set(previous);
-            }
-        };
-    }
-
-    /** Closes a context opened with {@link #open()}. */
-    @FunctionalInterface
-    public interface Scope extends AutoCloseable {
-        @Override
-        void close();
+        return Optional.ofNullable(CurrentIdempotencyContext.get());
     }
 }

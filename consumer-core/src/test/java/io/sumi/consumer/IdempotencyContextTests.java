@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.internal.CurrentIdempotencyContext;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -79,13 +83,27 @@ class IdempotencyContextTests extends H2ExecutorTestSupport {
         IdempotencyContext outer = new IdempotencyContext("a", "c", 1, IdempotencyMode.LEASE);
         IdempotencyContext inner = new IdempotencyContext("b", "c", 3, IdempotencyMode.TRANSACTIONAL);
 
-        try (IdempotencyContext.Scope outerScope = outer.open()) {
-            try (IdempotencyContext.Scope innerScope = inner.open()) {
+        try (CurrentIdempotencyContext.Scope outerScope = CurrentIdempotencyContext.open(outer)) {
+            try (CurrentIdempotencyContext.Scope innerScope = CurrentIdempotencyContext.open(inner)) {
                 assertThat(IdempotencyContext.current()).isEqualTo(inner);
             }
             assertThat(IdempotencyContext.current()).isEqualTo(outer);
         }
         assertThat(IdempotencyContext.find()).isEmpty();
+    }
+
+    @Test
+    void aContextBuiltByHandCannotBeMadeCurrentThroughTheApi() {
+        new IdempotencyContext("forged", "c", 1, IdempotencyMode.LEASE);
+
+        assertThat(IdempotencyContext.find()).isEmpty();
+        // The public surface reads the context and nothing else: no opener, no nested scope type.
+        assertThat(Arrays.stream(IdempotencyContext.class.getDeclaredMethods())
+                        .filter(method -> Modifier.isPublic(method.getModifiers()))
+                        .map(Method::getName))
+                .containsExactlyInAnyOrder(
+                        "current", "find", "key", "consumer", "attempt", "mode", "equals", "hashCode", "toString");
+        assertThat(IdempotencyContext.class.getDeclaredClasses()).isEmpty();
     }
 
     @Test

@@ -2,11 +2,8 @@ package io.sumi.outbox;
 
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.SqlIdentifiers;
-import io.sumi.outbox.internal.H2OutboxDialect;
 import io.sumi.outbox.internal.Jdbc;
-import io.sumi.outbox.internal.MariaDbOutboxDialect;
 import io.sumi.outbox.internal.OutboxDialect;
-import io.sumi.outbox.internal.PostgresOutboxDialect;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
@@ -43,11 +40,7 @@ public final class OutboxTable {
         this.tableName = builder.tableName;
         this.clock = builder.clock;
         this.databaseType = builder.databaseType != null ? builder.databaseType : detect(builder.dataSource);
-        this.dialect = switch (databaseType) {
-            case POSTGRESQL -> new PostgresOutboxDialect(tableName);
-            case MARIADB -> new MariaDbOutboxDialect(tableName);
-            case H2 -> new H2OutboxDialect(tableName);
-        };
+        this.dialect = OutboxDialect.of(databaseType, tableName);
     }
 
     private static DatabaseType detect(DataSource dataSource) {

@@ -14,7 +14,7 @@ import org.springframework.scheduling.support.CronTrigger;
  * so the application needs no {@code @EnableScheduling} and its own scheduler is not shared. A
  * failed run is logged and the next run tries again.
  */
-public abstract class CronJob implements SmartLifecycle {
+abstract class CronJob implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(CronJob.class);
 

@@ -85,9 +85,8 @@ final class LeaseExecution {
             throw verdicts.markUncertain(handler, row);
         }
         T value;
-        try (IdempotencyContext.Scope scope = new IdempotencyContext(
-                        request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE)
-                .open()) {
+        try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
+                request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
             value = run.run(body);
         } catch (Exception | Error ex) {
             // Release so the redelivery can claim at once; the exception itself goes on unchanged.

@@ -74,12 +74,11 @@ final class TransactionalExecution {
                 return verdicts.notClaimed(handler, request, claim);
             }
             verdicts.checkFingerprint(handler, request, claim.message());
-            try (IdempotencyContext.Scope scope = new IdempotencyContext(
-                            request.messageId(),
-                            handler.consumer(),
-                            claim.message().attempts(),
-                            IdempotencyMode.TRANSACTIONAL)
-                    .open()) {
+            try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
+                    request.messageId(),
+                    handler.consumer(),
+                    claim.message().attempts(),
+                    IdempotencyMode.TRANSACTIONAL))) {
                 return new HandlerResult<>(MessageOutcome.PROCESSED, run.run(body));
             }
         });

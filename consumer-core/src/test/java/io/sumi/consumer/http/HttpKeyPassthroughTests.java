@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import com.sun.net.httpserver.HttpServer;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.internal.CurrentIdempotencyContext;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -50,8 +51,8 @@ class HttpKeyPassthroughTests {
         provider.stop(0);
     }
 
-    static IdempotencyContext.Scope handler(String key) {
-        return new IdempotencyContext(key, "payments", 1, IdempotencyMode.LEASE).open();
+    static CurrentIdempotencyContext.Scope handler(String key) {
+        return CurrentIdempotencyContext.open(new IdempotencyContext(key, "payments", 1, IdempotencyMode.LEASE));
     }
 
     @Test
@@ -61,7 +62,7 @@ class HttpKeyPassthroughTests {
                 .requestInterceptor(new IdempotencyKeyInterceptor())
                 .build();
 
-        try (IdempotencyContext.Scope scope = handler("order-17")) {
+        try (CurrentIdempotencyContext.Scope scope = handler("order-17")) {
             client.post().uri("/charges").body("amount=10").retrieve().body(String.class);
         }
         client.post().uri("/charges").body("amount=10").retrieve().body(String.class);
@@ -74,7 +75,7 @@ class HttpKeyPassthroughTests {
         RestTemplate template = new RestTemplate();
         template.getInterceptors().add(new IdempotencyKeyInterceptor());
 
-        try (IdempotencyContext.Scope scope = handler("order-18")) {
+        try (CurrentIdempotencyContext.Scope scope = handler("order-18")) {
             template.postForObject(baseUrl + "/charges", "amount=10", String.class);
         }
         template.postForObject(baseUrl + "/charges", "amount=10", String.class);
@@ -90,7 +91,7 @@ class HttpKeyPassthroughTests {
                 .filter(new IdempotencyKeyExchangeFilter())
                 .build();
 
-        try (IdempotencyContext.Scope scope = handler("order-19")) {
+        try (CurrentIdempotencyContext.Scope scope = handler("order-19")) {
             client.post()
                     .uri("/charges")
                     .bodyValue("amount=10")
@@ -121,7 +122,7 @@ class HttpKeyPassthroughTests {
                         new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("receipt")))
                 .build();
 
-        try (IdempotencyContext.Scope scope = handler("order-20")) {
+        try (CurrentIdempotencyContext.Scope scope = handler("order-20")) {
             charge.post().uri("/charges").retrieve().body(String.class);
             receipt.post().uri("/charges").retrieve().body(String.class);
         }
@@ -137,7 +138,7 @@ class HttpKeyPassthroughTests {
                 .requestInterceptor(new IdempotencyKeyInterceptor())
                 .build();
 
-        try (IdempotencyContext.Scope scope = handler("order-21")) {
+        try (CurrentIdempotencyContext.Scope scope = handler("order-21")) {
             client.post()
                     .uri("/charges")
                     .header("Idempotency-Key", "explicit")

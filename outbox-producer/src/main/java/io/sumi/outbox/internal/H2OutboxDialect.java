@@ -15,11 +15,11 @@ import io.sumi.jdbc.internal.InstantBinding;
  * the condition on the newest row versions (H2 does), and takes nothing. Safe, but concurrent
  * dispatchers on H2 mostly take turns.
  */
-public final class H2OutboxDialect extends OutboxDialect {
+final class H2OutboxDialect extends OutboxDialect {
 
     private final String deleteDispatched;
 
-    public H2OutboxDialect(String table) {
+    H2OutboxDialect(String table) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         this.deleteDispatched = "DELETE FROM " + table + " WHERE dispatched_at < ? FETCH FIRST ? ROWS ONLY";
     }

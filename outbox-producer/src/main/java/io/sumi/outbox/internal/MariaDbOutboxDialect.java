@@ -40,12 +40,12 @@ import java.util.List;
  *   not taken.</li>
  * </ul>
  */
-public final class MariaDbOutboxDialect extends OutboxDialect {
+final class MariaDbOutboxDialect extends OutboxDialect {
 
     private final String readClaimed;
     private final String deleteDispatched;
 
-    public MariaDbOutboxDialect(String table) {
+    MariaDbOutboxDialect(String table) {
         super(table, InstantBinding.UTC_DATETIME);
         this.readClaimed =
                 "SELECT " + COLUMNS + " FROM " + table + " WHERE claim_token = ? AND dispatched_at IS NULL ORDER BY id";

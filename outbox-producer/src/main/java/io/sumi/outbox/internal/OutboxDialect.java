@@ -1,5 +1,6 @@
 package io.sumi.outbox.internal;
 
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.outbox.DispatchOutcome;
 import io.sumi.outbox.OutboxRecord;
@@ -63,6 +64,19 @@ public abstract class OutboxDialect {
     private final String redriveOne;
     private final String redriveAll;
     private final String redriveTopic;
+
+    /**
+     * The dialect of {@code type} for the outbox table {@code table}.
+     *
+     * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
+     */
+    public static OutboxDialect of(DatabaseType type, String table) {
+        return switch (type) {
+            case POSTGRESQL -> new PostgresOutboxDialect(table);
+            case MARIADB -> new MariaDbOutboxDialect(table);
+            case H2 -> new H2OutboxDialect(table);
+        };
+    }
 
     protected OutboxDialect(String table, InstantBinding instants) {
         this.table = table;

@@ -13,11 +13,11 @@ import java.sql.SQLException;
  * newest version (READ COMMITTED re-evaluates the condition), where its live lease excludes it.
  * Rows inserted by transactions that have not committed yet are invisible and never block.
  */
-public final class PostgresOutboxDialect extends OutboxDialect {
+final class PostgresOutboxDialect extends OutboxDialect {
 
     private final String deleteDispatched;
 
-    public PostgresOutboxDialect(String table) {
+    PostgresOutboxDialect(String table) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         // SKIP LOCKED: instances pruning at the same time take disjoint rows instead of queueing.
         this.deleteDispatched = "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table

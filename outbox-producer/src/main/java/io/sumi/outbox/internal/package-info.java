@@ -1,6 +1,8 @@
 /**
- * The outbox's SQL per database, its JSON header encoding and JDBC plumbing. Not API: may change
- * in any release.
+ * The outbox's SQL per database, its JSON header encoding and JDBC plumbing.
+ *
+ * <p>Not API: may change in any release. A type here is public only because another Sumi package
+ * uses it (the others are package-private); application code must not use any of them.
  */
 @NullMarked
 package io.sumi.outbox.internal;

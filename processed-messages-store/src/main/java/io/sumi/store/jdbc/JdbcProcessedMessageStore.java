@@ -10,10 +10,7 @@ import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.internal.H2LedgerDialect;
 import io.sumi.store.jdbc.internal.LedgerDialect;
-import io.sumi.store.jdbc.internal.MariaDbLedgerDialect;
-import io.sumi.store.jdbc.internal.PostgresLedgerDialect;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -82,11 +79,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         this.jdbcTemplate = new JdbcTemplate(builder.dataSource);
         this.clock = builder.clock;
         DatabaseType type = builder.databaseType != null ? builder.databaseType : DatabaseType.of(builder.dataSource);
-        this.dialect = switch (type) {
-            case POSTGRESQL -> new PostgresLedgerDialect(builder.tableName);
-            case MARIADB -> new MariaDbLedgerDialect(builder.tableName);
-            case H2 -> new H2LedgerDialect(builder.tableName);
-        };
+        this.dialect = LedgerDialect.of(type, builder.tableName);
     }
 
     /** Starts a builder for a store on {@code dataSource}. */

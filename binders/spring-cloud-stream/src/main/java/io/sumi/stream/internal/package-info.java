@@ -1,5 +1,8 @@
 /**
- * Implementation of the Spring Cloud Stream binder. Not API: may change in any release.
+ * Implementation of the Spring Cloud Stream binder.
+ *
+ * <p>Not API: may change in any release. A type here is public only because another Sumi package
+ * uses it (the others are package-private); application code must not use any of them.
  */
 @NullMarked
 package io.sumi.stream.internal;

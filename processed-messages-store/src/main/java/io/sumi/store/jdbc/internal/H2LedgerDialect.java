@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * (SQLSTATE 23505, which does not abort an H2 transaction) means "someone has it", and one
  * {@code SELECT} for the whole batch. The outcome is still decided by the row's claim token.
  */
-public final class H2LedgerDialect extends LedgerDialect {
+final class H2LedgerDialect extends LedgerDialect {
 
     private static final String NOW = "CURRENT_TIMESTAMP";
 
@@ -29,7 +29,7 @@ public final class H2LedgerDialect extends LedgerDialect {
     private final String insertCompleted;
     private final String deleteCompleted;
 
-    public H2LedgerDialect(String table) {
+    H2LedgerDialect(String table) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String expired = " WHERE consumer = ? AND message_id = ? AND status = 'IN_PROGRESS' AND lease_until <= " + NOW;
         // Parameters: claim_token, [lease in microseconds], consumer, message_id.

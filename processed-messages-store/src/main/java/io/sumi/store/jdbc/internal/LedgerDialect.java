@@ -1,5 +1,6 @@
 package io.sumi.store.jdbc.internal;
 
+import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
@@ -43,6 +44,19 @@ public abstract class LedgerDialect {
     protected LedgerDialect(String table, InstantBinding instants) {
         this.table = table;
         this.instants = instants;
+    }
+
+    /**
+     * The dialect of {@code type} for the ledger table {@code table}.
+     *
+     * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
+     */
+    public static LedgerDialect of(DatabaseType type, String table) {
+        return switch (type) {
+            case POSTGRESQL -> new PostgresLedgerDialect(table);
+            case MARIADB -> new MariaDbLedgerDialect(table);
+            case H2 -> new H2LedgerDialect(table);
+        };
     }
 
     /** The database's current time as an SQL expression of the columns' type, in UTC. */

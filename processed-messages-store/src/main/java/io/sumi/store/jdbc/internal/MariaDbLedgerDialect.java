@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * pruning cutoff is bound and rows are read as UTC {@code LocalDateTime}s, so neither the JVM's nor
  * the session's time zone shifts them.
  */
-public final class MariaDbLedgerDialect extends LedgerDialect {
+final class MariaDbLedgerDialect extends LedgerDialect {
 
     private static final String NOW = "UTC_TIMESTAMP(6)";
 
@@ -32,7 +32,7 @@ public final class MariaDbLedgerDialect extends LedgerDialect {
 
     private final String deleteCompleted;
 
-    public MariaDbLedgerDialect(String table) {
+    MariaDbLedgerDialect(String table) {
         super(table, InstantBinding.UTC_DATETIME);
         this.deleteCompleted = "DELETE FROM " + table + " WHERE " + prunable() + " LIMIT ?";
     }

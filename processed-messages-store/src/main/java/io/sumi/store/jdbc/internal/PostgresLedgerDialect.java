@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * CONFLICT} (which waits for and sees that row) does nothing, but the outer {@code SELECT} cannot
  * see it either, and the id comes back missing. The store reads such ids again in a new statement.
  */
-public final class PostgresLedgerDialect extends LedgerDialect {
+final class PostgresLedgerDialect extends LedgerDialect {
 
     /**
      * The statement's start: one value for the whole statement, and, unlike {@code now()}, not the
@@ -37,7 +37,7 @@ public final class PostgresLedgerDialect extends LedgerDialect {
     private final String claimManyCompleted;
     private final String deleteCompleted;
 
-    public PostgresLedgerDialect(String table) {
+    PostgresLedgerDialect(String table) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE);
         String leaseUntil = nowPlusMicros();
         String insert = "INSERT INTO " + table
