@@ -1,9 +1,13 @@
 package io.sumi.examples.charge;
 
+import static io.sumi.test.SumiAssertions.assertThatSumi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.examples.charge.demo.ChargeDemo;
 import io.sumi.examples.charge.demo.DemoReport;
+import io.sumi.test.ConsumerAssert;
+import io.sumi.test.DeliveryOutcome;
+import io.sumi.test.SumiTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -19,6 +23,9 @@ class ChargeDemoIntegrationTests {
 
     @Autowired
     ChargeDemo demo;
+
+    @Autowired
+    SumiTest sumi;
 
     @Test
     void everyOrderIsChargedExactlyOnceWhileTheBudgetPausesAndResumesTheConsumer() throws Exception {
@@ -36,5 +43,26 @@ class ChargeDemoIntegrationTests {
         assertThat(report.callsSibling()).isPositive();
         assertThat(report.mostSpentInOneWindow()).isPositive().isLessThanOrEqualTo(report.limit());
         System.out.println(report.format());
+
+        // Sumi's test kit saw the same, per key: a crashed order's charge ran twice (the provider
+        // absorbed the second call under the same Idempotency-Key); every other order's once,
+        // its duplicate skipped; no claim left, nothing in the dead-letter topic.
+        ConsumerAssert charges = assertThatSumi()
+                .consumer("charges")
+                .isGuardedBySumi()
+                .hasNoClaimInProgress()
+                .hasNothingDeadLettered();
+        assertThat(sumi.crashes().crashes("charges"))
+                .isEqualTo(report.crashes())
+                .isPositive();
+        for (int order = 1; order <= report.orders(); order++) {
+            String key = String.format("order-%04d", order);
+            if (order % 15 == 0) {
+                charges.ranHandler(key, 2);
+            } else {
+                charges.processedOnce(key);
+            }
+        }
+        charges.hasOutcome(DeliveryOutcome.DUPLICATE, report.duplicatesSent());
     }
 }

@@ -1,7 +1,7 @@
 package io.sumi.examples.mail;
 
+import static io.sumi.test.SumiAssertions.assertThatSumi;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.icegreen.greenmail.util.GreenMail;
@@ -14,9 +14,16 @@ import io.sumi.examples.mail.demo.MailDemo;
 import io.sumi.examples.mail.orders.Order;
 import io.sumi.examples.mail.orders.OrderService;
 import io.sumi.examples.support.EmbeddedServices;
+import io.sumi.outbox.OutboxDispatcher;
 import io.sumi.outbox.OutboxHeaders;
+import io.sumi.outbox.OutboxPublisher;
+import io.sumi.outbox.OutboxTable;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.test.DeliveryOutcome;
+import io.sumi.test.SumiTest;
+import io.sumi.test.outbox.OutboxContracts;
+import io.sumi.test.outbox.OutboxRollbackContractTests;
 import jakarta.mail.internet.MimeMessage;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,11 +32,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.dao.DataIntegrityViolationException;
@@ -50,7 +61,8 @@ import org.springframework.kafka.support.KafkaHeaders;
             "sumi.demo.poison-messages=2",
             "sumi.demo.timeout=90s"
         })
-class MailDemoIntegrationTests {
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class MailDemoIntegrationTests extends OutboxRollbackContractTests {
 
     @Autowired
     MailDemo demo;
@@ -73,7 +85,20 @@ class MailDemoIntegrationTests {
     @Autowired
     OrderService orders;
 
+    @Autowired
+    OutboxTable outbox;
+
+    @Autowired
+    OutboxPublisher publisher;
+
+    @Autowired
+    ObjectProvider<OutboxDispatcher> dispatcher;
+
+    @Autowired
+    SumiTest sumi;
+
     @Test
+    @org.junit.jupiter.api.Order(1) // First: its figures count every order and mail; the other tests add their own.
     void
             everyOrdersMailIsSentExactlyOnceRolledBackOrdersLeaveNothingDuplicatesAreSkippedAndKeylessMessagesAreDeadLettered()
                     throws Exception {
@@ -210,7 +235,9 @@ class MailDemoIntegrationTests {
                         outboxIdOfOrder.values().stream().map(String::valueOf).toList()));
     }
 
+    /** Sumi's outbox contract 1 along the shop's own failure path: a line the database refuses after the append. */
     @Test
+    @org.junit.jupiter.api.Order(2)
     void anOrderWhoseWriteFailsAfterTheOutboxAppendLeavesNeitherOrderNorOutboxRow() {
         Order order = new Order(
                 "ord-rollback-test",
@@ -218,18 +245,81 @@ class MailDemoIntegrationTests {
                 List.of(
                         new Order.Line("ink-01", "Sumi ink stick", 1, 1890),
                         new Order.Line("brush-01", "Fude brush", 0, 2350)));
-        long outboxRowsBefore = jdbc.queryForObject("SELECT COUNT(*) FROM outbox", Long.class);
 
-        assertThatThrownBy(() -> orders.placeOrder(order))
+        Throwable failure = OutboxContracts.failingCallLeavesNoOutboxRow(outbox, () -> orders.placeOrder(order));
+
+        assertThat(failure)
                 .isInstanceOf(DataIntegrityViolationException.class)
                 .hasMessageContaining("order_lines_quantity_ck");
-
         assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE id = ?", Long.class, order.id()))
                 .isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox WHERE aggregate_id = ?", Long.class, order.id()))
-                .isZero();
-        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM outbox", Long.class))
-                .isEqualTo(outboxRowsBefore);
+    }
+
+    /** Contract 1 (inherited tests): the order service's append rolls back with its business transaction. */
+    @Override
+    protected void appendToOutbox() {
+        orders.placeOrder(sampleOrder("ord-contract-"));
+    }
+
+    /** Sumi's outbox contract 2: the dispatcher dies after the send, sends again, and the mail goes out once. */
+    @Test
+    @org.junit.jupiter.api.Order(3)
+    void aDispatcherThatDiesAfterTheSendSendsAgainAndTheMailGoesOutOnce() {
+        String id = "ord-redelivery-" + UUID.randomUUID();
+
+        OutboxContracts.redeliveryIsDeduplicated(
+                sumi,
+                outbox,
+                publisher,
+                dispatcher.getIfAvailable(),
+                () -> orders.placeOrder(sampleOrder(id)),
+                MailListener.ID,
+                Long::toString,
+                Duration.ofSeconds(2));
+
+        assertThat(mailsWithSubject(OrderService.subject(id))).isEqualTo(1);
+    }
+
+    /** The listener itself, with the test kit: three copies of one mail request, at once, on three partitions. */
+    @Test
+    @org.junit.jupiter.api.Order(4)
+    void concurrentCopiesOfAMailRequestSendOneMail() {
+        String key = "kit-" + UUID.randomUUID();
+        String subject = "Copies of " + key;
+
+        sumi.kafka()
+                .send(mail.topic(), key, new MailRequest("copies@example.com", subject, "Hello").toJson())
+                .times(3)
+                .concurrently()
+                .acrossPartitions()
+                .andAwait();
+
+        assertThat(mailsWithSubject(subject)).isEqualTo(1);
+        assertThatSumi()
+                .consumer(MailListener.ID)
+                .processedOnce(key)
+                .hasOutcome(key, DeliveryOutcome.DUPLICATE, 2)
+                .hasNoClaimInProgress()
+                .hasNothingDeadLettered();
+    }
+
+    static Order sampleOrder(String id) {
+        String orderId = id.endsWith("-") ? id + UUID.randomUUID() : id;
+        return new Order(orderId, "contract@example.com", List.of(new Order.Line("ink-01", "Sumi ink stick", 1, 1890)));
+    }
+
+    private long mailsWithSubject(String subject) {
+        long count = 0;
+        for (MimeMessage message : services.service().getReceivedMessages()) {
+            try {
+                if (subject.equals(message.getSubject())) {
+                    count++;
+                }
+            } catch (jakarta.mail.MessagingException ex) {
+                throw new IllegalStateException(ex);
+            }
+        }
+        return count;
     }
 
     private List<ConsumerRecord<String, String>> readDeadLetters(int expected) {

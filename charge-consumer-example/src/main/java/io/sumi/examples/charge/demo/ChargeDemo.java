@@ -8,6 +8,7 @@ import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.charge.ChargeRequest;
 import io.sumi.examples.support.DemoLauncher;
 import io.sumi.kafka.BudgetListenerPauser;
+import io.sumi.test.CrashInjector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -36,9 +37,12 @@ public class ChargeDemo implements DemoLauncher.Demo {
     static final int OUTAGE_REQUESTS = 6;
     static final Duration TIMEOUT = Duration.ofMinutes(3);
 
+    /** The charge listener's id: its ledger namespace. */
+    static final String CONSUMER = "charges";
+
     private final FakePaymentProvider provider;
     private final KafkaTemplate<String, String> template;
-    private final CrashInjectingLedger ledger;
+    private final CrashInjector crashes;
     private final JdbcTemplate jdbc;
     private final BudgetRegistry budgets;
     private final BudgetListenerPauser pauser;
@@ -54,7 +58,7 @@ public class ChargeDemo implements DemoLauncher.Demo {
     ChargeDemo(
             FakePaymentProvider provider,
             KafkaTemplate<String, String> template,
-            CrashInjectingLedger ledger,
+            CrashInjector crashes,
             JdbcTemplate jdbc,
             BudgetRegistry budgets,
             BudgetListenerPauser pauser,
@@ -66,7 +70,7 @@ public class ChargeDemo implements DemoLauncher.Demo {
         this.dataSource = dataSource;
         this.provider = provider;
         this.template = template;
-        this.ledger = ledger;
+        this.crashes = crashes;
         this.jdbc = jdbc;
         this.budgets = budgets;
         this.pauser = pauser;
@@ -80,7 +84,7 @@ public class ChargeDemo implements DemoLauncher.Demo {
     public DemoReport run() throws Exception {
         long start = System.nanoTime();
         for (int i = CRASH_EVERY; i <= ORDERS; i += CRASH_EVERY) {
-            ledger.crashOnce(key(i));
+            crashes.crashNextCompletion(CONSUMER, key(i));
         }
         provider.outageAfter(OUTAGE_AFTER_CHARGES, OUTAGE_REQUESTS);
         BudgetConfig budget = budgets.budget("payments").config();
@@ -122,7 +126,7 @@ public class ChargeDemo implements DemoLauncher.Demo {
                 ORDERS,
                 messages,
                 duplicates,
-                ledger.crashes(),
+                crashes.crashes(CONSUMER),
                 provider.outages(),
                 provider.uniqueKeys(),
                 provider.requests(),

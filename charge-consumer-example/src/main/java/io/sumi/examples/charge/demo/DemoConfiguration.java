@@ -5,7 +5,7 @@ import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.kafka.BudgetListenerPauser;
-import io.sumi.store.ProcessedMessageStore;
+import io.sumi.test.CrashInjector;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -21,17 +21,19 @@ import org.springframework.kafka.core.KafkaTemplate;
 @ConditionalOnProperty(name = DemoModeInitializer.ENABLED, havingValue = "true")
 class DemoConfiguration {
 
-    /** Wraps the ledger so the demo can crash between a charge and its completion. */
+    /**
+     * The crashes between a charge and its completion: Sumi's test kit's injector (in tests the
+     * kit's assertions see the same one).
+     */
     @Bean
-    static BeanPostProcessor crashInjectingLedgerPostProcessor() {
-        return new BeanPostProcessor() {
-            @Override
-            public Object postProcessAfterInitialization(Object bean, String beanName) {
-                return bean instanceof ProcessedMessageStore store && !(bean instanceof CrashInjectingLedger)
-                        ? new CrashInjectingLedger(store)
-                        : bean;
-            }
-        };
+    static CrashInjector crashInjector() {
+        return new CrashInjector();
+    }
+
+    /** Puts the crash injector around the ledger. */
+    @Bean
+    static BeanPostProcessor crashInjectingLedgerPostProcessor(CrashInjector crashes) {
+        return crashes.postProcessor();
     }
 
     @Bean
@@ -43,7 +45,7 @@ class DemoConfiguration {
     ChargeDemo chargeDemo(
             @Qualifier(EmbeddedServices.BEAN_NAME) EmbeddedServices<FakePaymentProvider> services,
             KafkaTemplate<String, String> template,
-            ProcessedMessageStore ledger,
+            CrashInjector crashes,
             JdbcTemplate jdbc,
             BudgetRegistry budgets,
             BudgetListenerPauser pauser,
@@ -55,7 +57,7 @@ class DemoConfiguration {
         return new ChargeDemo(
                 services.service(),
                 template,
-                (CrashInjectingLedger) ledger,
+                crashes,
                 jdbc,
                 budgets,
                 pauser,
