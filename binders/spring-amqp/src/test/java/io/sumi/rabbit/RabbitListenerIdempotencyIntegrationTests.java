@@ -197,10 +197,10 @@ class RabbitListenerIdempotencyIntegrationTests {
         assertThat(listeners.effects("compete"))
                 .hasSize(40)
                 .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
-        assertThat(listeners.effects("compete-a"))
-                .as("both queues' listeners ran some")
-                .isNotEmpty();
-        assertThat(listeners.effects("compete-b")).isNotEmpty();
+        // Which queue's listener wins a key is a race (on a fast machine one may win them all), so
+        // the check is on the sum: every key ran once and its other copy was a duplicate.
+        assertThat(count("compete", "processed")).isEqualTo(40.0);
+        assertThat(count("compete", "duplicate")).isEqualTo(40.0);
     }
 
     @Test
