@@ -16,6 +16,7 @@ import io.sumi.outbox.OutboxMessage;
 import io.sumi.outbox.OutboxPublisher;
 import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.OutboxTable;
+import io.sumi.outbox.TopicRoutingPublisher;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -101,7 +102,11 @@ class OutboxKafkaIntegrationTests {
 
     @Test
     void theStarterWiresTheKafkaPublisherAndARunningDispatcher() {
-        assertThat(publisher).isInstanceOf(KafkaOutboxPublisher.class);
+        // With Spring AMQP also on the class path the dispatcher's publisher routes per topic; a
+        // Kafka publisher beside it keeps every topic that sumi.outbox.rabbit.topics does not list.
+        OutboxPublisher forTopic =
+                publisher instanceof TopicRoutingPublisher routing ? routing.publisherOf("mail.send") : publisher;
+        assertThat(forTopic).isInstanceOf(KafkaOutboxPublisher.class);
         assertThat(dispatcher.isRunning()).isTrue();
     }
 

@@ -49,6 +49,9 @@ import tools.jackson.databind.JsonNode;
             "management.endpoint.health.probes.enabled=true",
             "sumi.budgets.stripe.limit=10",
             "sumi.budgets.stripe.window=1h",
+            // An instance budget: its window can be reset from here (a fleet budget's is not, see
+            // docs/operations.md).
+            "sumi.budgets.stripe.scope=instance",
             "sumi.health.outbox.max-due-age=1h"
         })
 @ExtendWith(OutputCaptureExtension.class)
