@@ -30,7 +30,6 @@ import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.messaging.support.MessageBuilder;
-import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -185,24 +184,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
         return definitions.computeIfAbsent(method, m -> {
-            HandlerDefaults defaults = this.defaults.get();
-            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
-            if (annotation == null) {
-                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
-            }
             RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
-            String defaultConsumer = listener != null && !listener.id().isBlank()
-                    ? listener.id()
-                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
-            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
-            if (transactional == null) {
-                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
-            }
-            HandlerDefinition definition = defaults.resolve(
-                    annotation,
-                    defaultConsumer,
-                    transactional == null ? null : transactional.transactionManager(),
-                    m.toString());
+            HandlerDefinition definition =
+                    defaults.get().resolve(m, targetClass, listener != null ? listener.id() : null);
             executor().keyResolver().validate(definition);
             return definition;
         });

@@ -35,7 +35,6 @@ import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
-import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -210,28 +209,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
         return definitions.computeIfAbsent(method, m -> {
-            HandlerDefaults defaults = this.defaults.get();
-            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
-            if (annotation == null) {
-                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
-            }
-            String defaultConsumer;
             KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-            defaultConsumer = listener != null && !listener.id().isBlank()
-                    ? listener.id()
-                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
-            // The method's own transaction may start inside Sumi's advice; AUTO must still mean
-            // "in the handler's transaction".
-            // A @Transactional that names its manager may not be the ledger's (issue 8, defect 3).
-            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
-            if (transactional == null) {
-                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
-            }
-            HandlerDefinition definition = defaults.resolve(
-                    annotation,
-                    defaultConsumer,
-                    transactional == null ? null : transactional.transactionManager(),
-                    m.toString());
+            HandlerDefinition definition =
+                    defaults.get().resolve(m, targetClass, listener != null ? listener.id() : null);
             executor().keyResolver().validate(definition);
             return definition;
         });
