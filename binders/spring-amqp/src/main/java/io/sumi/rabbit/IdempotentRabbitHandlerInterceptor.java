@@ -2,6 +2,7 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
@@ -17,7 +18,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -54,10 +54,7 @@ import org.springframework.util.ClassUtils;
  */
 public final class IdempotentRabbitHandlerInterceptor implements MethodInterceptor {
 
-    private final Supplier<IdempotentExecutor> executorSupplier;
-    private final Supplier<HandlerDefaults> defaults;
-    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
-    private volatile @Nullable IdempotentExecutor executor;
+    private final HandlerMethods methods;
 
     public IdempotentRabbitHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -70,17 +67,11 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      */
     public IdempotentRabbitHandlerInterceptor(
             Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
-        this.executorSupplier = executor;
-        this.defaults = defaults;
+        this.methods = new HandlerMethods(executor, defaults);
     }
 
     private IdempotentExecutor executor() {
-        IdempotentExecutor current = executor;
-        if (current == null) {
-            current = executorSupplier.get();
-            executor = current;
-        }
-        return current;
+        return methods.executor();
     }
 
     @Override
@@ -183,12 +174,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return definitions.computeIfAbsent(method, m -> {
+        return methods.definition(method, targetClass, m -> {
             RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
-            HandlerDefinition definition =
-                    defaults.get().resolve(m, targetClass, listener != null ? listener.id() : null);
-            executor().keyResolver().validate(definition);
-            return definition;
+            return listener != null ? listener.id() : null;
         });
     }
 

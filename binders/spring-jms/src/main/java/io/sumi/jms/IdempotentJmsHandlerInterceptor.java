@@ -2,6 +2,7 @@ package io.sumi.jms;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
@@ -12,7 +13,6 @@ import jakarta.jms.Message;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -40,10 +40,7 @@ import org.springframework.util.ClassUtils;
  */
 public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor {
 
-    private final Supplier<IdempotentExecutor> executorSupplier;
-    private final Supplier<HandlerDefaults> defaults;
-    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
-    private volatile @Nullable IdempotentExecutor executor;
+    private final HandlerMethods methods;
 
     public IdempotentJmsHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -55,17 +52,11 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
      * the configuration properties early.
      */
     public IdempotentJmsHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
-        this.executorSupplier = executor;
-        this.defaults = defaults;
+        this.methods = new HandlerMethods(executor, defaults);
     }
 
     private IdempotentExecutor executor() {
-        IdempotentExecutor current = executor;
-        if (current == null) {
-            current = executorSupplier.get();
-            executor = current;
-        }
-        return current;
+        return methods.executor();
     }
 
     @Override
@@ -151,12 +142,9 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return definitions.computeIfAbsent(method, m -> {
+        return methods.definition(method, targetClass, m -> {
             JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(m, JmsListener.class);
-            HandlerDefinition definition =
-                    defaults.get().resolve(m, targetClass, listener != null ? listener.id() : null);
-            executor().keyResolver().validate(definition);
-            return definition;
+            return listener != null ? listener.id() : null;
         });
     }
 

@@ -8,11 +8,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * How Sumi's header names ({@code outbox-id}, {@code idempotency-key}, the configured
  * {@code sumi.consumer.key-headers}) are read from JMS message properties. The JMS specification
- * wants property names that are Java identifiers, so {@code outbox-id} is not one: ActiveMQ
- * Artemis and ActiveMQ Classic accept it anyway, stricter providers (IBM MQ) refuse it. A header
- * {@code a-b} is therefore looked up, in order, as:
+ * wants property names that are Java identifiers, so {@code outbox-id} is not one: a JMS client
+ * refuses to set it (Artemis's does), though a message put on the broker by another protocol (AMQP
+ * 1.0, Artemis core, a bridge from Kafka) may carry it. A header {@code a-b} is therefore looked
+ * up, in order, as:
  * <ol>
- *   <li>{@code a-b}, the name itself (Artemis, or a message bridged from Kafka or AMQP);</li>
+ *   <li>{@code a-b}, the name itself (a message from a non-JMS producer or a bridge);</li>
  *   <li>{@code a_b}, every {@code -} replaced by {@code _}: the JMS-valid name, the one to send;</li>
  *   <li>{@code a_HYPHEN_b}, Apache Camel's JMS encoding of {@code -} (its default
  *   {@code JmsKeyFormatStrategy}), for messages bridged by Camel.</li>

@@ -363,6 +363,13 @@ abstract class AbstractJmsListenerIntegrationTests {
             effect("style-camel");
         }
 
+        /** A payload alone, the key in the header's own name (sent by a non-JMS producer). */
+        @JmsListener(id = "style-dashed", destination = "style-dashed")
+        @IdempotentHandler
+        public void styleDashed(String payload) {
+            effect("style-dashed");
+        }
+
         @JmsListener(destination = "poison")
         @IdempotentHandler
         public void poison(String payload) {

@@ -2,9 +2,16 @@ package io.sumi.jms;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.apache.activemq.artemis.api.core.Message;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;
 import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.api.core.client.ActiveMQClient;
+import org.apache.activemq.artemis.api.core.client.ClientMessage;
+import org.apache.activemq.artemis.api.core.client.ClientProducer;
+import org.apache.activemq.artemis.api.core.client.ClientSession;
+import org.apache.activemq.artemis.api.core.client.ClientSessionFactory;
+import org.apache.activemq.artemis.api.core.client.ServerLocator;
 import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
@@ -53,6 +60,23 @@ final class EmbeddedArtemis implements AutoCloseable {
     /** Consumers prefetch nothing, so the concurrent consumers of one queue really compete for its messages. */
     ActiveMQConnectionFactory connectionFactory() {
         return new ActiveMQConnectionFactory("vm://" + serverId + "?consumerWindowSize=0");
+    }
+
+    /**
+     * Sends a text message with the Artemis core API, as a non-JMS producer (or a bridge) would: its
+     * property names need not be Java identifiers ({@code outbox-id}).
+     */
+    void sendCore(String queue, String property, String value, String text) throws Exception {
+        try (ServerLocator locator = ActiveMQClient.createServerLocator("vm://" + serverId);
+                ClientSessionFactory factory = locator.createSessionFactory();
+                ClientSession session = factory.createSession();
+                ClientProducer producer = session.createProducer(queue)) {
+            ClientMessage message = session.createMessage(Message.TEXT_TYPE, true);
+            message.setRoutingType(RoutingType.ANYCAST);
+            message.putStringProperty(property, value);
+            message.getBodyBuffer().writeNullableSimpleString(SimpleString.of(text));
+            producer.send(message);
+        }
     }
 
     @Override

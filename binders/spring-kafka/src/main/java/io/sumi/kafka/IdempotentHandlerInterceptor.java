@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
@@ -18,7 +19,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -59,10 +59,7 @@ import org.springframework.util.ClassUtils;
  */
 public final class IdempotentHandlerInterceptor implements MethodInterceptor {
 
-    private final Supplier<IdempotentExecutor> executorSupplier;
-    private final Supplier<HandlerDefaults> defaults;
-    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
-    private volatile @Nullable IdempotentExecutor executor;
+    private final HandlerMethods methods;
 
     public IdempotentHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -74,17 +71,11 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * the configuration properties early.
      */
     public IdempotentHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
-        this.executorSupplier = executor;
-        this.defaults = defaults;
+        this.methods = new HandlerMethods(executor, defaults);
     }
 
     private IdempotentExecutor executor() {
-        IdempotentExecutor current = executor;
-        if (current == null) {
-            current = executorSupplier.get();
-            executor = current;
-        }
-        return current;
+        return methods.executor();
     }
 
     @Override
@@ -208,12 +199,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return definitions.computeIfAbsent(method, m -> {
+        return methods.definition(method, targetClass, m -> {
             KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-            HandlerDefinition definition =
-                    defaults.get().resolve(m, targetClass, listener != null ? listener.id() : null);
-            executor().keyResolver().validate(definition);
-            return definition;
+            return listener != null ? listener.id() : null;
         });
     }
 
