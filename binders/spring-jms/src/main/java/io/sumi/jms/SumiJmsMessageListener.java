@@ -14,17 +14,18 @@ import jakarta.jms.ObjectMessage;
 import jakarta.jms.Session;
 import jakarta.jms.StreamMessage;
 import jakarta.jms.TextMessage;
+import java.lang.reflect.Method;
 import java.util.Enumeration;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jms.listener.AbstractMessageListenerContainer;
+import org.springframework.jms.listener.AbstractPollingMessageListenerContainer;
 import org.springframework.jms.listener.DefaultMessageListenerContainer;
 import org.springframework.jms.listener.SessionAwareMessageListener;
 import org.springframework.jms.listener.SubscriptionNameProvider;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The listener Sumi puts in front of a JMS listener container's own (the {@code @JmsListener}
@@ -70,9 +71,6 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
 
     private static final Logger log = LoggerFactory.getLogger(SumiJmsMessageListener.class);
 
-    /** Containers already warned about an acknowledge mode that loses failed messages. */
-    private static final Set<AbstractMessageListenerContainer> WARNED = ConcurrentHashMap.newKeySet();
-
     private final Object delegate;
     private final AbstractMessageListenerContainer container;
     private final SumiJmsSettings settings;
@@ -94,8 +92,8 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
 
     /**
      * Puts Sumi's listener in front of {@code container}'s message listener (once: a container
-     * already wrapped is left as it is), and warns if the container's acknowledge mode loses the
-     * messages of failed handlers.
+     * already wrapped is left as it is), and warns (once per container, then) if the container's
+     * acknowledge mode loses the messages of failed handlers.
      */
     public static void wrap(
             AbstractMessageListenerContainer container,
@@ -118,7 +116,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
         if (container.isSessionTransacted()
                 || container.getSessionAcknowledgeMode() == Session.CLIENT_ACKNOWLEDGE
                 || !(container instanceof DefaultMessageListenerContainer)
-                || !WARNED.add(container)) {
+                || hasTransactionManager(container)) {
             return;
         }
         log.warn(
@@ -128,6 +126,18 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                         + " it is lost. Use sessionTransacted=true (Spring Boot's default) or CLIENT_ACKNOWLEDGE (docs/jms.md)",
                 destination(container),
                 container.getSessionAcknowledgeMode());
+    }
+
+    /** {@code AbstractPollingMessageListenerContainer.getTransactionManager()} is protected. */
+    private static final @Nullable Method GET_TRANSACTION_MANAGER =
+            ReflectionUtils.findMethod(AbstractPollingMessageListenerContainer.class, "getTransactionManager");
+
+    private static boolean hasTransactionManager(AbstractMessageListenerContainer container) {
+        if (GET_TRANSACTION_MANAGER == null) {
+            return false;
+        }
+        ReflectionUtils.makeAccessible(GET_TRANSACTION_MANAGER);
+        return ReflectionUtils.invokeMethod(GET_TRANSACTION_MANAGER, container) != null;
     }
 
     /** The destination a container listens to, for log messages. */

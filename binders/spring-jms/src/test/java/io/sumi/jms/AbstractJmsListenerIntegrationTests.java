@@ -416,6 +416,13 @@ abstract class AbstractJmsListenerIntegrationTests {
             effect("budget");
         }
 
+        /** The same on a container without a budget stopper: the negative control of the budget hold. */
+        @JmsListener(id = "budget-nostop", destination = "budget-nostop", containerFactory = "noStopper")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "api2")
+        public void budgetNoStop(String payload) {
+            effect("budget-nostop");
+        }
+
         @JmsListener(id = "client-ack", destination = "client-ack", containerFactory = "clientAcknowledge")
         @IdempotentHandler
         public void clientAck(String payload) {
@@ -511,6 +518,14 @@ abstract class AbstractJmsListenerIntegrationTests {
                     new SettingsFactory(new SumiJmsSettings(BUSY_INTERVAL, Duration.ZERO, SUMI_DLQ), null), broker);
         }
 
+        /** No budget stopper: a refused message is rolled back after a wait (the negative control of the budget hold). */
+        @Bean
+        DefaultJmsListenerContainerFactory noStopper(EmbeddedArtemis broker) {
+            return configure(
+                    new SettingsFactory(new SumiJmsSettings(BUSY_INTERVAL, Duration.ofMinutes(1), SUMI_DLQ), null),
+                    broker);
+        }
+
         @Bean
         DefaultJmsListenerContainerFactory clientAcknowledge(EmbeddedArtemis broker) {
             DefaultJmsListenerContainerFactory factory = configure(new DefaultJmsListenerContainerFactory(), broker);
@@ -549,20 +564,24 @@ abstract class AbstractJmsListenerIntegrationTests {
             return new SimpleMeterRegistry();
         }
 
-        /** "api": opens after one failure in two calls, half-opens a second later. */
+        /** "api": opens after one failure in two calls, half-opens a second later; "api2" the same, half-opening after a minute. */
         @Bean
         BudgetRegistry budgets(SimpleMeterRegistry meters) {
+            BudgetConfig config = BudgetConfig.custom()
+                    .limit(1_000)
+                    .window(Duration.ofHours(1))
+                    .minimumNumberOfCalls(2)
+                    .slidingWindowSize(2)
+                    .failureRateThreshold(50)
+                    .waitDurationInOpenState(Duration.ofSeconds(1))
+                    .build();
             return BudgetRegistry.builder()
                     .meterRegistry(meters)
+                    .budget("api", config)
                     .budget(
-                            "api",
-                            BudgetConfig.custom()
-                                    .limit(1_000)
-                                    .window(Duration.ofHours(1))
-                                    .minimumNumberOfCalls(2)
-                                    .slidingWindowSize(2)
-                                    .failureRateThreshold(50)
-                                    .waitDurationInOpenState(Duration.ofSeconds(1))
+                            "api2",
+                            BudgetConfig.from(config)
+                                    .waitDurationInOpenState(Duration.ofMinutes(1))
                                     .build())
                     .build();
         }

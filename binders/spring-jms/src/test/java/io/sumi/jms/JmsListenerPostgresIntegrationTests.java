@@ -1,8 +1,12 @@
 package io.sumi.jms;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
@@ -187,6 +191,24 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
         assertThat(listeners.deliveryCount("budget"))
                 .as("a message is redelivered only for its handler's own failure, never for a budget stop")
                 .isLessThanOrEqualTo(2);
+    }
+
+    @Test
+    void withoutTheStopperARefusedMessageIsRolledBackUntilTheBrokersLimitDeadLettersIt() {
+        // Negative control of the test above: the same budget trouble on a container without a stopper.
+        Budget api2 = context.getBean(BudgetRegistry.class).budget("api2");
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> api2.call(() -> {
+                        throw new IllegalStateException("the paid API failed");
+                    }))
+                    .isInstanceOf(IllegalStateException.class);
+        }
+        assertThat(api2.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        String testId = run + "-nostop-ok";
+        sendTagged("budget-nostop", testId, testId, "ok");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> receive(EmbeddedArtemis.DLQ, testId) != null);
+        assertThat(listeners.effects("budget-nostop")).doesNotContainKey(testId);
     }
 
     @Test
