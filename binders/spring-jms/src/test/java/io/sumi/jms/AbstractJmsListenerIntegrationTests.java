@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
@@ -20,6 +21,7 @@ import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.Session;
 import jakarta.jms.TextMessage;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -368,6 +370,13 @@ abstract class AbstractJmsListenerIntegrationTests {
         @IdempotentHandler
         public void styleDashed(String payload) {
             effect("style-dashed");
+        }
+
+        /** A BytesMessage body converted to byte[]: Sumi fingerprints the raw bytes and leaves the body readable. */
+        @JmsListener(id = "bytes", destination = "bytes")
+        @IdempotentHandler(onFingerprintMismatch = FingerprintMismatchPolicy.REJECT)
+        public void bytes(byte[] payload) {
+            effect("bytes", IdempotencyContext.current().key() + "=" + new String(payload, StandardCharsets.UTF_8));
         }
 
         @JmsListener(destination = "poison")

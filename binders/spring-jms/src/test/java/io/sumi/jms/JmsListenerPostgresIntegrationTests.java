@@ -7,15 +7,18 @@ import static org.awaitility.Awaitility.await;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.testing.TestDatabase;
+import jakarta.jms.BytesMessage;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.TextMessage;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import org.jspecify.annotations.Nullable;
@@ -80,6 +83,34 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
             assertThat(listeners.effects(consumer)).as(consumer).containsOnlyKeys(key);
             assertThat(listeners.effects(consumer).get(key).get()).as(consumer).isEqualTo(1);
         }
+    }
+
+    @Test
+    void aBytesMessageIsFingerprintedByItsBytesAndAReusedKeyWithOtherBytesGoesToTheDeadLetterQueue()
+            throws JMSException {
+        String key = run + "-bytes";
+        for (String body : new String[] {"original", "original", "tampered"}) {
+            sender.send("bytes", session -> {
+                BytesMessage message = session.createBytesMessage();
+                message.writeBytes(body.getBytes(StandardCharsets.UTF_8));
+                message.setStringProperty("outbox_id", key);
+                message.setStringProperty("test_id", key + "-" + body);
+                return message;
+            });
+        }
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> (dead[0] = receive(AbstractJmsListenerIntegrationTests.Config.SUMI_DLQ, key + "-tampered"))
+                        != null);
+        assertThat(dead[0]).isInstanceOf(BytesMessage.class);
+        assertThat(new String(dead[0].getBody(byte[].class), StandardCharsets.UTF_8))
+                .isEqualTo("tampered");
+        assertThat(dead[0].getStringProperty(SumiJmsMessageListener.DEAD_LETTER_EXCEPTION))
+                .isEqualTo(FingerprintMismatchException.class.getName());
+        await().atMost(Duration.ofSeconds(10)).until(() -> count("bytes", "duplicate") == 1);
+        assertThat(listeners.effects("bytes")).containsOnlyKeys(key + "=original");
+        assertThat(listeners.effects("bytes").get(key + "=original").get()).isEqualTo(1);
     }
 
     @Test
