@@ -379,6 +379,13 @@ abstract class AbstractJmsListenerIntegrationTests {
             effect("bytes", IdempotencyContext.current().key() + "=" + new String(payload, StandardCharsets.UTF_8));
         }
 
+        /** The key from a SpEL expression over the properties (no key header). */
+        @JmsListener(id = "spel", destination = "spel")
+        @IdempotentHandler(key = "#headers['order_id'] + ':' + #message.getStringProperty('step')")
+        public void spel(String payload) {
+            effect("spel");
+        }
+
         @JmsListener(destination = "poison")
         @IdempotentHandler
         public void poison(String payload) {

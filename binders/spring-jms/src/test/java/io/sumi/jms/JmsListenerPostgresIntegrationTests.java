@@ -86,6 +86,25 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
     }
 
     @Test
+    void aKeyExpressionReadsTheMessagesProperties() {
+        for (String step : new String[] {"paid", "paid", "shipped"}) {
+            sender.send("spel", session -> {
+                TextMessage message = session.createTextMessage("order");
+                message.setStringProperty("order_id", run + "-o1");
+                message.setStringProperty("step", step);
+                return message;
+            });
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("spel", "duplicate") == 1);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> listeners.effects("spel").size() == 2);
+        assertThat(listeners.effects("spel")).containsOnlyKeys(run + "-o1:paid", run + "-o1:shipped");
+        assertThat(listeners.effects("spel").values())
+                .allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+    }
+
+    @Test
     void aBytesMessageIsFingerprintedByItsBytesAndAReusedKeyWithOtherBytesGoesToTheDeadLetterQueue()
             throws JMSException {
         String key = run + "-bytes";
