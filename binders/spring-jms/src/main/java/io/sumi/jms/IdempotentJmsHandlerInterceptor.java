@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.jms.internal.CurrentJmsDelivery;
 import jakarta.jms.Message;
@@ -71,16 +72,13 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
         // another annotated method that listener calls (that one is guarded with its own message).
         boolean listenerInvocation = isListenerMethod(invocation.getMethod())
                 && IdempotencyContext.find().isEmpty();
-        InboundMessage message = null;
         if (listenerInvocation) {
             Message current = CurrentJmsDelivery.message();
             if (current != null) {
-                message = new JmsInboundMessage(current);
+                return invokeForDelivery(invocation, definition, current);
             }
         }
-        if (message == null) {
-            message = singleMessage(invocation.getArguments());
-        }
+        InboundMessage message = singleMessage(invocation.getArguments());
         if (message == null) {
             throw new IllegalStateException("@IdempotentHandler method "
                     + ClassUtils.getQualifiedMethodName(invocation.getMethod())
@@ -95,6 +93,28 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs the listener method for the delivery on this thread; a refusal before the method ran is
+     * recorded as the delivery's own, for the listener wrapper to settle.
+     */
+    private @Nullable Object invokeForDelivery(
+            MethodInvocation invocation, HandlerDefinition definition, Message current) throws Exception {
+        boolean[] ran = {false};
+        try {
+            return executor()
+                    .execute(definition, new JmsInboundMessage(current), () -> {
+                        ran[0] = true;
+                        return proceed(invocation);
+                    })
+                    .value();
+        } catch (RuntimeException ex) {
+            if (!ran[0] && Verdict.of(ex) != null) {
+                CurrentJmsDelivery.refusedAtEntry(ex);
+            }
+            throw ex;
+        }
     }
 
     /** Whether the listener container invokes {@code method} itself: a {@code @JmsListener} method. */

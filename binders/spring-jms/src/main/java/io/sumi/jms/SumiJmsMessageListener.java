@@ -58,6 +58,10 @@ import org.springframework.util.ReflectionUtils;
  *   {@code DefaultMessageListenerContainer}): a wait of {@code busyRetryInterval}, then a
  *   rollback.</li>
  * </ul>
+ * These apply to refusals of the delivery itself, by the guard of the {@code @JmsListener} method
+ * before it ran. A refusal from a guarded method the listener calls comes after the listener's own
+ * work, which only a rollback undoes: the session rolls back (after a wait of
+ * {@code busyRetryInterval} unless it is a rejection).
  * Thread-safe; one instance per container.
  */
 public final class SumiJmsMessageListener implements SessionAwareMessageListener<Message>, SubscriptionNameProvider {
@@ -165,7 +169,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
     public void onMessage(Message message, @Nullable Session session) throws JMSException {
         CurrentJmsDelivery.set(message);
         try {
-            long busySince = 0;
+            long busySince = System.nanoTime();
             while (true) {
                 try {
                     invokeDelegate(message, session);
@@ -176,15 +180,20 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                     if (refusal == null || verdict == null) {
                         throw ex; // the handler's own failure: the container rolls back, the broker redelivers
                     }
+                    if (!CurrentJmsDelivery.takeEntryRefusal(refusal)) {
+                        // Refused by a guarded method the listener called, after the listener's own
+                        // work (sends in the session, say): only a rollback undoes that.
+                        if (verdict.redeliver()) {
+                            sleep();
+                        }
+                        throw ex;
+                    }
                     switch (verdict) {
                         case REJECT -> {
                             reject(message, session, refusal, ex);
                             return;
                         }
                         case BUSY -> {
-                            if (busySince == 0) {
-                                busySince = System.nanoTime();
-                            }
                             if (!container.isRunning()
                                     || System.nanoTime() - busySince
                                             >= settings.busyMaxWait().toNanos()

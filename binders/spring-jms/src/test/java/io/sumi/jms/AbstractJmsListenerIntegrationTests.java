@@ -386,6 +386,13 @@ abstract class AbstractJmsListenerIntegrationTests {
             effect("spel");
         }
 
+        /** Not guarded itself: a guarded method it calls is refused after the listener's own work. */
+        @JmsListener(id = "nested", destination = "nested")
+        public void nested(TextMessage message) throws JMSException {
+            attempt("nested:" + message.getStringProperty("outbox_id"));
+            guarded.apply(message);
+        }
+
         @JmsListener(destination = "poison")
         @IdempotentHandler
         public void poison(String payload) {

@@ -224,6 +224,19 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
     }
 
     @Test
+    void aBusyKeyOfAGuardedMethodTheListenerCallsRollsTheSessionBackInsteadOfBeingHeld() {
+        // The listener's own work before the call is undone only by a rollback: no hold, no re-run in the session.
+        String key = run + "-nested";
+        ClaimResult holder = store.claim("window-effect", new ClaimRequest(key, null), Duration.ofSeconds(60));
+        assertThat(holder.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        sendTagged("nested", key, key, "nested");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> receive(EmbeddedArtemis.DLQ, key) != null);
+        assertThat(listeners.attempts("nested:" + key)).isEqualTo(EmbeddedArtemis.MAX_DELIVERY_ATTEMPTS);
+        store.release(holder.message(), "done");
+    }
+
+    @Test
     void aSpentBudgetStopsTheContainerHoldsTheMessageAndStartsAgainWhenTheBreakerHalfOpens() {
         JmsBudgetListenerStopper stopper = context.getBean(JmsBudgetListenerStopper.class);
         send("budget", run + "-boom-1", "boom-1");
