@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.budget.BudgetConfig;
@@ -14,7 +13,6 @@ import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
@@ -26,7 +24,6 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -47,11 +44,11 @@ import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
-import org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.messaging.handler.annotation.Header;
@@ -261,6 +258,7 @@ class RabbitBudgetStopIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
+    @Import(RabbitBinderTestWiring.class)
     static class Config {
 
         @Bean
@@ -296,38 +294,9 @@ class RabbitBudgetStopIntegrationTests {
         }
 
         @Bean
-        static DefaultAdvisorAutoProxyCreator autoProxyCreator() {
-            DefaultAdvisorAutoProxyCreator creator = new DefaultAdvisorAutoProxyCreator();
-            creator.setProxyTargetClass(true);
-            return creator;
-        }
-
-        @Bean
         static SumiRabbitListenerContainerFactoryPostProcessor sumiContainerFactories(
                 ObjectProvider<RabbitBudgetListenerStopper> stopper) {
             return new SumiRabbitListenerContainerFactoryPostProcessor(() -> BUSY_INTERVAL, stopper::getIfAvailable);
-        }
-
-        @Bean
-        static IdempotentRabbitHandlerAdvisor sumiAdvisor(ObjectProvider<IdempotentExecutor> executor) {
-            return new IdempotentRabbitHandlerAdvisor(
-                    new IdempotentRabbitHandlerInterceptor(executor::getObject, HandlerDefaults::standard));
-        }
-
-        /** The shared test pool: not closed with the context. */
-        @Bean(destroyMethod = "")
-        DataSource dataSource() {
-            return TestDatabase.POSTGRESQL.dataSource();
-        }
-
-        @Bean
-        ProcessedMessageStore store(DataSource dataSource) {
-            return JdbcProcessedMessageStore.builder(dataSource).build();
-        }
-
-        @Bean
-        SimpleMeterRegistry meters() {
-            return new SimpleMeterRegistry();
         }
 
         /** The budgets' clock: windows roll when the test says so. */
