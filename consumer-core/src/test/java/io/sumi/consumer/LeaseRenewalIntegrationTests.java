@@ -229,9 +229,7 @@ abstract class LeaseRenewalIntegrationTests {
         assertThat(a.renewals("renewed")).as("three claims per renewal").isGreaterThanOrEqualTo(12);
         assertThat(a.renewals("lost")).isZero();
         assertThat(a.count("sumi.leases.lost")).isZero();
-        // The poll has ended: no renewal any more.
-        int calls = a.store.calls.size();
-        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+        assertNoMoreRenewals(a); // the poll has ended
     }
 
     /** Negative control: the same poll with renewal off is taken over after one lease. */
@@ -291,8 +289,7 @@ abstract class LeaseRenewalIntegrationTests {
                 .as("released when the poll ended")
                 .isEqualTo(MessageOutcome.PROCESSED);
         assertThat(a.renewals("lost")).isZero();
-        int calls = a.store.calls.size();
-        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+        assertNoMoreRenewals(a);
     }
 
     // ---------------------------------------------------------------- renewal ends with the handler
@@ -375,8 +372,7 @@ abstract class LeaseRenewalIntegrationTests {
         a.store.frozen.countDown();
 
         await().atMost(LEASE.multipliedBy(5)).until(() -> a.renewals("lost") == 1);
-        int calls = a.store.calls.size();
-        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+        assertNoMoreRenewals(a);
         finish.countDown();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome())
                 .as("acked: the taker completed it")
@@ -514,6 +510,12 @@ abstract class LeaseRenewalIntegrationTests {
         }
         poll.get(10, TimeUnit.SECONDS);
         return contest;
+    }
+
+    /** No renewal statement of {@code jvm} for a whole lease (what it renewed has ended). */
+    private static void assertNoMoreRenewals(Jvm jvm) {
+        int calls = jvm.store.calls.size();
+        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> jvm.store.calls.size() == calls);
     }
 
     private static List<InboundMessage> messages(List<String> keys) {
