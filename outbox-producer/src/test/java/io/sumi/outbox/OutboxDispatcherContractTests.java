@@ -389,11 +389,10 @@ abstract class OutboxDispatcherContractTests {
                 .build();
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
-            long start = System.nanoTime();
-            DispatchResult first = thread.submit(dispatcher::dispatchOnce).get(5, TimeUnit.SECONDS);
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("cut at the deadline, far below the lease")
-                    .isLessThan(Duration.ofSeconds(3));
+            // The broker blocks until released, which this test never does before the round ends:
+            // the round can only have returned because the send deadline interrupted it.
+            DispatchResult first = thread.submit(dispatcher::dispatchOnce).get(60, TimeUnit.SECONDS);
+            assertThat(broker.interrupted).as("cut by the send deadline").hasValue(1);
             assertThat(first).isEqualTo(new DispatchResult(3, 1, 0, 0, 2, 0));
             assertThat(broker.deliveries(healthy)).isOne();
             assertThat(row(healthy).outcome()).isEqualTo(DispatchOutcome.SENT);
@@ -476,13 +475,24 @@ abstract class OutboxDispatcherContractTests {
             OutboxDispatcher dispatcher =
                     dispatcher(kafka).sendTimeout(Duration.ofSeconds(1)).build();
 
-            long start = System.nanoTime();
             DispatchResult result = dispatcher.dispatchOnce();
 
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(2_500));
+            // One round fails the whole batch (released for the next round, one attempt each).
             assertThat(result).isEqualTo(new DispatchResult(20, 0, 0, 0, 20, 0));
             assertThat(jdbc.queryForList("SELECT attempts FROM outbox", Integer.class))
                     .containsOnly(1);
+            // What ends the round is the deadline, not one blocked send per row: a send() blocks up to
+            // max.block.ms (half the 1 s send timeout) for the missing metadata, so at most two rows wait
+            // for it; the others fail at their turn without a send ("ran out before its turn"), or by the
+            // dispatcher's interrupt at the deadline (when making the producer alone took the budget, as on
+            // a loaded machine). Without the deadline every row's send would block in turn (20 x max.block.ms).
+            List<String> errors = jdbc.queryForList("SELECT last_error FROM outbox", String.class);
+            assertThat(errors)
+                    .as("%s", errors)
+                    .allSatisfy(error -> assertThat(error)
+                            .containsAnyOf("ran out before its turn", "InterruptException", "not present in metadata"))
+                    .filteredOn(error -> error.contains("not present in metadata"))
+                    .hasSizeLessThanOrEqualTo(2);
         }
     }
 
@@ -500,11 +510,11 @@ abstract class OutboxDispatcherContractTests {
                 .meterRegistry(meters)
                 .build();
 
-        long start = System.nanoTime();
         DispatchResult result = dispatcher.dispatchOnce();
 
+        // Marked within this one round (the marks were retried after five failed connections),
+        // not left for the next claim after the lease ends.
         assertThat(result.sent()).isOne();
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
         assertThat(flaky.failed.get()).isEqualTo(5);
         assertThat(row(id).outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(sent.sentIds()).containsExactly(id);

@@ -10,11 +10,11 @@ import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,7 +29,6 @@ import org.springframework.amqp.rabbit.annotation.RabbitListeners;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 
@@ -243,7 +242,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             ran.clear();
             ran.addAll(indexes);
             try {
-                proceedClone(invocation, indexes.size() == batch.size() ? args : filter(args, batch.size(), indexes));
+                proceedClone(
+                        invocation,
+                        indexes.size() == batch.size() ? args : BatchArguments.filter(args, batch.size(), indexes));
             } catch (BatchFailedException ex) {
                 // The method's index is in the (filtered) list it received.
                 int index = ex.index();
@@ -263,39 +264,6 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             CurrentDelivery.skipped(skipped);
         }
         return null;
-    }
-
-    /** The arguments with every per-message list cut down to {@code indexes}. */
-    private static Object[] filter(Object[] args, int size, List<Integer> indexes) {
-        Object[] filtered = args.clone();
-        for (int a = 0; a < args.length; a++) {
-            Object arg = args[a];
-            if (arg instanceof List<?> list && list.size() == size) {
-                filtered[a] = pick(list, indexes);
-            } else if (arg instanceof org.springframework.messaging.Message<?> message
-                    && message.getPayload() instanceof List<?> payload
-                    && payload.size() == size) {
-                Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders()
-                        .forEach((name, value) -> headers.put(
-                                name,
-                                value instanceof List<?> values && values.size() == size
-                                        ? pick(values, indexes)
-                                        : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
-                        .copyHeaders(headers)
-                        .build();
-            }
-        }
-        return filtered;
-    }
-
-    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
-        List<T> picked = new ArrayList<>(indexes.size());
-        for (int index : indexes) {
-            picked.add(list.get(index));
-        }
-        return picked;
     }
 
     /**

@@ -9,6 +9,7 @@ import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
 import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
@@ -34,7 +35,6 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
-import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 
@@ -309,40 +309,15 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         return index >= 0 && index < indexes.size() ? indexes.get(index) : -1;
     }
 
-    /** The arguments with every per-record list cut down to {@code indexes}. */
+    /** The arguments with every per-record list (and a {@code ConsumerRecords}) cut down to {@code indexes}. */
     private static Object[] filter(Object[] args, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
-        int size = records.size();
-        Object[] filtered = args.clone();
+        Object[] filtered = BatchArguments.filter(args, records.size(), indexes);
         for (int a = 0; a < args.length; a++) {
-            Object arg = args[a];
-            if (arg instanceof List<?> list && list.size() == size) {
-                filtered[a] = pick(list, indexes);
-            } else if (arg instanceof ConsumerRecords<?, ?>) {
+            if (args[a] instanceof ConsumerRecords<?, ?>) {
                 filtered[a] = consumerRecords(records, indexes);
-            } else if (arg instanceof Message<?> message
-                    && message.getPayload() instanceof List<?> payload
-                    && payload.size() == size) {
-                Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders()
-                        .forEach((name, value) -> headers.put(
-                                name,
-                                value instanceof List<?> values && values.size() == size
-                                        ? pick(values, indexes)
-                                        : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
-                        .copyHeaders(headers)
-                        .build();
             }
         }
         return filtered;
-    }
-
-    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
-        List<T> picked = new ArrayList<>(indexes.size());
-        for (int index : indexes) {
-            picked.add(list.get(index));
-        }
-        return picked;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})

@@ -255,7 +255,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         }
         List<ClaimResult> results =
                 usable.isEmpty() ? List.of() : store.claimAll(handler.consumer(), usable, handler.lease());
-        return new LeasePollClaim(this, store, verdicts, recorder, handler, messages, requests, results);
+        return new LeasePollClaim(this, store, verdicts, recorder, handler, messages, requests, results, renewer);
     }
 
     /** The participation rule: {@code AUTO} is transactional only inside a transaction of the ledger's DataSource. */
