@@ -9,13 +9,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.store.MessageStatus;
+import io.sumi.testing.RunCounter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -59,7 +57,10 @@ import org.springframework.messaging.support.MessageBuilder;
             "spring.datasource.hikari.maximum-pool-size=4",
             "sumi.consumer.reply.max-size=1KB"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
+@EmbeddedKafka(
+        partitions = 1,
+        bootstrapServersProperty = "spring.kafka.bootstrap-servers",
+        brokerProperties = {"offsets.topic.num.partitions=1", "group.initial.rebalance.delay.ms=0"})
 class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
 
     static final String REPLIES = "replies.topic";
@@ -75,7 +76,7 @@ class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
     ReplyingKafkaTemplate<String, String, String> requester;
 
     @Autowired
-    Runs runs;
+    RunCounter runs;
 
     @Autowired
     MeterRegistry meters;
@@ -187,25 +188,11 @@ class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
         assertThat(store.findReply("reply-big", "order-5")).isEmpty();
     }
 
-    /** How often each listener ran. */
-    static class Runs {
-        final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-
-        int next(String listener) {
-            return counts.computeIfAbsent(listener, k -> new AtomicInteger()).incrementAndGet();
-        }
-
-        int of(String listener) {
-            AtomicInteger count = counts.get(listener);
-            return count == null ? 0 : count.get();
-        }
-    }
-
     static class Listeners {
 
-        private final Runs runs;
+        private final RunCounter runs;
 
-        Listeners(Runs runs) {
+        Listeners(RunCounter runs) {
             this.runs = runs;
         }
 
@@ -253,8 +240,8 @@ class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
     static class App {
 
         @Bean
-        Runs runs() {
-            return new Runs();
+        RunCounter runs() {
+            return new RunCounter();
         }
 
         @Bean
@@ -263,7 +250,7 @@ class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
         }
 
         @Bean
-        Listeners listeners(Runs runs, JdbcTemplate jdbc) {
+        Listeners listeners(RunCounter runs, JdbcTemplate jdbc) {
             jdbc.update("DELETE FROM processed_messages WHERE consumer LIKE 'reply-%'");
             return new Listeners(runs);
         }

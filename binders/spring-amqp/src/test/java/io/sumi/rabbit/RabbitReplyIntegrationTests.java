@@ -2,23 +2,16 @@ package io.sumi.rabbit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.TransactionSupport;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.RunCounter;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,13 +26,11 @@ import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /**
  * {@code @IdempotentHandler(storeReply = true)} on {@code @RabbitListener} methods that return a
@@ -57,7 +48,7 @@ class RabbitReplyIntegrationTests {
     static AnnotationConfigApplicationContext context;
     static CachingConnectionFactory senderConnections;
     static RabbitTemplate requester;
-    static Runs runs;
+    static RunCounter runs;
     static ProcessedMessageStore store;
 
     @BeforeAll
@@ -72,7 +63,7 @@ class RabbitReplyIntegrationTests {
         requester = new RabbitTemplate(senderConnections);
         // Direct reply-to (the default): each call has its own correlation id.
         requester.setReplyTimeout(10_000);
-        runs = context.getBean(Runs.class);
+        runs = context.getBean(RunCounter.class);
         store = context.getBean(ProcessedMessageStore.class);
     }
 
@@ -134,24 +125,11 @@ class RabbitReplyIntegrationTests {
         assertThat(runs.of("off")).isEqualTo(1);
     }
 
-    static class Runs {
-        final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-
-        int next(String listener) {
-            return counts.computeIfAbsent(listener, k -> new AtomicInteger()).incrementAndGet();
-        }
-
-        int of(String listener) {
-            AtomicInteger count = counts.get(listener);
-            return count == null ? 0 : count.get();
-        }
-    }
-
     static class Listeners {
 
-        private final Runs runs;
+        private final RunCounter runs;
 
-        Listeners(Runs runs) {
+        Listeners(RunCounter runs) {
             this.runs = runs;
         }
 
@@ -176,6 +154,7 @@ class RabbitReplyIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
+    @Import(SumiRabbitTestBeans.class)
     static class Config {
 
         @Bean
@@ -206,50 +185,12 @@ class RabbitReplyIntegrationTests {
         }
 
         @Bean
-        static DefaultAdvisorAutoProxyCreator autoProxyCreator() {
-            DefaultAdvisorAutoProxyCreator creator = new DefaultAdvisorAutoProxyCreator();
-            creator.setProxyTargetClass(true);
-            return creator;
+        RunCounter runs() {
+            return new RunCounter();
         }
 
         @Bean
-        static SumiRabbitListenerContainerFactoryPostProcessor sumiContainerFactories() {
-            return new SumiRabbitListenerContainerFactoryPostProcessor(
-                    () -> java.time.Duration.ofMillis(300), () -> null);
-        }
-
-        @Bean
-        static IdempotentRabbitHandlerAdvisor sumiAdvisor(ObjectProvider<IdempotentExecutor> executor) {
-            return new IdempotentRabbitHandlerAdvisor(
-                    new IdempotentRabbitHandlerInterceptor(executor::getObject, HandlerDefaults::standard));
-        }
-
-        /** The shared test pool: not closed with the context. */
-        @Bean(destroyMethod = "")
-        DataSource dataSource() {
-            return TestDatabase.POSTGRESQL.dataSource();
-        }
-
-        @Bean
-        ProcessedMessageStore store(DataSource dataSource) {
-            return JdbcProcessedMessageStore.builder(dataSource).build();
-        }
-
-        @Bean
-        IdempotentExecutor executor(ProcessedMessageStore store, DataSource dataSource) {
-            return IdempotentExecutor.builder(store)
-                    .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource), dataSource))
-                    .meterRegistry(new SimpleMeterRegistry())
-                    .build();
-        }
-
-        @Bean
-        Runs runs() {
-            return new Runs();
-        }
-
-        @Bean
-        Listeners listeners(Runs runs) {
+        Listeners listeners(RunCounter runs) {
             return new Listeners(runs);
         }
     }
