@@ -8,9 +8,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
@@ -30,7 +28,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,7 +57,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.messaging.handler.annotation.Header;
 
 /**
@@ -73,7 +69,7 @@ class RabbitListenerIdempotencyIntegrationTests {
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
     static final String PREFIX = "sumi-rabbit-it-" + RUN + "-";
     static final String CONNECTION_NAME = "sumi-rabbit-it-" + RUN;
-    static final Duration BUSY_INTERVAL = Duration.ofMillis(300);
+    static final Duration BUSY_INTERVAL = SumiRabbitTestBeans.BUSY_INTERVAL;
 
     static final List<String> QUEUES = List.of(
             "dup",
@@ -526,7 +522,7 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(RabbitBinderTestWiring.class)
+    @Import(SumiRabbitTestBeans.class)
     static class Config {
 
         @Bean
@@ -594,19 +590,6 @@ class RabbitListenerIdempotencyIntegrationTests {
             factory.setBatchReceiveTimeout(1000L);
             factory.setPrefetchCount(20);
             return factory;
-        }
-
-        @Bean
-        static SumiRabbitListenerContainerFactoryPostProcessor sumiContainerFactories() {
-            return new SumiRabbitListenerContainerFactoryPostProcessor(() -> BUSY_INTERVAL, () -> null);
-        }
-
-        @Bean
-        IdempotentExecutor executor(ProcessedMessageStore store, DataSource dataSource, SimpleMeterRegistry meters) {
-            return IdempotentExecutor.builder(store)
-                    .transactionSupport(TransactionSupport.of(new DataSourceTransactionManager(dataSource), dataSource))
-                    .meterRegistry(meters)
-                    .build();
         }
 
         @Bean

@@ -2,12 +2,15 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerReply;
+import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
@@ -37,6 +40,7 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs {@link IdempotentHandler} methods through the {@link IdempotentExecutor}.
@@ -62,6 +66,7 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
 
     private final Supplier<IdempotentExecutor> executorSupplier;
     private final Supplier<HandlerDefaults> defaults;
+    private final Supplier<MessageReplyCodec> replyCodec;
     private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
     private volatile @Nullable IdempotentExecutor executor;
 
@@ -75,8 +80,23 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * the configuration properties early.
      */
     public IdempotentHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this(executor, defaults, KafkaReplies::codec);
+    }
+
+    /**
+     * An interceptor that looks its executor, defaults and reply codec up on first use.
+     *
+     * @param replyCodec how listeners that keep their replies ({@code storeReply}) keep them
+     *     ({@link KafkaReplies#codec(org.springframework.messaging.converter.MessageConverter)})
+     * @since 0.1.0
+     */
+    public IdempotentHandlerInterceptor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
+            Supplier<MessageReplyCodec> replyCodec) {
         this.executorSupplier = executor;
         this.defaults = defaults;
+        this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
@@ -111,6 +131,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 return invokeBatch(invocation, definition, records);
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
+            if (current != null && definition.storeReply()) {
+                return invokeReplying(invocation, definition, new KafkaInboundMessage(current));
+            }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
                 if (pollClaim != null) {
@@ -139,9 +162,27 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                                             + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
                                             + " @IdempotentHandler on the @KafkaListener method"));
         }
+        if (definition.storeReply()) {
+            return invokeReplying(invocation, definition, message);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a listener that keeps its replies: its return value is kept with the ledger row
+     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
+     * which Spring Kafka's listener adapter then sends as it sends any {@code @SendTo} reply: to the
+     * new request's reply topic, with the new request's correlation id. A duplicate whose row has
+     * no reply returns {@code null}: nothing is sent, as without {@code storeReply}.
+     */
+    private @Nullable Object invokeReplying(
+            MethodInvocation invocation, HandlerDefinition definition, InboundMessage message) throws Exception {
+        MessageReplyCodec codec = replyCodec.get();
+        HandlerResult<HandlerReply> result =
+                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        return codec.listenerResult(result, invocation.getMethod());
     }
 
     /**
@@ -233,6 +274,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     transactional == null ? null : transactional.transactionManager(),
                     m.toString());
             executor().keyResolver().validate(definition);
+            if (definition.storeReply()) {
+                KafkaReplies.checkReplying(m);
+            }
             return definition;
         });
     }
