@@ -25,9 +25,11 @@ import org.slf4j.LoggerFactory;
  * which send and mark it; the loop claims the next batch while earlier ones await their acks, as
  * long as fewer than {@code d} batches are claimed and not yet marked. A claim is made only when a
  * sender is free, so a claimed batch never waits in a queue: its send starts as soon as its claim
- * returns, as at depth 1 (the send deadline is counted from the claim). When a claim finds nothing
- * while batches are in flight, the loop waits for one of them to complete (the rows it holds back,
- * the next rows of its aggregates, may then be due) or for a wake-up, without the idle back-off.
+ * returns, as at depth 1 (the send deadline is counted from the claim). When a claim finds nothing,
+ * or fewer rows than it could take (everything due is claimed), while batches are in flight, the
+ * loop waits for one of them to complete (the rows it holds back, the next rows of its aggregates,
+ * may then be due) or for a wake-up, without the idle back-off: a claim that would find nothing is
+ * not cheap with ordered topics (it walks every held-back row).
  *
  * <p>Stop: the loop claims nothing more and waits for the batches in flight to be marked; past the
  * timeout it interrupts the senders (a publisher gives up when interrupted: its rows count a failed
@@ -55,6 +57,14 @@ final class DispatchLoop<B> {
 
         /** Sends and marks a batch {@link #claim} returned. */
         void complete(B batch);
+
+        /**
+         * Whether the claim that returned {@code batch} may have left due rows behind (it took as
+         * many as it could); {@code false} when it took fewer: everything due was claimed.
+         */
+        default boolean mayHaveLeftRows(B batch) {
+            return true;
+        }
     }
 
     private final Round<B> round;
@@ -218,6 +228,14 @@ final class DispatchLoop<B> {
                 if (batch != null && depth > 1) {
                     // Claimed: send at once, whether or not a stop came meanwhile (its deadline runs).
                     sendAsync(batch);
+                    if (!round.mayHaveLeftRows(batch) && running) {
+                        // Everything due is claimed: another claim now would find nothing (and, with
+                        // ordered topics, walk every held-back row to learn so). Claim again when a
+                        // batch completes (its aggregates' next rows may be due) or rows are appended.
+                        awaitCompletionOrWakeUp(completedBefore);
+                        interval = minPollInterval;
+                        continue;
+                    }
                 }
                 if (batch != null || !running) {
                     // Busy: go on at once, more rows (or the next rows of an aggregate) may be due.

@@ -149,6 +149,11 @@ public final class OutboxDispatcher implements AutoCloseable {
                     public void complete(DispatchRound.Claimed batch) {
                         round.complete(batch);
                     }
+
+                    @Override
+                    public boolean mayHaveLeftRows(DispatchRound.Claimed batch) {
+                        return batch.rows().size() >= config.batchSize();
+                    }
                 },
                 config.pipelineDepth(),
                 config.minPollInterval(),
