@@ -194,16 +194,6 @@ final class DispatchLoop<B> {
         return running;
     }
 
-    /** Batches claimed and not yet completed, for metrics and tests. */
-    int inFlight() {
-        lock.lock();
-        try {
-            return inFlight;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     private void loop() {
         Duration interval = minPollInterval;
         try {
