@@ -151,6 +151,7 @@ class SumiOutboxAutoConfiguration {
                 .shadowTopics(
                         dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
                 .cutoff(dispatcher.cutoff())
+                .pipelineDepth(dispatcher.pipelineDepth())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
     }
