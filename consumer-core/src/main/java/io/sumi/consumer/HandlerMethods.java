@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -48,9 +49,26 @@ public final class HandlerMethods {
      */
     public HandlerDefinition definition(
             Method method, Class<?> targetClass, Function<Method, @Nullable String> listenerId) {
+        return definition(method, targetClass, listenerId, (m, definition) -> {});
+    }
+
+    /**
+     * The definition of the annotated {@code method}, resolved on the first call and checked by
+     * {@code check} (a binder's own rules, e.g. on kept replies) before it is kept.
+     *
+     * @param listenerId the id of the method's listener annotation, or {@code null} (the consumer name's default)
+     * @param check throws if the binder cannot run the method as defined
+     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
+     */
+    public HandlerDefinition definition(
+            Method method,
+            Class<?> targetClass,
+            Function<Method, @Nullable String> listenerId,
+            BiConsumer<Method, HandlerDefinition> check) {
         return definitions.computeIfAbsent(method, m -> {
             HandlerDefinition definition = defaults.get().resolve(m, targetClass, listenerId.apply(m));
             executor().keyResolver().validate(definition);
+            check.accept(m, definition);
             return definition;
         });
     }

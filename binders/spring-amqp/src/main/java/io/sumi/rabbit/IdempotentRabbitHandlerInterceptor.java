@@ -3,6 +3,7 @@ package io.sumi.rabbit;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerMethods;
+import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
@@ -10,14 +11,14 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -29,8 +30,8 @@ import org.springframework.amqp.rabbit.annotation.RabbitListeners;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs {@link IdempotentHandler} methods of Spring AMQP listeners through the
@@ -55,6 +56,7 @@ import org.springframework.util.ClassUtils;
 public final class IdempotentRabbitHandlerInterceptor implements MethodInterceptor {
 
     private final HandlerMethods methods;
+    private final Supplier<MessageReplyCodec> replyCodec;
 
     public IdempotentRabbitHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -67,7 +69,21 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      */
     public IdempotentRabbitHandlerInterceptor(
             Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this(executor, defaults, RabbitReplies::codec);
+    }
+
+    /**
+     * An interceptor that looks its executor, defaults and reply codec up on first use.
+     *
+     * @param replyCodec how listeners that keep their replies ({@code storeReply}) keep them
+     * @since 0.1.0
+     */
+    public IdempotentRabbitHandlerInterceptor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
+            Supplier<MessageReplyCodec> replyCodec) {
         this.methods = new HandlerMethods(executor, defaults);
+        this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
@@ -93,6 +109,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 return invokeBatch(invocation, definition, batch);
             }
             Message current = CurrentDelivery.message();
+            if (current != null && definition.storeReply()) {
+                return invokeReplying(invocation, definition, new RabbitInboundMessage(current), current);
+            }
             if (current != null) {
                 HandlerResult<@Nullable Object> result =
                         executor().execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation));
@@ -118,9 +137,37 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                                     + " arguments; give it an org.springframework.amqp.core.Message or List<Message> parameter,"
                                     + " or put @IdempotentHandler on the @RabbitListener method"));
         }
+        if (definition.storeReply()) {
+            return invokeReplying(invocation, definition, message, null);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a listener that keeps its replies: its return value is kept with the ledger row
+     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
+     * which Spring AMQP's listener adapter converts and sends as any reply: to the new request's
+     * {@code replyTo}, with the new request's correlation id. A duplicate whose row has no reply
+     * returns {@code null}: nothing is sent, as without {@code storeReply}.
+     *
+     * @param delivered the container's delivery, acknowledged by the container advice when it is a
+     *     duplicate (MANUAL acknowledgement), or {@code null} when the message came from an argument
+     */
+    private @Nullable Object invokeReplying(
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            InboundMessage message,
+            @Nullable Message delivered)
+            throws Exception {
+        MessageReplyCodec codec = replyCodec.get();
+        HandlerResult<HandlerReply> result =
+                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        if (result.outcome() == MessageOutcome.DUPLICATE && delivered != null) {
+            CurrentDelivery.skipped(List.of(delivered));
+        }
+        return codec.listenerResult(result, invocation.getMethod());
     }
 
     /**
@@ -174,10 +221,18 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return methods.definition(method, targetClass, m -> {
-            RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
-            return listener != null ? listener.id() : null;
-        });
+        return methods.definition(
+                method,
+                targetClass,
+                m -> {
+                    RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
+                    return listener != null ? listener.id() : null;
+                },
+                (m, definition) -> {
+                    if (definition.storeReply()) {
+                        RabbitReplies.checkReplying(m);
+                    }
+                });
     }
 
     private static @Nullable InboundMessage singleMessage(Object[] args) {
@@ -215,7 +270,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             ran.clear();
             ran.addAll(indexes);
             try {
-                proceedClone(invocation, indexes.size() == batch.size() ? args : filter(args, batch.size(), indexes));
+                proceedClone(
+                        invocation,
+                        indexes.size() == batch.size() ? args : BatchArguments.filter(args, batch.size(), indexes));
             } catch (BatchFailedException ex) {
                 // The method's index is in the (filtered) list it received.
                 int index = ex.index();
@@ -235,39 +292,6 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             CurrentDelivery.skipped(skipped);
         }
         return null;
-    }
-
-    /** The arguments with every per-message list cut down to {@code indexes}. */
-    private static Object[] filter(Object[] args, int size, List<Integer> indexes) {
-        Object[] filtered = args.clone();
-        for (int a = 0; a < args.length; a++) {
-            Object arg = args[a];
-            if (arg instanceof List<?> list && list.size() == size) {
-                filtered[a] = pick(list, indexes);
-            } else if (arg instanceof org.springframework.messaging.Message<?> message
-                    && message.getPayload() instanceof List<?> payload
-                    && payload.size() == size) {
-                Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders()
-                        .forEach((name, value) -> headers.put(
-                                name,
-                                value instanceof List<?> values && values.size() == size
-                                        ? pick(values, indexes)
-                                        : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
-                        .copyHeaders(headers)
-                        .build();
-            }
-        }
-        return filtered;
-    }
-
-    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
-        List<T> picked = new ArrayList<>(indexes.size());
-        for (int index : indexes) {
-            picked.add(list.get(index));
-        }
-        return picked;
     }
 
     /**

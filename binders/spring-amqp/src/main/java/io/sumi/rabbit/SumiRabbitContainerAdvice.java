@@ -39,7 +39,7 @@ import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
  * <p>Verdicts (AUTO and MANUAL acknowledgement alike; the exceptions carry
  * {@code rejectManual=true} so the container settles the delivery in MANUAL mode too):
  * <ul>
- *   <li>no key, an invalid key, a rejected fingerprint: rejected without requeue, so the queue's
+ *   <li>no key, an invalid key, a rejected fingerprint, a reply too large to keep: rejected without requeue, so the queue's
  *   dead-letter exchange gets it (RabbitMQ adds {@code x-death} with reason {@code rejected}; Sumi
  *   logs why at WARN). In a consumer batch only that message is rejected; the messages before it
  *   are done and the batch is requeued (the done ones are skipped as duplicates on redelivery).</li>

@@ -160,12 +160,24 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
      * consumer name defaults to the {@code @JmsListener} id, else {@code Class.method}.
      *
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
+     * @throws IllegalStateException if it asks to keep replies ({@code storeReply}), which this binder does not
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return methods.definition(method, targetClass, m -> {
-            JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(m, JmsListener.class);
-            return listener != null ? listener.id() : null;
-        });
+        return methods.definition(
+                method,
+                targetClass,
+                m -> {
+                    JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(m, JmsListener.class);
+                    return listener != null ? listener.id() : null;
+                },
+                (m, definition) -> {
+                    if (definition.storeReply()) {
+                        throw new IllegalStateException("@IdempotentHandler(storeReply = true) on "
+                                + ClassUtils.getQualifiedMethodName(m)
+                                + ": the JMS binder does not keep replies (a duplicate's reply is not sent again,"
+                                + " docs/jms.md); drop storeReply");
+                    }
+                });
     }
 
     private static @Nullable InboundMessage singleMessage(Object[] args) {

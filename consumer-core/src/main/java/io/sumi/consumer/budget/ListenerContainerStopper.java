@@ -4,14 +4,12 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.budget.internal.PeriodicCheck;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -22,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * exhausted, and starts it again when the budget's breaker half-opens (or closes), as the Kafka
  * binder pauses and resumes its containers: a spent budget costs no loop of refused redeliveries
  * and dead-letters nothing. The broker binders (RabbitMQ, JMS) subclass it for their container
- * type; this class holds the bookkeeping, the restart check and its scheduler.
+ * type; this class holds the bookkeeping and the restart check (on a {@code PeriodicCheck}, as the
+ * Kafka binder's pauser).
  *
  * <p>A container is stopped on a thread of this stopper, never on the consumer thread that saw
  * the refusal (a container may wait for its consumer threads when it stops). A check every
@@ -44,13 +43,11 @@ public abstract class ListenerContainerStopper<C> {
     private record Stopped(String budget, @Nullable Instant notBefore) {}
 
     private final BudgetRegistry budgets;
-    private final Duration checkInterval;
+    private final PeriodicCheck checks;
     private final MeterRegistry meterRegistry;
-    private final String threadName;
     private final Map<C, Stopped> stopped = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> stops = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> starts = new ConcurrentHashMap<>();
-    private volatile @Nullable ScheduledExecutorService scheduler;
 
     /**
      * @param threadName the name of the stopper's thread (e.g. {@code sumi-rabbit-budget-stopper})
@@ -58,12 +55,8 @@ public abstract class ListenerContainerStopper<C> {
     protected ListenerContainerStopper(
             BudgetRegistry budgets, Duration checkInterval, @Nullable MeterRegistry meterRegistry, String threadName) {
         this.budgets = Objects.requireNonNull(budgets, "budgets");
-        if (checkInterval.isNegative() || checkInterval.isZero()) {
-            throw new IllegalArgumentException("checkInterval must be positive, was " + checkInterval);
-        }
-        this.checkInterval = checkInterval;
+        this.checks = new PeriodicCheck(Objects.requireNonNull(threadName, "threadName"), checkInterval, this::check);
         this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
-        this.threadName = Objects.requireNonNull(threadName, "threadName");
     }
 
     /** Stops {@code container}; called on the stopper's thread. */
@@ -94,15 +87,7 @@ public abstract class ListenerContainerStopper<C> {
                 refusal.budget(),
                 refusal.reason(),
                 refusal.retryAt().map(at -> ", due " + at).orElse(""));
-        Runnable stop = () -> stopContainer(container);
-        ScheduledExecutorService executor = scheduler;
-        if (executor != null) {
-            executor.execute(stop);
-        } else {
-            Thread thread = new Thread(stop, threadName + "-stop");
-            thread.setDaemon(true);
-            thread.start();
-        }
+        checks.runInBackground(() -> stopContainer(container));
     }
 
     /** Starts the stopped containers whose budget can take calls. */
@@ -158,37 +143,16 @@ public abstract class ListenerContainerStopper<C> {
 
     /** Starts the periodic restart check. */
     public void start() {
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, threadName);
-            thread.setDaemon(true);
-            return thread;
-        });
-        long period = checkInterval.toMillis();
-        executor.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        check();
-                    } catch (RuntimeException ex) {
-                        log.warn("Checking stopped listener containers failed; the next check tries again", ex);
-                    }
-                },
-                period,
-                period,
-                TimeUnit.MILLISECONDS);
-        scheduler = executor;
+        checks.start();
     }
 
     /** Stops the restart check (stopped containers stay stopped). */
     public void stop() {
-        ScheduledExecutorService executor = scheduler;
-        if (executor != null) {
-            executor.shutdownNow();
-            scheduler = null;
-        }
+        checks.stop();
     }
 
     /** Whether the restart check runs. */
     public boolean isRunning() {
-        return scheduler != null;
+        return checks.isRunning();
     }
 }

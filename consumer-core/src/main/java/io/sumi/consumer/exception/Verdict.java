@@ -7,8 +7,8 @@ import org.jspecify.annotations.Nullable;
  * What a broker binder does with a message Sumi refused, by the exception Sumi raised. Shared by
  * the binders of queue brokers (RabbitMQ, JMS), so that a refusal means the same on each:
  * <ul>
- *   <li>{@link #REJECT}: no key, an invalid key, a rejected fingerprint. Delivering it again
- *   cannot succeed: dead-letter it at once.</li>
+ *   <li>{@link #REJECT}: no key, an invalid key, a rejected fingerprint, a reply too large to
+ *   keep. Delivering it again cannot succeed: dead-letter it at once.</li>
  *   <li>{@link #BUSY}: another consumer holds a live lease on the key. Deliver it again after a
  *   wait (the holder completes it, then it is a duplicate, or lets it go).</li>
  *   <li>{@link #RECONCILE}: the ledger row awaits an operator's reconciliation. Deliver it again
@@ -29,7 +29,8 @@ public enum Verdict {
     public static @Nullable Verdict of(@Nullable Throwable t) {
         if (t instanceof MissingIdempotencyKeyException
                 || t instanceof InvalidIdempotencyKeyException
-                || t instanceof FingerprintMismatchException) {
+                || t instanceof FingerprintMismatchException
+                || t instanceof ReplyTooLargeException) {
             return REJECT;
         }
         if (t instanceof MessageBusyException) {
