@@ -232,6 +232,7 @@ abstract class AbstractJmsListenerIntegrationTests {
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         final Map<String, Integer> deliveryCounts = new ConcurrentHashMap<>();
         final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+        final AtomicInteger dupEntries = new AtomicInteger();
         final JdbcTemplate jdbc;
         final GuardedEffects guarded;
         final JmsTemplate downstream;
@@ -281,6 +282,15 @@ abstract class AbstractJmsListenerIntegrationTests {
         @JmsListener(id = "dup", destination = "dup", concurrency = "3-3")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void dup(String payload) throws InterruptedException {
+            // The first deliveries wait (2 s at most) until a second consumer has one too, so that the
+            // run really is concurrent when the other consumers start late (seen right after start-up).
+            Set<String> entered = threads("dup-entered");
+            entered.add(Thread.currentThread().getName());
+            if (dupEntries.incrementAndGet() <= 3) {
+                for (int i = 0; i < 200 && entered.size() < 2; i++) {
+                    Thread.sleep(10);
+                }
+            }
             Thread.sleep(10); // long enough for copies to meet on different consumers
             effect("dup");
         }

@@ -57,9 +57,12 @@ final class EmbeddedArtemis implements AutoCloseable {
         return this;
     }
 
-    /** Consumers prefetch nothing, so the concurrent consumers of one queue really compete for its messages. */
+    /**
+     * Consumers buffer about two messages (1 KiB), so the concurrent consumers of one queue share its
+     * messages (the default 1 MiB lets the first consumer take them all).
+     */
     ActiveMQConnectionFactory connectionFactory() {
-        return new ActiveMQConnectionFactory("vm://" + serverId + "?consumerWindowSize=0");
+        return new ActiveMQConnectionFactory("vm://" + serverId + "?consumerWindowSize=1024");
     }
 
     /**
