@@ -91,6 +91,41 @@ class IdempotentHandlerVerifierTests {
                 });
     }
 
+    @Test
+    void aJmsListenerThatAsksToKeepItsRepliesFailsStartUp() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class, SumiJmsAutoConfiguration.class))
+                .withUserConfiguration(ReplyingJmsHandlers.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .hasMessageContaining("storeReply")
+                            .hasMessageContaining("JMS binder does not keep replies");
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReplyingJmsHandlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        ReplyingJmsListener replyingJmsListener() {
+            return new ReplyingJmsListener();
+        }
+
+        static class ReplyingJmsListener {
+            @org.springframework.jms.annotation.JmsListener(destination = "verifier.queue")
+            @IdempotentHandler(storeReply = true)
+            public String onMessage(String payload) {
+                return payload;
+            }
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class JmsHandlers {
 
