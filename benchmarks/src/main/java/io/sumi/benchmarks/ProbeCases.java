@@ -46,6 +46,9 @@ final class ProbeCases {
     private static final String COLUMNS =
             "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
 
+    /** The lease the claims bind, in microseconds (LedgerCases.LEASE). */
+    private static final long LEASE_MICROS = LedgerCases.LEASE.toNanos() / 1_000;
+
     private ProbeCases() {}
 
     static List<BenchmarkCase> all() {
@@ -182,18 +185,14 @@ final class ProbeCases {
         return new HeldConnectionProbe("sumi-sql-tx", "Sumi's claimOneCompleted SQL, JDBC commit per id", false, null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
-                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
                 String id = ids.next();
                 try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimOneCompleted"))) {
                     s.setString(1, CONSUMER);
                     s.setString(2, id);
                     s.setLong(3, token);
                     s.setString(4, null);
-                    setNow(s, 5, now);
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
-                    s.setString(9, id);
+                    s.setString(5, CONSUMER);
+                    s.setString(6, id);
                     expect(countRows(s) == 1, "claim of a new id");
                 }
                 return 1;
@@ -299,12 +298,10 @@ final class ProbeCases {
                     s.setString(1, CONSUMER);
                     s.setString(2, messageId);
                     s.setLong(3, token);
-                    setNow(s, 4, now.plusMinutes(5));
+                    s.setLong(4, LEASE_MICROS);
                     s.setString(5, null);
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
-                    s.setString(9, messageId);
+                    s.setString(6, CONSUMER);
+                    s.setString(7, messageId);
                     expect(countRows(s) == 1, "claim of a new id");
                 }
                 try (PreparedStatement s = connection.prepareStatement(completeSql(table(), 1))) {
@@ -341,14 +338,11 @@ final class ProbeCases {
                 Array idArray = connection.createArrayOf("varchar", batch.toArray());
                 Array fingerprints = connection.createArrayOf("varchar", new String[size]);
                 try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimManyLease"))) {
-                    s.setArray(1, idArray);
-                    s.setArray(2, fingerprints);
-                    s.setString(3, CONSUMER);
-                    s.setLong(4, token);
-                    setNow(s, 5, now.plusMinutes(5));
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
+                    s.setString(1, CONSUMER);
+                    s.setLong(2, token);
+                    s.setLong(3, LEASE_MICROS);
+                    s.setArray(4, idArray);
+                    s.setArray(5, fingerprints);
                     expect(countRows(s) == size, "batch claim of new ids");
                 }
                 try (PreparedStatement s = connection.prepareStatement(completeSql(table(), size))) {
