@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>
  * ./mvnw -B -q -pl benchmarks -am package -DskipTests
  * java -jar benchmarks/target/sumi-benchmarks.jar scale [--rows=10000000] [--rounds=3] [--warmup=2] [--duration=10]
- *     [--batch=100] [--keys=random|sequential] [--pruning=true] [--idle-seconds=20] [--prune-seconds=60] [--reuse] [--keep]
+ *     [--batch=100] [--keys=random|sequential] [--session-sql="SET wal_compression = lz4"] [--pruning=true] [--idle-seconds=20] [--prune-seconds=60] [--reuse] [--keep]
  *     [--url=jdbc:postgresql://127.0.0.1:5432/sumi_bench] [--user=postgres] [--password=]
  * </pre>
  *
@@ -90,6 +90,7 @@ public final class LedgerScaleBenchmark {
         double idleSeconds = 20;
         double pruneSeconds = 60;
         boolean sequentialKeys;
+        String sessionSql;
         boolean reuse;
         boolean keep;
 
@@ -121,6 +122,7 @@ public final class LedgerScaleBenchmark {
                     case "pruning" -> o.pruning = Boolean.parseBoolean(value);
                     case "idle-seconds" -> o.idleSeconds = Double.parseDouble(value);
                     case "prune-seconds" -> o.pruneSeconds = Double.parseDouble(value);
+                    case "session-sql" -> o.sessionSql = value;
                     case "keys" -> {
                         if (!value.equals("random") && !value.equals("sequential")) {
                             throw new IllegalArgumentException("--keys is random or sequential, was " + value);
@@ -223,6 +225,9 @@ public final class LedgerScaleBenchmark {
                 Runtime.getRuntime().availableProcessors(),
                 loadAverage());
         sequence.set(options.rows);
+        if (options.sessionSql != null) {
+            out.printf("Session SQL on every store connection: %s%n", options.sessionSql);
+        }
         out.printf("Keys: %s%n", options.sequentialKeys ? "sequential (zero-padded numbers)" : "random UUIDs");
         try {
             createLedger(EMPTY);
@@ -386,7 +391,7 @@ public final class LedgerScaleBenchmark {
 
     /** Warm-up, then {@code seconds} of claim + complete cycles of {@code size} new ids on the ledger of {@code schema}. */
     private Latencies measure(String schema, int size, double seconds) throws Exception {
-        try (HikariDataSource pool = db.pool("scale-" + schema)) {
+        try (HikariDataSource pool = pool("scale-" + schema)) {
             JdbcProcessedMessageStore store = store(pool, schema);
             Keys ids = keys();
             cycles(store, ids, size, options.warmupSeconds, new Latencies());
@@ -450,8 +455,8 @@ public final class LedgerScaleBenchmark {
         out.printf(
                 "Pruning under load: %s.processed_messages, %,d rows, %,d of them past the 14-day retention%n",
                 BIG, count(BIG), countExpired());
-        try (HikariDataSource claims = db.pool("scale-claims");
-                HikariDataSource pruning = db.pool("scale-pruner")) {
+        try (HikariDataSource claims = pool("scale-claims");
+                HikariDataSource pruning = pool("scale-pruner")) {
             JdbcProcessedMessageStore store = store(claims, BIG);
             Keys ids = keys();
             cycles(store, ids, 1, options.warmupSeconds, new Latencies());
@@ -474,8 +479,16 @@ public final class LedgerScaleBenchmark {
                         while (!stop.get()) {
                             long t0 = System.nanoTime();
                             int n = pruner.prune();
-                            deleteNanos.addAndGet(System.nanoTime() - t0);
+                            long took = System.nanoTime() - t0;
+                            deleteNanos.addAndGet(took);
                             deleted.addAndGet(n);
+                            out.printf(
+                                    Locale.ROOT,
+                                    "    pruning run: %,d rows in %.2f s (%,.0f rows/s), %,d so far%n",
+                                    n,
+                                    took / 1e9,
+                                    n / (took / 1e9),
+                                    deleted.get());
                             if (n == 0) {
                                 break;
                             }
@@ -553,6 +566,11 @@ public final class LedgerScaleBenchmark {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** A pool of the store's connections; {@code --session-sql} runs on each new connection. */
+    private HikariDataSource pool(String name) {
+        return db.pool(name, options.sessionSql);
+    }
 
     private void emptyAndAnalyze(String schema) throws SQLException {
         try (Connection c = db.connect();
