@@ -273,7 +273,9 @@ public final class LedgerScaleBenchmark {
             s.execute("SET search_path TO " + BIG);
             s.execute("ALTER TABLE processed_messages DROP CONSTRAINT processed_messages_pk");
             for (String index : List.of(
-                    "processed_messages_prune_idx", "processed_messages_abandoned_idx", "processed_messages_reconcile_idx")) {
+                    "processed_messages_prune_idx",
+                    "processed_messages_abandoned_idx",
+                    "processed_messages_reconcile_idx")) {
                 s.execute("DROP INDEX IF EXISTS " + index);
             }
             long chunk = 1_000_000;
@@ -292,9 +294,12 @@ public final class LedgerScaleBenchmark {
                         to, Duration.between(started, Instant.now()).toSeconds());
             }
             s.execute("SET maintenance_work_mem = '256MB'");
-            s.execute("ALTER TABLE processed_messages ADD CONSTRAINT processed_messages_pk PRIMARY KEY (consumer, message_id)");
+            s.execute(
+                    "ALTER TABLE processed_messages ADD CONSTRAINT processed_messages_pk PRIMARY KEY (consumer, message_id)");
             s.execute(BenchDatabase.ledgerMigration());
-            out.printf("  indexed (%d s)%n", Duration.between(started, Instant.now()).toSeconds());
+            out.printf(
+                    "  indexed (%d s)%n",
+                    Duration.between(started, Instant.now()).toSeconds());
             s.execute("VACUUM (ANALYZE) processed_messages");
             s.execute("CHECKPOINT");
         }
@@ -351,7 +356,15 @@ public final class LedgerScaleBenchmark {
         out.printf("%nBig (%,d rows) vs empty ledger, median of %d rounds:%n", count(BIG), options.rounds);
         out.printf(
                 "%-10s %12s %12s %8s %12s %12s %8s %12s %12s %8s%n",
-                "case", "empty p50", "big p50", "ratio", "empty p99", "big p99", "ratio", "empty ids/s", "big ids/s",
+                "case",
+                "empty p50",
+                "big p50",
+                "ratio",
+                "empty p99",
+                "big p99",
+                "ratio",
+                "empty ids/s",
+                "big ids/s",
                 "ratio");
         List<String> verdicts = new ArrayList<>();
         for (int k = 0; k < kinds.size(); k++) {
@@ -364,7 +377,16 @@ public final class LedgerScaleBenchmark {
             out.printf(
                     Locale.ROOT,
                     "%-10s %9.2f ms %9.2f ms %7.2fx %9.2f ms %9.2f ms %7.2fx %12.0f %12.0f %7.2fx%n",
-                    kinds.get(k), e50, b50, b50 / e50, e99, b99, b99 / e99, eRate, bRate, bRate / eRate);
+                    kinds.get(k),
+                    e50,
+                    b50,
+                    b50 / e50,
+                    e99,
+                    b99,
+                    b99 / e99,
+                    eRate,
+                    bRate,
+                    bRate / eRate);
             verdicts.add(String.format(
                     Locale.ROOT,
                     "%s  claim latency with %,d rows <= 1.2 x empty, %s: p50 %.2f x, p99 %.2f x",
@@ -440,7 +462,8 @@ public final class LedgerScaleBenchmark {
                 for (ClaimResult result : results) {
                     expect(result.outcome() == ClaimOutcome.CLAIMED, () -> "batch claim of a new id: " + result);
                 }
-                int completed = store.completeAll(CONSUMER, results.get(0).message().claimToken(), batch);
+                int completed =
+                        store.completeAll(CONSUMER, results.get(0).message().claimToken(), batch);
                 expect(completed == size, () -> "completeAll completed " + completed + " of " + size);
             }
             into.ids += size;
@@ -609,7 +632,8 @@ public final class LedgerScaleBenchmark {
 
     private static String loadAverage() {
         try {
-            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim();
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                    .trim();
         } catch (java.io.IOException ex) {
             return "unknown";
         }

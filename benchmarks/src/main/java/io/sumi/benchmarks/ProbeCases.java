@@ -117,8 +117,7 @@ final class ProbeCases {
     }
 
     /** The store's batch complete (LedgerDialect.complete on PostgreSQL: the ids as one array). */
-    static void completeBatch(Connection connection, String table, List<String> batch, long token)
-            throws SQLException {
+    static void completeBatch(Connection connection, String table, List<String> batch, long token) throws SQLException {
         String complete = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = statement_timestamp(),"
                 + " lease_until = NULL, last_error = NULL"
                 + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ANY(?::varchar[])";
@@ -373,31 +372,35 @@ final class ProbeCases {
      */
     static BenchmarkCase previousBatch(int size) {
         return new HeldConnectionProbe(
-                "batch-previous-" + size, "claimAll SQL before issue 12 (UNION ALL join) + complete, " + size + " ids",
-                true, null) {
+                "batch-previous-" + size,
+                "claimAll SQL before issue 12 (UNION ALL join) + complete, " + size + " ids",
+                true,
+                null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 List<String> batch = ids.next(size);
                 Collections.sort(batch);
                 Array idArray = connection.createArrayOf("varchar", batch.toArray());
                 Array fingerprints = connection.createArrayOf("varchar", new String[size]);
-                String claim = "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),"
-                        + " claimed AS (INSERT INTO " + table()
-                        + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,"
-                        + " first_seen_at, processed_at)"
-                        + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT)"
-                        + " * INTERVAL '1 microsecond'), 1, i.fingerprint, statement_timestamp(), NULL"
-                        + " FROM input i ORDER BY i.message_id"
-                        + " ON CONFLICT (consumer, message_id) DO UPDATE SET claim_token = EXCLUDED.claim_token,"
-                        + " lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
-                        + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()"
-                        + " RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,"
-                        + " pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)"
-                        + " SELECT " + COLUMNS + " FROM claimed UNION ALL SELECT t.consumer, t.message_id, t.status,"
-                        + " t.claim_token, t.lease_until, t.attempts, t.fingerprint, t.last_error, t.first_seen_at,"
-                        + " t.processed_at FROM input i JOIN " + table()
-                        + " t ON t.consumer = ? AND t.message_id = i.message_id"
-                        + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
+                String claim =
+                        "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),"
+                                + " claimed AS (INSERT INTO " + table()
+                                + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,"
+                                + " first_seen_at, processed_at)"
+                                + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT)"
+                                + " * INTERVAL '1 microsecond'), 1, i.fingerprint, statement_timestamp(), NULL"
+                                + " FROM input i ORDER BY i.message_id"
+                                + " ON CONFLICT (consumer, message_id) DO UPDATE SET claim_token = EXCLUDED.claim_token,"
+                                + " lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
+                                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()"
+                                + " RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,"
+                                + " pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)"
+                                + " SELECT " + COLUMNS
+                                + " FROM claimed UNION ALL SELECT t.consumer, t.message_id, t.status,"
+                                + " t.claim_token, t.lease_until, t.attempts, t.fingerprint, t.last_error, t.first_seen_at,"
+                                + " t.processed_at FROM input i JOIN " + table()
+                                + " t ON t.consumer = ? AND t.message_id = i.message_id"
+                                + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
                 try (PreparedStatement s = connection.prepareStatement(claim)) {
                     s.setArray(1, idArray);
                     s.setArray(2, fingerprints);

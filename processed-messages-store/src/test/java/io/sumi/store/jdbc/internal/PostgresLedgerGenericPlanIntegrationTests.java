@@ -75,7 +75,8 @@ class PostgresLedgerGenericPlanIntegrationTests {
             s.execute("INSERT INTO processed_messages (consumer, message_id, status, claim_token, attempts,"
                     + " first_seen_at, processed_at) SELECT 'c', md5(g::text), 'COMPLETED', 1, 1, now(), now()"
                     + " FROM generate_series(1, 500) g");
-            try (ResultSet rs = s.executeQuery("SELECT reltuples FROM pg_class WHERE oid = 'processed_messages'::regclass")) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT reltuples FROM pg_class WHERE oid = 'processed_messages'::regclass")) {
                 rs.next();
                 assertThat(rs.getDouble(1)).as("never analyzed").isNegative();
             }
@@ -106,10 +107,14 @@ class PostgresLedgerGenericPlanIntegrationTests {
     void theReadOfTheIdsNotClaimedProbesThePrimaryKeyPerId() throws Exception {
         String find = genericPlan(dialectSql("findMany"), "'{a,b}', 'c'");
 
-        assertThat(scansOfTheLedger(find)).as(find).singleElement().satisfies(scan -> assertThat(scan)
-                .contains("Index Scan using processed_messages_pk")
-                .contains("message_id)::text = (i.message_id)::text"));
-        assertThat(scansOfTheLedger(find)).allSatisfy(scan -> assertThat(isKeyProbe(scan)).as(scan).isTrue());
+        assertThat(scansOfTheLedger(find))
+                .as(find)
+                .singleElement()
+                .satisfies(scan -> assertThat(scan)
+                        .contains("Index Scan using processed_messages_pk")
+                        .contains("message_id)::text = (i.message_id)::text"));
+        assertThat(scansOfTheLedger(find))
+                .allSatisfy(scan -> assertThat(isKeyProbe(scan)).as(scan).isTrue());
     }
 
     @Test
@@ -177,7 +182,9 @@ class PostgresLedgerGenericPlanIntegrationTests {
     /** A lookup of single keys: the primary key, its condition on both the consumer and the message id. */
     private static boolean isKeyProbe(String scan) {
         return scan.contains("Index Scan using processed_messages_pk")
-                && scan.lines().anyMatch(l -> l.startsWith("Index Cond:") && l.contains("message_id") && l.contains("consumer"));
+                && scan.lines()
+                        .anyMatch(
+                                l -> l.startsWith("Index Cond:") && l.contains("message_id") && l.contains("consumer"));
     }
 
     private String dialectSql(String field) throws ReflectiveOperationException {
