@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * PostgreSQL: {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} claims. A single-id claim is
  * wrapped in a CTE that also returns the existing row when the conflict was not taken over, so a
  * failed claim costs no second read. A batch claim returns only the rows it claimed; the store
- * reads the rest with {@link #find} (see {@link #SQL_STATEMENT_CLAIM_MANY_LEASE} for why).
+ * reads the rest with {@link #find} (see {@code SQL_STATEMENT_CLAIM_MANY_LEASE} for why).
  *
  * <p>Race: the outer {@code SELECT} of the single-id CTE reads the statement's snapshot. When
  * another transaction inserted the same key and committed after that snapshot was taken, {@code ON
