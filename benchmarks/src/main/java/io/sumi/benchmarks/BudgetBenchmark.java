@@ -62,8 +62,8 @@ public final class BudgetBenchmark {
             migrate(dataSource);
             String run = UUID.randomUUID().toString().substring(0, 8);
             double limit = 1e12; // never reached: the overhead of permitting, not of refusing
-            // A short window: an instance budget sums every call of its window on each call (SpendWindow), so
-            // its cost grows with the calls in the window; one second keeps that part small and alike per round.
+            // A short window, alike per round: the instance budget's window holds every call of the last second
+            // (its running sum costs the same whatever their number; evicting them is part of the overhead).
             Duration window = Duration.ofSeconds(1);
             BudgetRegistry.Builder builder = BudgetRegistry.builder().spendStore(JdbcSpendStore.of(dataSource));
             if (smallChunk > 0) {

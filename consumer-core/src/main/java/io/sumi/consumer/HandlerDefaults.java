@@ -14,15 +14,33 @@ import org.jspecify.annotations.Nullable;
  * @param lease the lease of handlers that set none
  * @param fingerprintPolicy the policy of handlers that say {@code DEFAULT}
  * @param keyHeaders the headers tried for the key, in order
+ * @param maxReplySize the largest reply a handler that keeps replies may keep, in bytes
+ *     ({@code sumi.consumer.reply.max-size}; since 0.1.0)
  */
 public record HandlerDefaults(
-        IdempotencyMode mode, Duration lease, FingerprintMismatchPolicy fingerprintPolicy, List<String> keyHeaders) {
+        IdempotencyMode mode,
+        Duration lease,
+        FingerprintMismatchPolicy fingerprintPolicy,
+        List<String> keyHeaders,
+        int maxReplySize) {
 
     public HandlerDefaults {
         if (fingerprintPolicy == FingerprintMismatchPolicy.DEFAULT) {
             fingerprintPolicy = FingerprintMismatchPolicy.WARN;
         }
         keyHeaders = List.copyOf(keyHeaders);
+        if (maxReplySize <= 0) {
+            throw new IllegalArgumentException("The max reply size must be positive, was " + maxReplySize);
+        }
+    }
+
+    /** Defaults with the default max reply size ({@link HandlerDefinition#DEFAULT_MAX_REPLY_SIZE}). */
+    public HandlerDefaults(
+            IdempotencyMode mode,
+            Duration lease,
+            FingerprintMismatchPolicy fingerprintPolicy,
+            List<String> keyHeaders) {
+        this(mode, lease, fingerprintPolicy, keyHeaders, HandlerDefinition.DEFAULT_MAX_REPLY_SIZE);
     }
 
     /** The library defaults: {@code AUTO}, a 30 second lease, {@code WARN}, headers {@code outbox-id} then {@code idempotency-key}. */
@@ -105,6 +123,8 @@ public record HandlerDefaults(
                         annotation.maxRun().isBlank()
                                 ? null
                                 : Durations.parse(annotation.maxRun(), "maxRun of @IdempotentHandler on " + where))
+                .storeReply(annotation.storeReply())
+                .maxReplySize(maxReplySize)
                 .build();
     }
 }

@@ -23,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  * @param maxRun how long a lease-mode handler may run with its lease renewed; past it, renewal
  *     stops (reported) and the lease lapses within one lease; {@code null}: the executor's default
  *     (since 0.1.0)
+ * @param storeReply whether the handler's reply is kept with its ledger row and given again to
+ *     duplicates ({@link IdempotentHandler#storeReply()}; since 0.1.0)
+ * @param maxReplySize the largest reply kept, in bytes ({@link io.sumi.store.StoredReply#size()});
+ *     a larger one fails the message (since 0.1.0)
  */
 public record HandlerDefinition(
         String consumer,
@@ -33,7 +37,9 @@ public record HandlerDefinition(
         @Nullable String keyExpression,
         @Nullable String budget,
         @Nullable Duration reconcileAfter,
-        @Nullable Duration maxRun) {
+        @Nullable Duration maxRun,
+        boolean storeReply,
+        int maxReplySize) {
 
     /** The header the outbox producer writes its row id to. */
     public static final String OUTBOX_ID_HEADER = "outbox-id";
@@ -59,6 +65,14 @@ public record HandlerDefinition(
      * @since 0.1.0
      */
     public static final Duration DEFAULT_MAX_RUN = Duration.ofMinutes(15);
+
+    /**
+     * Default largest reply a handler that keeps replies may keep: 64 KiB, above a typical JSON
+     * answer and small enough that a ledger of millions of rows does not become a blob store.
+     *
+     * @since 0.1.0
+     */
+    public static final int DEFAULT_MAX_REPLY_SIZE = 64 * 1024;
 
     public HandlerDefinition {
         Objects.requireNonNull(consumer, "consumer");
@@ -89,6 +103,35 @@ public record HandlerDefinition(
             throw new IllegalArgumentException(
                     "The max run time of consumer '" + consumer + "' must be positive, was " + maxRun);
         }
+        if (maxReplySize <= 0) {
+            throw new IllegalArgumentException(
+                    "The max reply size of consumer '" + consumer + "' must be positive, was " + maxReplySize);
+        }
+    }
+
+    /** A definition that keeps no replies (the form before replies could be kept). */
+    public HandlerDefinition(
+            String consumer,
+            IdempotencyMode mode,
+            Duration lease,
+            FingerprintMismatchPolicy fingerprintPolicy,
+            List<String> keyHeaders,
+            @Nullable String keyExpression,
+            @Nullable String budget,
+            @Nullable Duration reconcileAfter,
+            @Nullable Duration maxRun) {
+        this(
+                consumer,
+                mode,
+                lease,
+                fingerprintPolicy,
+                keyHeaders,
+                keyExpression,
+                budget,
+                reconcileAfter,
+                maxRun,
+                false,
+                DEFAULT_MAX_REPLY_SIZE);
     }
 
     /** A definition with the executor's max run time (the form before max run times existed). */
@@ -132,6 +175,8 @@ public record HandlerDefinition(
         private @Nullable String budget;
         private @Nullable Duration reconcileAfter;
         private @Nullable Duration maxRun;
+        private boolean storeReply;
+        private int maxReplySize = DEFAULT_MAX_REPLY_SIZE;
 
         private Builder(String consumer) {
             this.consumer = consumer;
@@ -186,8 +231,29 @@ public record HandlerDefinition(
         }
 
         /**
-         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease
-         *     or max run time, negative reconcile-after window)
+         * Whether the handler's reply is kept with its ledger row and given again to duplicates
+         * (default {@code false}).
+         *
+         * @since 0.1.0
+         */
+        public Builder storeReply(boolean storeReply) {
+            this.storeReply = storeReply;
+            return this;
+        }
+
+        /**
+         * The largest reply kept, in bytes (default {@link #DEFAULT_MAX_REPLY_SIZE}).
+         *
+         * @since 0.1.0
+         */
+        public Builder maxReplySize(int maxReplySize) {
+            this.maxReplySize = maxReplySize;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease,
+         *     max run time or max reply size, negative reconcile-after window)
          */
         public HandlerDefinition build() {
             return new HandlerDefinition(
@@ -199,7 +265,9 @@ public record HandlerDefinition(
                     keyExpression,
                     budget,
                     reconcileAfter,
-                    maxRun);
+                    maxRun,
+                    storeReply,
+                    maxReplySize);
         }
     }
 }

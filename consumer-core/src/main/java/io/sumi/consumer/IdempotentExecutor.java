@@ -47,6 +47,38 @@ public interface IdempotentExecutor extends AutoCloseable {
             throws Exception;
 
     /**
+     * Runs a handler that keeps its replies ({@link HandlerDefinition#storeReply()}) for one
+     * message, as {@link #execute} does, and keeps the reply with the ledger row.
+     *
+     * <p>{@code body} runs the handler and returns its reply and the reply's encoded form
+     * ({@link HandlerReply#of}), or {@code null} for no reply. The encoded form is written by the
+     * statement that completes the row (lease mode) or in the handler's transaction (transactional
+     * mode): a completed row of such a handler never lacks its reply. One larger than
+     * {@link HandlerDefinition#maxReplySize()} fails the message with a
+     * {@link io.sumi.consumer.exception.ReplyTooLargeException} (not retryable), handled as a
+     * failure of the handler: released or rolled back, never completed.
+     *
+     * <p>The result: {@code PROCESSED} with the body's value; {@code DUPLICATE} with
+     * {@link HandlerReply#stored(io.sumi.store.StoredReply)} of the reply kept with the row, or a
+     * {@code null} value if the row has none (completed before the handler kept replies, or it
+     * returned none). A live claim elsewhere is a {@link MessageBusyException} as always: no reply
+     * exists yet.
+     *
+     * @throws IllegalArgumentException if {@code handler} does not keep replies
+     * @throws UnsupportedOperationException (from the store) if the ledger cannot keep replies
+     * @since 0.1.0
+     */
+    default HandlerResult<HandlerReply> executeReplying(
+            HandlerDefinition handler, InboundMessage message, HandlerBody<HandlerReply> body) throws Exception {
+        if (!handler.storeReply()) {
+            throw new IllegalArgumentException(
+                    "The handler of consumer '" + handler.consumer() + "' does not keep replies (storeReply)");
+        }
+        // The executor reads storeReply from the definition; decorators forward execute unchanged.
+        return execute(handler, message, body);
+    }
+
+    /**
      * Runs {@code body} once for the messages of a batch that are not completed yet, claiming the
      * whole batch in one round trip. In lease mode every claim the call took is completed or
      * released however it ends (a failing ledger call is tried once more before the error goes on).
@@ -68,6 +100,8 @@ public interface IdempotentExecutor extends AutoCloseable {
      * {@link BatchFailedException} then has index 0 and the stopping message's failure as its cause.
      *
      * @throws BatchFailedException if the batch stopped at a message
+     * @throws IllegalArgumentException if the handler keeps replies ({@link HandlerDefinition#storeReply()}),
+     *     which only single messages can
      * @throws Exception whatever the handler threw, for the whole batch
      */
     BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
@@ -78,8 +112,9 @@ public interface IdempotentExecutor extends AutoCloseable {
      * and is about to dispatch one by one (a Kafka poll), so that each then runs against its claim
      * and the completions are written together ({@link PollClaim}).
      *
-     * @return the claims, or {@code null} when the handler does not run in lease mode here (or the
-     *     executor does not support it): the caller then runs each message through {@link #execute}
+     * @return the claims, or {@code null} when the handler does not run in lease mode here, keeps
+     *     its replies (each reply is written with its own completion, which a poll claim defers), or
+     *     the executor does not support it: the caller then runs each message through {@link #execute}
      * @since 0.1.0
      */
     default @Nullable PollClaim claimPoll(HandlerDefinition handler, List<? extends InboundMessage> messages) {

@@ -94,4 +94,26 @@ public @interface IdempotentHandler {
      * @since 0.1.0
      */
     String reconcileAfter() default "";
+
+    /**
+     * Whether the method's reply is kept with its ledger row and given again to every duplicate of
+     * the message (as AWS Powertools' idempotency does for a Lambda's response). For listeners that
+     * answer requests: {@code @KafkaListener} with {@code @SendTo} (and Spring Kafka's
+     * {@code ReplyingKafkaTemplate}), {@code @RabbitListener} returning a reply. Without it a
+     * duplicate request is skipped and its requester waits for a reply that never comes.
+     *
+     * <p>The reply is written by the statement (lease mode) or in the transaction (transactional
+     * mode) that completes the row, so a completed row of such a handler always has its reply. It
+     * is limited to {@code sumi.consumer.reply.max-size} (64 KiB by default); a larger one fails the
+     * message with a {@link io.sumi.consumer.exception.ReplyTooLargeException} before anything is
+     * completed or sent. A duplicate gets the stored reply with its own correlation id and reply
+     * address; a duplicate of a row completed without a reply (before this was set, or the method
+     * returned {@code null}) gets none, as without this attribute. A key still running elsewhere is
+     * {@code BUSY} and retried as always. Record listeners only (a batch listener that sets it fails
+     * at start-up), and not yet on Spring Cloud Stream functions (also refused at start-up). See
+     * docs/replies.md.
+     *
+     * @since 0.1.0
+     */
+    boolean storeReply() default false;
 }

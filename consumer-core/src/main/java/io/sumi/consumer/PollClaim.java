@@ -10,7 +10,9 @@ import io.sumi.consumer.IdempotentExecutor.HandlerBody;
  * before the container commits the messages' offsets (a crash before that redelivers them, exactly
  * as a crash between a handler and its completion does). {@link #releaseUnrun()} gives back the
  * claims of messages that were not run (an earlier message failed and the container sought back, a
- * rebalance, a stop).
+ * rebalance, a stop) and ends the poll: until then, the claims not yet completed or released are
+ * renewed as a running handler's are ({@link IdempotentExecutor.Builder#leaseRenewal}, up to the
+ * handler's max run time counted from the poll's claim).
  *
  * <p>Used by one thread (the container's consumer thread). A message whose claim is not usable
  * (no valid key, a live claim elsewhere when the poll was claimed, a row awaiting reconciliation,

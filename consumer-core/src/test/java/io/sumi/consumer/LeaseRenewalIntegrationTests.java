@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -205,6 +206,92 @@ abstract class LeaseRenewalIntegrationTests {
         assertThat(a.renewals("renewed")).as("three claims per renewal").isGreaterThanOrEqualTo(12);
     }
 
+    // ---------------------------------------------------------------- a poll's claims (PollClaim)
+
+    @Test
+    void aPollRunningThreeLeasesKeepsEveryClaimUntilItsCompletionIsWritten() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+
+        PollContest contest = pollContest(a, b);
+
+        assertThat(contest.runsOnA).hasValue(3);
+        assertThat(contest.runsOnB).as("no claim of the poll was taken over").hasValue(0);
+        assertThat(contest.busy)
+                .as("the competitor was told BUSY while the poll ran")
+                .hasValueGreaterThan(10);
+        assertThat(contest.completed).as("every completion found its claim").hasValue(3);
+        for (String key : POLL) {
+            assertThat(b.executor.execute(handler, message(key), () -> "late").outcome())
+                    .isEqualTo(MessageOutcome.DUPLICATE);
+            assertThat(row(key).attempts()).isEqualTo(1);
+        }
+        assertThat(a.renewals("renewed")).as("three claims per renewal").isGreaterThanOrEqualTo(12);
+        assertThat(a.renewals("lost")).isZero();
+        assertThat(a.count("sumi.leases.lost")).isZero();
+        assertNoMoreRenewals(a); // the poll has ended
+    }
+
+    /** Negative control: the same poll with renewal off is taken over after one lease. */
+    @Test
+    void withoutRenewalTheClaimsOfTheSamePollAreTakenOver() throws Exception {
+        Jvm a = jvm(false);
+        Jvm b = jvm(true);
+
+        PollContest contest = pollContest(a, b);
+
+        assertThat(contest.runsOnB).as("taken over while the poll ran").hasValueGreaterThan(0);
+        assertThat(contest.completed).as("completions that found their claim").hasValueLessThan(3);
+        assertThat(a.count("sumi.leases.lost")).isEqualTo(3 - contest.completed.get());
+        assertThat(a.renewals("renewed")).isZero();
+    }
+
+    @Test
+    void aFailedRecordOfAPollIsFreeAtOnceWhileTheRestStaysRenewedUntilThePollEnds() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        CountDownLatch failed = new CountDownLatch(1);
+        CountDownLatch checked = new CountDownLatch(1);
+        Future<?> poll = threads.submit(() -> {
+            PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
+            claim.execute(0, () -> {
+                Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+                return "a";
+            });
+            try {
+                claim.execute(1, () -> {
+                    throw new IllegalStateException("SMTP 451");
+                });
+            } catch (IllegalStateException expected) {
+                failed.countDown();
+            }
+            // The container seeks the rest back; the poll ends once the test has looked.
+            assertThat(checked.await(20, TimeUnit.SECONDS)).isTrue();
+            claim.completePending();
+            claim.releaseUnrun();
+            return null;
+        });
+        assertThat(failed.await(20, TimeUnit.SECONDS)).isTrue();
+        // More than one lease after the poll's claim: p1 (run, completion kept) and p3 (not run)
+        // are still held; the failed p2 was released at once and is not renewed after.
+        assertThat(b.executor.execute(handler, message("p2"), () -> "b").outcome())
+                .isEqualTo(MessageOutcome.PROCESSED);
+        assertThatThrownBy(() -> b.executor.execute(handler, message("p1"), () -> "b"))
+                .isInstanceOf(MessageBusyException.class);
+        assertThatThrownBy(() -> b.executor.execute(handler, message("p3"), () -> "b"))
+                .isInstanceOf(MessageBusyException.class);
+        checked.countDown();
+        poll.get(20, TimeUnit.SECONDS);
+
+        assertThat(b.executor.execute(handler, message("p1"), () -> "b").outcome())
+                .isEqualTo(MessageOutcome.DUPLICATE);
+        assertThat(b.executor.execute(handler, message("p3"), () -> "b").outcome())
+                .as("released when the poll ended")
+                .isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(a.renewals("lost")).isZero();
+        assertNoMoreRenewals(a);
+    }
+
     // ---------------------------------------------------------------- renewal ends with the handler
 
     @Test
@@ -285,8 +372,7 @@ abstract class LeaseRenewalIntegrationTests {
         a.store.frozen.countDown();
 
         await().atMost(LEASE.multipliedBy(5)).until(() -> a.renewals("lost") == 1);
-        int calls = a.store.calls.size();
-        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> a.store.calls.size() == calls);
+        assertNoMoreRenewals(a);
         finish.countDown();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome())
                 .as("acked: the taker completed it")
@@ -378,6 +464,62 @@ abstract class LeaseRenewalIntegrationTests {
         contest.afterwards =
                 b.executor.execute(handler, message(key), () -> "late").outcome();
         return contest;
+    }
+
+    static final List<String> POLL = List.of("p1", "p2", "p3");
+
+    /** What a poll's contest ended with. */
+    static final class PollContest {
+        final AtomicInteger runsOnA = new AtomicInteger();
+        final AtomicInteger runsOnB = new AtomicInteger();
+        final AtomicInteger busy = new AtomicInteger();
+        final AtomicInteger completed = new AtomicInteger();
+    }
+
+    /**
+     * {@code a} claims a poll of three keys and runs them one lease each (the first one's
+     * completion is kept for two more leases), then writes the completions and ends the poll;
+     * meanwhile {@code b} receives each key every 50 ms (its own run returns at once).
+     */
+    private PollContest pollContest(Jvm a, Jvm b) throws Exception {
+        PollContest contest = new PollContest();
+        CountDownLatch claimed = new CountDownLatch(1);
+        Future<?> poll = threads.submit(() -> {
+            PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
+            claimed.countDown();
+            for (int i = 0; i < POLL.size(); i++) {
+                claim.execute(i, () -> {
+                    Thread.sleep(LEASE.toMillis());
+                    return contest.runsOnA.incrementAndGet();
+                });
+            }
+            contest.completed.set(claim.completePending());
+            claim.releaseUnrun();
+            return null;
+        });
+        assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
+        while (!poll.isDone()) {
+            for (String key : POLL) {
+                try {
+                    b.executor.execute(handler, message(key), contest.runsOnB::incrementAndGet);
+                } catch (MessageBusyException ex) {
+                    contest.busy.incrementAndGet();
+                }
+            }
+            Thread.sleep(50);
+        }
+        poll.get(10, TimeUnit.SECONDS);
+        return contest;
+    }
+
+    /** No renewal statement of {@code jvm} for a whole lease (what it renewed has ended). */
+    private static void assertNoMoreRenewals(Jvm jvm) {
+        int calls = jvm.store.calls.size();
+        await().during(LEASE).atMost(LEASE.multipliedBy(5)).until(() -> jvm.store.calls.size() == calls);
+    }
+
+    private static List<InboundMessage> messages(List<String> keys) {
+        return keys.stream().map(LeaseRenewalIntegrationTests::message).toList();
     }
 
     private Jvm jvm(boolean renew) {

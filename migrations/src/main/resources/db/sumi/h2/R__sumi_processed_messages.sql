@@ -18,3 +18,6 @@ CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
 
 CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
     ON processed_messages (status, lease_until);
+
+-- The reply of a handler that keeps replies (@IdempotentHandler(storeReply = true)), pruned with its row.
+ALTER TABLE processed_messages ADD COLUMN IF NOT EXISTS reply VARBINARY;

@@ -36,3 +36,10 @@ CREATE INDEX IF NOT EXISTS processed_messages_prune_idx
 -- Pruning also removes claims released after a failure and never taken again (dead-lettered messages).
 CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
     ON processed_messages (status, lease_until);
+
+-- The reply of a handler that keeps replies (@IdempotentHandler(storeReply = true)), written by the
+-- statement that completes the row and pruned with it; NULL for every other row (docs/replies.md).
+-- ADD COLUMN IF NOT EXISTS: ledgers created before replies existed gain the column when this
+-- repeatable script runs again. MEDIUMBLOB holds up to 16 MiB (sumi.consumer.reply.max-size is
+-- checked against it); BLOB (64 KiB) would refuse replies near the default limit.
+ALTER TABLE processed_messages ADD COLUMN IF NOT EXISTS reply MEDIUMBLOB;

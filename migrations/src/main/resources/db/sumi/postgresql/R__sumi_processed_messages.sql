@@ -28,3 +28,9 @@ CREATE INDEX IF NOT EXISTS processed_messages_abandoned_idx
 -- only those rows (none, normally), so the count never scans the ledger.
 CREATE INDEX IF NOT EXISTS processed_messages_reconcile_idx
     ON processed_messages (consumer) WHERE status = 'RECONCILE';
+
+-- The reply of a handler that keeps replies (@IdempotentHandler(storeReply = true)), written by the
+-- statement that completes the row and pruned with it; NULL for every other row (docs/replies.md).
+-- ADD COLUMN IF NOT EXISTS: ledgers created before replies existed gain the column when this
+-- repeatable script runs again; a nullable column without a default changes no existing row.
+ALTER TABLE processed_messages ADD COLUMN IF NOT EXISTS reply BYTEA;

@@ -1,6 +1,9 @@
 package io.sumi.outbox;
 
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,36 +13,109 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The thread that runs an {@link OutboxDispatcher}'s rounds: back to back while they find rows;
+ * The threads that run an {@link OutboxDispatcher}'s rounds: back to back while they find rows;
  * after an empty (or failed) round it waits {@code minPollInterval}, doubling after each further
  * empty round up to {@code maxPollInterval}; {@link #wakeUp()} ends a wait at once and resets it to
- * the minimum. Owns the thread, the wake-ups and the lifecycle, nothing of a round.
+ * the minimum. Owns the threads, the wake-ups and the lifecycle, nothing of a round.
+ *
+ * <h2>Pipelining</h2>
+ * A round is a claim followed by its completion (send, wait for the acks, mark). With a depth of 1
+ * both run on the loop's thread, one round after the other. With a depth {@code d > 1}, the loop's
+ * thread only claims, and hands each claimed batch at once to one of {@code d} sender threads,
+ * which send and mark it; the loop claims the next batch while earlier ones await their acks, as
+ * long as fewer than {@code d} batches are claimed and not yet marked. A claim is made only when a
+ * sender is free, so a claimed batch never waits in a queue: its send starts as soon as its claim
+ * returns, as at depth 1 (the send deadline is counted from the claim). When a claim finds nothing,
+ * or fewer rows than it could take (everything due is claimed), while batches are in flight, the
+ * loop waits for one of them to complete (the rows it holds back, the next rows of its aggregates,
+ * may then be due) or for a wake-up, without the idle back-off: a claim that would find nothing is
+ * not cheap with ordered topics (it walks every held-back row).
+ *
+ * <p>Stop: the loop claims nothing more and waits for the batches in flight to be marked; past the
+ * timeout it interrupts the senders (a publisher gives up when interrupted: its rows count a failed
+ * attempt, or stay leased until the lease ends if even the mark fails).
  *
  * <p>Thread-safe.
+ *
+ * @param <B> a claimed batch
  */
-final class DispatchLoop {
+final class DispatchLoop<B> {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
     private static final AtomicInteger THREADS = new AtomicInteger();
 
-    /** Runs one round; returns whether to run the next one at once (it found rows). */
-    private final BooleanSupplier round;
+    /** How long a stop waits for the marks of the sends it interrupted. */
+    private static final long MARK_AFTER_INTERRUPT_SECONDS = 5;
 
+    /** One round in two steps: the claim (on the loop's thread) and its completion (send, mark). */
+    interface Round<B> {
+
+        /** Claims a batch; {@code null} when there was nothing to claim. */
+        @Nullable
+        B claim();
+
+        /** Sends and marks a batch {@link #claim} returned. */
+        void complete(B batch);
+
+        /**
+         * Whether the claim that returned {@code batch} may have left due rows behind (it took as
+         * many as it could); {@code false} when it took fewer: everything due was claimed.
+         */
+        default boolean mayHaveLeftRows(B batch) {
+            return true;
+        }
+    }
+
+    private final Round<B> round;
+    private final int depth;
     private final Duration minPollInterval;
     private final Duration maxPollInterval;
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition wakeUpCondition = lock.newCondition();
+    /** Signalled by wake-ups, by completed batches and by stop. */
+    private final Condition changed = lock.newCondition();
+
     private boolean wakeUpRequested;
+    /** Batches claimed and not yet completed (guarded by {@link #lock}). */
+    private int inFlight;
+    /** Batches completed since the start (guarded by {@link #lock}). */
+    private long completed;
+
     private volatile boolean running;
     private @Nullable Thread thread;
+    private @Nullable ExecutorService senders;
     private int consecutiveErrors;
 
-    DispatchLoop(BooleanSupplier round, Duration minPollInterval, Duration maxPollInterval) {
+    /**
+     * @param depth batches claimed and not yet marked at most (1: claim, send and mark one after
+     *     the other on the loop's thread)
+     */
+    DispatchLoop(Round<B> round, int depth, Duration minPollInterval, Duration maxPollInterval) {
+        if (depth < 1) {
+            throw new IllegalArgumentException("The outbox pipeline depth must be at least 1, was " + depth);
+        }
         this.round = round;
+        this.depth = depth;
         this.minPollInterval = minPollInterval;
         this.maxPollInterval = maxPollInterval;
+    }
+
+    /** A loop of whole rounds that report whether they found rows (depth 1). */
+    static DispatchLoop<Boolean> ofRounds(BooleanSupplier round, Duration minPollInterval, Duration maxPollInterval) {
+        return new DispatchLoop<>(
+                new Round<>() {
+                    @Override
+                    public @Nullable Boolean claim() {
+                        return round.getAsBoolean() ? Boolean.TRUE : null;
+                    }
+
+                    @Override
+                    public void complete(Boolean batch) {}
+                },
+                1,
+                minPollInterval,
+                maxPollInterval);
     }
 
     /** See {@link OutboxDispatcher#wakeUp()}. */
@@ -47,7 +123,7 @@ final class DispatchLoop {
         lock.lock();
         try {
             wakeUpRequested = true;
-            wakeUpCondition.signalAll();
+            changed.signalAll();
         } finally {
             lock.unlock();
         }
@@ -59,7 +135,17 @@ final class DispatchLoop {
             return false;
         }
         running = true;
-        Thread loop = new Thread(this::loop, "sumi-outbox-dispatcher-" + THREADS.incrementAndGet());
+        int number = THREADS.incrementAndGet();
+        if (depth > 1) {
+            AtomicInteger senderNumber = new AtomicInteger();
+            senders = Executors.newFixedThreadPool(depth, runnable -> {
+                Thread sender =
+                        new Thread(runnable, "sumi-outbox-sender-" + number + "-" + senderNumber.incrementAndGet());
+                sender.setDaemon(true);
+                return sender;
+            });
+        }
+        Thread loop = new Thread(this::loop, "sumi-outbox-dispatcher-" + number);
         loop.setDaemon(true);
         this.thread = loop;
         loop.start();
@@ -69,25 +155,38 @@ final class DispatchLoop {
     /** See {@link OutboxDispatcher#stop(Duration)}. */
     void stop(Duration timeout) {
         Thread loop;
+        ExecutorService sending;
         synchronized (this) {
             if (!running) {
                 return;
             }
             running = false;
             loop = thread;
+            sending = senders;
             thread = null;
+            senders = null;
         }
         wakeUp();
-        if (loop != null && loop != Thread.currentThread()) {
-            try {
-                loop.join(timeout.toMillis());
-                if (loop.isAlive()) {
-                    loop.interrupt();
-                    loop.join(1000);
-                }
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
+        try {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            if (loop != null && loop != Thread.currentThread()) {
+                // The loop ends after the batches in flight are marked.
+                loop.join(Math.max(1, timeout.toMillis()));
             }
+            if (sending != null) {
+                sending.shutdown();
+                if (!sending.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    // Interrupted, the publishers give up; the marks that follow are short.
+                    sending.shutdownNow();
+                    sending.awaitTermination(MARK_AFTER_INTERRUPT_SECONDS, TimeUnit.SECONDS);
+                }
+            }
+            if (loop != null && loop != Thread.currentThread() && loop.isAlive()) {
+                loop.interrupt();
+                loop.join(1000);
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -97,43 +196,186 @@ final class DispatchLoop {
 
     private void loop() {
         Duration interval = minPollInterval;
-        while (running) {
-            boolean foundRows;
+        try {
+            while (running) {
+                if (!awaitFreeSender()) {
+                    break;
+                }
+                long completedBefore = completedCount();
+                B batch;
+                boolean failed = false;
+                try {
+                    batch = round.claim();
+                    if (batch != null && depth == 1) {
+                        round.complete(batch);
+                    }
+                    recovered();
+                } catch (RuntimeException ex) {
+                    batch = null;
+                    failed = true;
+                    roundFailed(ex);
+                }
+                if (batch != null && depth > 1) {
+                    // Claimed: send at once, whether or not a stop came meanwhile (its deadline runs).
+                    sendAsync(batch);
+                    if (!round.mayHaveLeftRows(batch) && running) {
+                        // Everything due is claimed: another claim now would find nothing (and, with
+                        // ordered topics, walk every held-back row to learn so). Claim again when a
+                        // batch completes (its aggregates' next rows may be due) or rows are appended.
+                        awaitCompletionOrWakeUp(completedBefore);
+                        interval = minPollInterval;
+                        continue;
+                    }
+                }
+                if (batch != null || !running) {
+                    // Busy: go on at once, more rows (or the next rows of an aggregate) may be due.
+                    interval = minPollInterval;
+                    continue;
+                }
+                if (!failed && awaitCompletionOrWakeUp(completedBefore)) {
+                    // Nothing due but batches in flight: one completed (its aggregates' next rows may be
+                    // due now) or rows were appended. No idle back-off.
+                    interval = minPollInterval;
+                    continue;
+                }
+                boolean woken = awaitWakeUp(interval);
+                interval = woken ? minPollInterval : min(interval.multipliedBy(2), maxPollInterval);
+            }
+        } finally {
+            awaitInFlightCompleted();
+        }
+    }
+
+    private void sendAsync(B batch) {
+        ExecutorService sending = senders;
+        lock.lock();
+        try {
+            inFlight++;
+        } finally {
+            lock.unlock();
+        }
+        Runnable send = () -> {
             try {
-                foundRows = round.getAsBoolean();
-                if (consecutiveErrors > 0) {
-                    log.info("The outbox dispatcher works again after {} failed round(s)", consecutiveErrors);
-                }
-                consecutiveErrors = 0;
-            } catch (RuntimeException ex) {
-                foundRows = false;
-                consecutiveErrors++;
-                if (consecutiveErrors == 1) {
-                    log.warn("An outbox dispatch round failed; retrying with backoff", ex);
-                } else {
-                    log.warn(
-                            "An outbox dispatch round failed again ({} in a row): {}",
-                            consecutiveErrors,
-                            DispatchRound.summary(ex));
+                round.complete(batch);
+            } catch (RuntimeException | Error ex) {
+                // The round logged what it could not record; the rows stay leased until their lease ends.
+                log.warn("An outbox batch could not be completed: {}", DispatchRound.summary(ex));
+            } finally {
+                lock.lock();
+                try {
+                    inFlight--;
+                    completed++;
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
                 }
             }
-            if (foundRows || !running) {
-                // Busy: go on at once, more rows (or the next rows of an aggregate) may be due.
-                interval = minPollInterval;
-                continue;
+        };
+        if (sending == null) {
+            // Stopped between the claim and here: complete on this thread rather than abandon the claim.
+            send.run();
+            return;
+        }
+        try {
+            sending.execute(send);
+        } catch (java.util.concurrent.RejectedExecutionException ex) {
+            send.run();
+        }
+    }
+
+    /** Waits until fewer than {@code depth} batches are in flight; returns {@code false} if stopped meanwhile. */
+    private boolean awaitFreeSender() {
+        lock.lock();
+        try {
+            while (inFlight >= depth && running) {
+                changed.await();
             }
-            boolean woken = awaitWakeUp(interval);
-            interval = woken ? minPollInterval : min(interval.multipliedBy(2), maxPollInterval);
+            return running;
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            running = false;
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long completedCount() {
+        lock.lock();
+        try {
+            return completed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * If batches are in flight, waits until one of them completes after {@code completedBefore}, or
+     * a wake-up, or stop; returns {@code false} at once (without waiting) when none is in flight
+     * and none completed meanwhile.
+     */
+    private boolean awaitCompletionOrWakeUp(long completedBefore) {
+        lock.lock();
+        try {
+            if (inFlight == 0 && completed == completedBefore) {
+                return false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        awaitWakeUp(maxPollInterval, completedBefore);
+        return true;
+    }
+
+    /** At the loop's end: the batches in flight are marked before it returns (until interrupted). */
+    private void awaitInFlightCompleted() {
+        lock.lock();
+        try {
+            while (inFlight > 0) {
+                changed.await();
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void recovered() {
+        if (consecutiveErrors > 0) {
+            log.info("The outbox dispatcher works again after {} failed round(s)", consecutiveErrors);
+        }
+        consecutiveErrors = 0;
+    }
+
+    private void roundFailed(RuntimeException ex) {
+        consecutiveErrors++;
+        if (consecutiveErrors == 1) {
+            log.warn("An outbox dispatch round failed; retrying with backoff", ex);
+        } else {
+            log.warn(
+                    "An outbox dispatch round failed again ({} in a row): {}",
+                    consecutiveErrors,
+                    DispatchRound.summary(ex));
         }
     }
 
     /** Waits up to {@code timeout} for {@link #wakeUp()}; returns whether it came. */
     private boolean awaitWakeUp(Duration timeout) {
+        return awaitWakeUp(timeout, -1);
+    }
+
+    /**
+     * Waits up to {@code timeout} for {@link #wakeUp()} or, unless {@code completedBefore} is
+     * negative, for a batch to complete after {@code completedBefore} batches had; returns whether
+     * a wake-up came (and consumes it).
+     */
+    private boolean awaitWakeUp(Duration timeout, long completedBefore) {
         lock.lock();
         try {
             long nanos = timeout.toNanos();
-            while (!wakeUpRequested && running && nanos > 0) {
-                nanos = wakeUpCondition.awaitNanos(nanos);
+            while (!wakeUpRequested && running && nanos > 0 && (completedBefore < 0 || completed == completedBefore)) {
+                nanos = changed.awaitNanos(nanos);
             }
             boolean woken = wakeUpRequested;
             wakeUpRequested = false;

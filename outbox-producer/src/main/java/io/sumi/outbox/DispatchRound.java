@@ -116,17 +116,40 @@ final class DispatchRound {
     }
 
     /**
+     * A claimed batch between its claim and its marks: the claim token that fences the marks, when
+     * the claim began (the send deadline and the lease are counted from it) and the rows.
+     */
+    record Claimed(long token, long claimedAt, List<OutboxRecord> rows) {
+
+        static final Claimed NOTHING = new Claimed(0, 0, List.of());
+
+        boolean isEmpty() {
+            return rows.isEmpty();
+        }
+    }
+
+    /**
      * Runs one round: claim, send, mark.
      *
      * @throws DataAccessException see {@link OutboxDispatcher#dispatchOnce()}
      */
     Settlement run() {
+        Claimed claimed = claim();
+        return claimed.isEmpty() ? Settlement.NOTHING : complete(claimed);
+    }
+
+    /**
+     * The first step of a round: claims up to {@code batchSize} due rows in one committed statement.
+     * The send must start at once ({@link #complete}): its deadline runs from this call.
+     *
+     * @throws DataAccessException if the claim fails (nothing is claimed)
+     */
+    Claimed claim() {
         Instant now = clock.instant();
         long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
-        // leaseEnd (measured on this JVM's monotonic clock, never compared with another JVM's).
+        // claimedAt + lease (measured on this JVM's monotonic clock, never compared with another JVM's).
         long claimedAt = System.nanoTime();
-        long leaseEnd = claimedAt + lease.toNanos();
         List<OutboxRecord> rows;
         try {
             rows = Jdbc.inOwnTransaction(
@@ -137,14 +160,29 @@ final class DispatchRound {
         }
         if (rows.isEmpty()) {
             metrics.poll("empty");
-            return Settlement.NOTHING;
+            return Claimed.NOTHING;
         }
         metrics.poll("rows");
+        return new Claimed(token, claimedAt, rows);
+    }
 
+    /**
+     * The rest of a round for a non-empty {@link #claim}: send (bounded by the deadline counted
+     * from the claim), settle, mark (retried while the lease is ours), metrics. Batches of one
+     * dispatcher may complete on several threads at once: each is fenced by its own claim token.
+     *
+     * @throws DataAccessException if the marks still fail when the lease is about to end (the rows
+     *     stay leased and are sent again when it ends)
+     */
+    Settlement complete(Claimed claimed) {
+        List<OutboxRecord> rows = claimed.rows();
+        long token = claimed.token();
+        long leaseEnd = claimed.claimedAt() + lease.toNanos();
         Batch batch = classify(rows, cutoff, shadowTopics);
         List<OutboxRecord> toSend = batch.toSend();
-        PublishResult published =
-                toSend.isEmpty() ? PublishResult.allSent() : sendDeadline.publish(toSend, claimedAt + sendTimeoutNanos);
+        PublishResult published = toSend.isEmpty()
+                ? PublishResult.allSent()
+                : sendDeadline.publish(toSend, claimed.claimedAt() + sendTimeoutNanos);
         Instant ackedAt = clock.instant();
         if (System.nanoTime() - leaseEnd > 0) {
             log.warn(
@@ -155,12 +193,21 @@ final class DispatchRound {
         }
 
         Settlement settlement = settle(batch, published, ackedAt);
-        mark(rows.size(), leaseEnd, connection -> {
-            dialect.markDispatched(connection, token, settlement.sent(), ackedAt, DispatchOutcome.SENT);
-            dialect.markDispatched(connection, token, settlement.shadowed(), ackedAt, DispatchOutcome.SHADOW);
-            dialect.markDispatched(connection, token, settlement.skipped(), ackedAt, DispatchOutcome.SKIPPED);
-            return dialect.markFailed(connection, token, settlement.failures());
-        });
+        // A stop interrupts a send in progress: record its outcome all the same (else its rows would
+        // stay leased until the lease ends), then keep the interrupt for the caller.
+        boolean interrupted = Thread.interrupted();
+        try {
+            mark(rows.size(), leaseEnd, connection -> {
+                dialect.markDispatched(connection, token, settlement.sent(), ackedAt, DispatchOutcome.SENT);
+                dialect.markDispatched(connection, token, settlement.shadowed(), ackedAt, DispatchOutcome.SHADOW);
+                dialect.markDispatched(connection, token, settlement.skipped(), ackedAt, DispatchOutcome.SKIPPED);
+                return dialect.markFailed(connection, token, settlement.failures());
+            });
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         recordMetrics(batch, published, ackedAt);
         return settlement;
     }

@@ -25,7 +25,8 @@ record DispatcherConfig(
         Duration minPollInterval,
         Duration maxPollInterval,
         DoubleSupplier jitter,
-        MeterRegistry meterRegistry) {
+        MeterRegistry meterRegistry,
+        int pipelineDepth) {
 
     /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
     static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);

@@ -72,6 +72,15 @@ import org.springframework.dao.DataAccessException;
  * Cutoff: rows created before it are marked dispatched ({@link DispatchOutcome#SKIPPED}) without
  * being sent.
  *
+ * <h2>Pipelining</h2>
+ * The loop started by {@link #start()} keeps up to {@link Builder#pipelineDepth pipelineDepth}
+ * batches claimed and not yet marked: it claims the next batch while earlier ones await their
+ * acknowledgements, each sent and marked on a sender thread of its own. Each batch is a round as
+ * above, with its own claim token, lease and send deadline; ordered topics keep their order per
+ * aggregate because a row is claimed only after every earlier row of its aggregate is marked. On
+ * unordered topics batches may overtake each other. Depth 1 runs claim, send and mark one after
+ * the other on the loop's thread.
+ *
  * <h2>Polling</h2>
  * The loop started by {@link #start()} runs rounds back to back while they find rows. When a round
  * finds none it waits: {@code minPollInterval} first, doubling after each empty round up to
@@ -107,6 +116,13 @@ public final class OutboxDispatcher implements AutoCloseable {
     /** Default longest wait between polls of an idle outbox. */
     public static final Duration DEFAULT_MAX_POLL_INTERVAL = Duration.ofSeconds(5);
 
+    /**
+     * Default number of batches the loop keeps claimed and not yet marked: it claims the next
+     * batch while the previous one awaits its acknowledgements. 1 is claim, send, mark one after
+     * the other.
+     */
+    public static final int DEFAULT_PIPELINE_DEPTH = 2;
+
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
     // Design: a dispatcher is two parts with one config. DispatchRound is one claim → send → mark,
@@ -116,13 +132,32 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     private final DispatcherConfig config;
     private final DispatchRound round;
-    private final DispatchLoop loop;
+    private final DispatchLoop<DispatchRound.Claimed> loop;
 
     private OutboxDispatcher(DispatcherConfig config) {
         this.config = config;
         this.round = new DispatchRound(config);
-        this.loop =
-                new DispatchLoop(() -> round.run().goOnAtOnce(), config.minPollInterval(), config.maxPollInterval());
+        this.loop = new DispatchLoop<>(
+                new DispatchLoop.Round<>() {
+                    @Override
+                    public DispatchRound.@Nullable Claimed claim() {
+                        DispatchRound.Claimed claimed = round.claim();
+                        return claimed.isEmpty() ? null : claimed;
+                    }
+
+                    @Override
+                    public void complete(DispatchRound.Claimed batch) {
+                        round.complete(batch);
+                    }
+
+                    @Override
+                    public boolean mayHaveLeftRows(DispatchRound.Claimed batch) {
+                        return batch.rows().size() >= config.batchSize();
+                    }
+                },
+                config.pipelineDepth(),
+                config.minPollInterval(),
+                config.maxPollInterval());
     }
 
     /** Starts a builder for a dispatcher of {@code table}'s rows through {@code publisher}. */
@@ -154,9 +189,10 @@ public final class OutboxDispatcher implements AutoCloseable {
     public void start() {
         if (loop.start()) {
             log.info(
-                    "Outbox dispatcher started on table {} (batch {}, ordered: {}, shadow: {}{})",
+                    "Outbox dispatcher started on table {} (batch {}, pipeline depth {}, ordered: {}, shadow: {}{})",
                     config.table().tableName(),
                     config.batchSize(),
+                    config.pipelineDepth(),
                     config.orderedTopics(),
                     config.shadowTopics(),
                     config.cutoff() == null ? "" : ", cutoff " + config.cutoff());
@@ -164,8 +200,9 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
-     * Stops the loop, letting the round in progress finish (waiting up to {@code timeout}, then
-     * interrupting it). Idempotent.
+     * Stops the loop: it claims nothing more and lets the batches in flight finish (waiting up to
+     * {@code timeout}, then interrupting their sends; their outcomes are still marked, so no row
+     * stays leased unless the database cannot be reached). Idempotent.
      */
     public void stop(Duration timeout) {
         loop.stop(timeout);
@@ -207,6 +244,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private Duration maxPollInterval = DEFAULT_MAX_POLL_INTERVAL;
         private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
+        private int pipelineDepth = DEFAULT_PIPELINE_DEPTH;
 
         private Builder(OutboxTable table, OutboxPublisher publisher) {
             this.table = Objects.requireNonNull(table, "table");
@@ -298,6 +336,25 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How many batches the loop started by {@link #start()} keeps claimed and not yet marked
+         * (1 to 16); {@value #DEFAULT_PIPELINE_DEPTH} by default. With more than 1 the loop claims
+         * the next batch while earlier ones await their acknowledgements, each sent and marked on
+         * a sender thread of its own; 1 claims, sends and marks one batch after the other on the
+         * loop's thread. Every batch keeps its own claim token, lease and send deadline; ordered
+         * topics stay in order per aggregate (a row is claimed only when every earlier row of its
+         * aggregate is marked dispatched). It needs up to {@code depth + 1} database connections.
+         * {@link #dispatchOnce()} is not pipelined.
+         */
+        public Builder pipelineDepth(int pipelineDepth) {
+            if (pipelineDepth < 1 || pipelineDepth > 16) {
+                throw new IllegalArgumentException(
+                        "The outbox pipeline depth must be between 1 and 16, was " + pipelineDepth);
+            }
+            this.pipelineDepth = pipelineDepth;
+            return this;
+        }
+
         /** Where the backoff's jitter comes from (numbers in [0, 1)); random by default. */
         public Builder jitter(DoubleSupplier jitter) {
             this.jitter = Objects.requireNonNull(jitter, "jitter");
@@ -334,7 +391,8 @@ public final class OutboxDispatcher implements AutoCloseable {
                     minPollInterval,
                     maxPollInterval,
                     jitter,
-                    meterRegistry);
+                    meterRegistry,
+                    pipelineDepth);
         }
 
         /**

@@ -5,7 +5,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -37,6 +40,7 @@ public final class OutboxMetrics implements MeterBinder {
     private final ReentrantLock refreshing = new ReentrantLock();
     private volatile OutboxStats stats = OutboxStats.EMPTY;
     private volatile @Nullable Instant readAt;
+    private final Set<MeterRegistry> boundTo = Collections.newSetFromMap(new IdentityHashMap<>());
 
     public OutboxMetrics(OutboxTable table) {
         this(table, DEFAULT_REFRESH_INTERVAL);
@@ -53,8 +57,18 @@ public final class OutboxMetrics implements MeterBinder {
         this.refreshInterval = refreshInterval;
     }
 
+    /**
+     * Registers the gauges in {@code registry}, once: binding again to the same registry does
+     * nothing (the starter binds them, and Spring Boot binds every {@code MeterBinder} bean too;
+     * Micrometer would ignore the second registration with a WARN).
+     */
     @Override
     public void bindTo(MeterRegistry registry) {
+        synchronized (boundTo) {
+            if (!boundTo.add(registry)) {
+                return;
+            }
+        }
         Gauge.builder("outbox.pending.total", this, metrics -> metrics.current().pending())
                 .description("Outbox rows not dispatched yet (not counting parked rows)")
                 .register(registry);

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -133,7 +134,17 @@ public final class CachingProcessedMessageStore extends ForwardingProcessedMessa
 
     @Override
     public boolean complete(ProcessedMessage claim) {
-        boolean completedNow = delegate().complete(claim);
+        return complete(claim, null);
+    }
+
+    /**
+     * Completes through the delegate and remembers the key. The reply is not cached: a cached
+     * {@code DUPLICATE} still reads it with {@link #findReply}, which always asks the delegate.
+     */
+    @Override
+    public boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
+        boolean completedNow =
+                reply == null ? delegate().complete(claim) : delegate().complete(claim, reply);
         if (completedNow) {
             remember(new ProcessedMessage(
                     claim.consumer(),

@@ -59,6 +59,21 @@ public abstract class ForwardingProcessedMessageStore implements ProcessedMessag
     }
 
     @Override
+    public boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
+        return delegate.complete(claim, reply);
+    }
+
+    @Override
+    public boolean storeReply(ProcessedMessage claim, StoredReply reply) {
+        return delegate.storeReply(claim, reply);
+    }
+
+    @Override
+    public Optional<StoredReply> findReply(String consumer, String messageId) {
+        return delegate.findReply(consumer, messageId);
+    }
+
+    @Override
     public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
         return delegate.completeAll(consumer, claimToken, messageIds);
     }

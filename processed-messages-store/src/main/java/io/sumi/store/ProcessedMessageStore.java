@@ -26,8 +26,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Every claim is one atomic statement that returns the outcome and the row that decided it, so
  * a failed claim needs no second read (an implementation may read again in the rare case where a
  * concurrent transaction committed between its snapshot and its statement). Batch variants take
- * one round trip for the whole batch. Implementations are thread-safe; they never store payloads,
- * only the fingerprints they are given.
+ * one round trip for the whole batch. Implementations are thread-safe; they never store the
+ * messages' payloads, only the fingerprints they are given (and, for handlers that ask for it, the
+ * replies they returned: {@link StoredReply}).
  *
  * <p>Time: instances do not agree on the time, so an implementation decides every lease (take
  * over, end on release) and writes every ledger time on one clock that all instances share; the
@@ -105,6 +106,53 @@ public interface ProcessedMessageStore {
      * @return how many rows were completed
      */
     int completeAll(String consumer, long claimToken, Collection<String> messageIds);
+
+    /**
+     * Marks a lease-mode claim completed and keeps its handler's reply with the row, in one
+     * statement: a row completed this way always has its reply (a duplicate of the message is
+     * answered with it, {@link #findReply}). Fenced on the claim token as {@link #complete} is.
+     *
+     * @param claim the row returned by a {@code CLAIMED} result
+     * @param reply the reply to keep, or {@code null} for none (then this is {@link #complete})
+     * @return {@code false} if the claim was no longer the caller's; nothing is written then
+     * @throws UnsupportedOperationException if {@code reply} is given and the store cannot keep
+     *     replies (this default)
+     * @since 0.1.0
+     */
+    default boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
+        if (reply == null) {
+            return complete(claim);
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
+    }
+
+    /**
+     * Keeps the reply of a transactional-mode claim with its row, in the caller's current
+     * transaction (the one whose {@link #claimCompleted} wrote the row): it commits with the row
+     * and the handler's own rows, or rolls back with them.
+     *
+     * @param claim the row returned by a {@code CLAIMED} result of {@link #claimCompleted}
+     * @return {@code false} if the row is not the one this claim wrote
+     * @throws UnsupportedOperationException if the store cannot keep replies (this default)
+     * @since 0.1.0
+     */
+    default boolean storeReply(ProcessedMessage claim, StoredReply reply) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
+    }
+
+    /**
+     * The reply kept with a completed message ({@link #complete(ProcessedMessage, StoredReply)},
+     * {@link #storeReply}). Always read from the store itself, never from a cache of completed
+     * keys, and in the caller's transaction if it has one.
+     *
+     * @return the reply, or empty if the message is not completed or was completed without one
+     *     (its handler returned nothing, or did not keep replies when it ran)
+     * @throws UnsupportedOperationException if the store cannot keep replies (this default)
+     * @since 0.1.0
+     */
+    default Optional<StoredReply> findReply(String consumer, String messageId) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
+    }
 
     /**
      * Releases a lease-mode claim after a failure: the lease ends now, so the next delivery of the

@@ -15,7 +15,11 @@ final class BinderSupport {
     static HandlerDefaults defaults(SumiProperties properties) {
         SumiProperties.Consumer consumer = properties.consumer();
         return new HandlerDefaults(
-                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+                consumer.mode(),
+                consumer.lease(),
+                consumer.fingerprintMismatch(),
+                consumer.keyHeaders(),
+                consumer.maxReplyBytes());
     }
 
     /** Makes sure an auto-proxy creator exists (Spring Boot's AOP auto-configuration may be off). */

@@ -56,6 +56,18 @@ final class LedgerTableVerifier implements SmartInitializingSingleton {
                     ex);
         } catch (DataAccessException ex) {
             log.warn("Could not check Sumi's ledger table '{}' at start-up: {}", tableName, ex.getMessage());
+            return;
+        }
+        try {
+            ledger.findReply("sumi-start-up-check", "-");
+        } catch (BadSqlGrammarException ex) {
+            // Only handlers with storeReply need the column (docs/replies.md): they would fail per message.
+            log.warn(
+                    "Sumi's ledger table '{}' has no reply column (added by Sumi's migrations since 0.1.0): handlers with"
+                            + " @IdempotentHandler(storeReply = true) will fail until the migrations run again",
+                    tableName);
+        } catch (DataAccessException | UnsupportedOperationException ex) {
+            log.debug("Could not check the reply column of Sumi's ledger table '{}': {}", tableName, ex.getMessage());
         }
     }
 }

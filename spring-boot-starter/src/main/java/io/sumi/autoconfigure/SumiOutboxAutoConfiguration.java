@@ -92,7 +92,7 @@ class SumiOutboxAutoConfiguration {
     OutboxMetrics sumiOutboxMetrics(
             OutboxTable table, SumiOutboxProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
         OutboxMetrics metrics = new OutboxMetrics(table, properties.metricsRefreshInterval());
-        // Registering the same gauges again (if Boot's metrics support binds MeterBinder beans too) is a no-op.
+        // Bound here for registries Boot does not bind MeterBinder beans to; OutboxMetrics binds once per registry.
         meterRegistry.ifUnique(metrics::bindTo);
         return metrics;
     }
@@ -151,6 +151,7 @@ class SumiOutboxAutoConfiguration {
                 .shadowTopics(
                         dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
                 .cutoff(dispatcher.cutoff())
+                .pipelineDepth(dispatcher.pipelineDepth())
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
     }

@@ -51,6 +51,9 @@ public record SumiOutboxProperties(
      * @param shadowTopics topics in shadow mode ({@code *}: every topic)
      * @param cutoff rows created before this instant (ISO-8601) are recorded as dispatched without
      *     being sent; none by default
+     * @param pipelineDepth batches claimed and not yet marked at most: the dispatcher claims the
+     *     next batch while earlier ones await their acknowledgements (1: claim, send, mark one after
+     *     the other); uses up to depth + 1 database connections
      */
     public record Dispatcher(
             @DefaultValue("true") boolean enabled,
@@ -64,7 +67,8 @@ public record SumiOutboxProperties(
             @DefaultValue("*") List<String> orderedTopics,
             @DefaultValue("false") boolean shadowMode,
             @DefaultValue List<String> shadowTopics,
-            @Nullable Instant cutoff) {}
+            @Nullable Instant cutoff,
+            @DefaultValue("2") int pipelineDepth) {}
 
     /**
      * The wait before a failed row is sent again: {@code initial}, times {@code multiplier} per

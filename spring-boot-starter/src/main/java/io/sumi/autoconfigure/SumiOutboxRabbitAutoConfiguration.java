@@ -7,11 +7,15 @@ import io.sumi.outbox.rabbit.RabbitOutboxPublisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.connection.RabbitConnectionFactoryBean;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.amqp.autoconfigure.CachingConnectionFactoryConfigurer;
+import org.springframework.boot.amqp.autoconfigure.RabbitConnectionFactoryBeanConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
+import org.springframework.util.ClassUtils;
 
 /**
  * The outbox publishes to RabbitMQ: a {@link RabbitOutboxPublisher} for the topics
@@ -45,13 +50,22 @@ class SumiOutboxRabbitAutoConfiguration {
 
     /**
      * On the application's connection factory when it has correlated confirms and returns on;
-     * otherwise on a connection factory of its own made from the application's RabbitMQ client
-     * settings (host, port, credentials, virtual host, TLS).
+     * otherwise on a connection factory of its own. When Spring Boot made the application's (from
+     * {@code spring.rabbitmq.*}), the outbox's is made the same way, by Boot's own configurers: the
+     * same addresses (all of {@code spring.rabbitmq.addresses}, in Boot's shuffle mode), virtual
+     * host, credentials, TLS (SSL bundle) and timeouts. For an application's own
+     * {@code CachingConnectionFactory} it is made from that factory's RabbitMQ client settings
+     * (host, port, credentials, virtual host, TLS: addresses set on the Spring factory are not
+     * visible there).
      */
     @Bean(RABBIT_PUBLISHER)
     @ConditionalOnMissingBean(OutboxPublisher.class)
     RabbitOutboxPublisher sumiRabbitOutboxPublisher(
-            ConnectionFactory connectionFactory, SumiOutboxRabbitProperties rabbit, SumiOutboxProperties outbox) {
+            ConnectionFactory connectionFactory,
+            SumiOutboxRabbitProperties rabbit,
+            SumiOutboxProperties outbox,
+            ListableBeanFactory beans)
+            throws Exception {
         Duration dispatcherTimeout = outbox.dispatcher().sendTimeout();
         Duration sendTimeout = rabbit.sendTimeout() != null ? rabbit.sendTimeout() : dispatcherTimeout;
         if (sendTimeout.compareTo(dispatcherTimeout) > 0) {
@@ -68,6 +82,14 @@ class SumiOutboxRabbitAutoConfiguration {
             return RabbitOutboxPublisher.create(
                     connectionFactory, RabbitOutboxPublisher.routes(routes), sendTimeout, rabbit.contentType());
         }
+        CachingConnectionFactory bootConfigured =
+                ClassUtils.isPresent(BOOT_CONFIGURER, SumiOutboxRabbitAutoConfiguration.class.getClassLoader())
+                        ? BootConfigured.connectionFactory(beans)
+                        : null;
+        if (bootConfigured != null) {
+            return RabbitOutboxPublisher.createOwning(
+                    bootConfigured, RabbitOutboxPublisher.routes(routes), sendTimeout, rabbit.contentType());
+        }
         if (!(connectionFactory instanceof CachingConnectionFactory caching)) {
             throw new IllegalStateException(
                     "The outbox's RabbitMQ publisher needs publisher confirms (correlated) and returns"
@@ -80,6 +102,35 @@ class SumiOutboxRabbitAutoConfiguration {
                 RabbitOutboxPublisher.routes(routes),
                 sendTimeout,
                 rabbit.contentType());
+    }
+
+    private static final String BOOT_CONFIGURER =
+            "org.springframework.boot.amqp.autoconfigure.RabbitConnectionFactoryBeanConfigurer";
+
+    /** Spring Boot's RabbitMQ configurers; loaded only when spring-boot-amqp is on the class path. */
+    private static final class BootConfigured {
+
+        /**
+         * A connection factory made as Spring Boot makes the application's (RabbitAutoConfiguration),
+         * or {@code null} when Boot did not make it (the application has its own).
+         */
+        static @Nullable CachingConnectionFactory connectionFactory(ListableBeanFactory beans) throws Exception {
+            RabbitConnectionFactoryBeanConfigurer clientSettings = beans.getBeanProvider(
+                            RabbitConnectionFactoryBeanConfigurer.class)
+                    .getIfAvailable();
+            CachingConnectionFactoryConfigurer factorySettings = beans.getBeanProvider(
+                            CachingConnectionFactoryConfigurer.class)
+                    .getIfAvailable();
+            if (clientSettings == null || factorySettings == null) {
+                return null;
+            }
+            RabbitConnectionFactoryBean client = new RabbitConnectionFactoryBean();
+            clientSettings.configure(client);
+            client.afterPropertiesSet();
+            CachingConnectionFactory factory = new CachingConnectionFactory(Objects.requireNonNull(client.getObject()));
+            factorySettings.configure(factory);
+            return factory;
+        }
     }
 
     /**

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Sumi's configuration, under {@code sumi}. Immutable.
@@ -91,6 +92,7 @@ public record SumiProperties(
      * @param maxRun how long a lease-mode handler may run with its lease renewed; past it, renewal
      *     stops (a WARN and {@code sumi.leases.overruns}) and the lease lapses within one lease;
      *     handlers may set their own ({@code @IdempotentHandler(maxRun = ...)})
+     * @param reply the replies of handlers that keep them ({@code @IdempotentHandler(storeReply = true)})
      */
     public record Consumer(
             @DefaultValue("AUTO") IdempotencyMode mode,
@@ -99,7 +101,33 @@ public record SumiProperties(
             @DefaultValue({"outbox-id", "idempotency-key"}) List<String> keyHeaders,
             @DefaultValue("24h") Duration reconcileAfter,
             @DefaultValue("true") boolean leaseRenewal,
-            @DefaultValue("15m") Duration maxRun) {}
+            @DefaultValue("15m") Duration maxRun,
+            @DefaultValue Reply reply) {
+
+        /** The largest {@code sumi.consumer.reply.max-size} (MariaDB's {@code MEDIUMBLOB} column holds 16 MiB). */
+        static final DataSize MAX_REPLY_SIZE_LIMIT = DataSize.ofMegabytes(16);
+
+        /** The max reply size in bytes, checked. */
+        int maxReplyBytes() {
+            long bytes = reply.maxSize().toBytes();
+            if (bytes <= 0 || bytes > MAX_REPLY_SIZE_LIMIT.toBytes()) {
+                throw new IllegalStateException("sumi.consumer.reply.max-size must be more than 0 and at most 16MB"
+                        + " (the ledger's reply column), was " + reply.maxSize());
+            }
+            // A stored reply counts 9 bytes of framing: the limit is of the column, not of the body alone.
+            return (int) Math.min(bytes, Integer.MAX_VALUE);
+        }
+    }
+
+    /**
+     * The replies of handlers that keep them ({@code @IdempotentHandler(storeReply = true)},
+     * docs/replies.md).
+     *
+     * @param maxSize the largest reply kept with a ledger row (body and kept headers); a larger one
+     *     fails its message ({@code ReplyTooLargeException}, not retryable: to the dead-letter
+     *     destination) before anything is completed or sent; at most 16MB
+     */
+    public record Reply(@DefaultValue("64KB") DataSize maxSize) {}
 
     /**
      * The Spring Kafka binder.

@@ -124,8 +124,6 @@ class SumiStreamAutoConfiguration {
     }
 
     static HandlerDefaults defaults(SumiProperties properties) {
-        SumiProperties.Consumer consumer = properties.consumer();
-        return new HandlerDefaults(
-                consumer.mode(), consumer.lease(), consumer.fingerprintMismatch(), consumer.keyHeaders());
+        return BinderSupport.defaults(properties);
     }
 }

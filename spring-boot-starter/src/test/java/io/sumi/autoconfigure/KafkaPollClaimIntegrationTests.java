@@ -13,6 +13,7 @@ import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -84,6 +86,9 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired
     KafkaAdmin admin;
+
+    @Autowired
+    DataSource dataSource;
 
     static ProducerRecord<String, String> record(String topic, String key) {
         return record(topic, null, key);
@@ -273,6 +278,84 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         }
     }
 
+    @Test
+    void aPollLongerThanItsLeaseKeepsItsClaimsRenewedUntilTheirCompletion() throws Exception {
+        Competitor competitor = slowPoll("pc-slow", "pc.slow", "sl");
+
+        assertThat(competitor.outcomes)
+                .as("another ledger client never took a claim of the running poll over")
+                .doesNotContain(ClaimOutcome.CLAIMED)
+                .contains(ClaimOutcome.BUSY);
+        assertThat(effects.counts("pc-slow"))
+                .hasSize(4)
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(meter("sumi.leases.renewals", "pc-slow", "result", "renewed"))
+                .as("renewed every third of the 1 s lease while the poll ran")
+                .isGreaterThanOrEqualTo(4);
+        assertThat(meter("sumi.leases.lost", "pc-slow", null, null)).isZero();
+        for (int i = 0; i < 4; i++) {
+            assertThat(store.find("pc-slow", "sl" + i)).get().satisfies(row -> {
+                assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+                assertThat(row.attempts()).isEqualTo(1);
+            });
+        }
+    }
+
+    /**
+     * Negative control: the same poll, whose renewal stops after its max run time (500 ms, less
+     * than one lease), is taken over by the other ledger client; the late completion is counted lost.
+     */
+    @Test
+    void aPollWhoseRenewalStopsIsTakenOverByAnotherLedgerClient() throws Exception {
+        Competitor competitor = slowPoll("pc-slow-bounded", "pc.slow.bounded", "sb");
+
+        assertThat(competitor.outcomes).as("taken over while the poll ran").contains(ClaimOutcome.CLAIMED);
+        assertThat(meter("sumi.leases.overruns", "pc-slow-bounded", null, null)).isEqualTo(1);
+        assertThat(meter("sumi.leases.lost", "pc-slow-bounded", null, null)).isGreaterThanOrEqualTo(1);
+    }
+
+    /** What another ledger client (a second store on the same database) got for the keys of a running poll. */
+    static final class Competitor {
+        final List<ClaimOutcome> outcomes = new CopyOnWriteArrayList<>();
+    }
+
+    /**
+     * Four records of one second each (one lease of the 1 s handlers) in one poll; while it runs,
+     * a second store on the same database tries to claim its keys every 100 ms, and completes what
+     * it wins (the effect of a consumer that took the message over).
+     */
+    Competitor slowPoll(String consumer, String topic, String prefix) throws Exception {
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            records.add(record(topic, prefix + i));
+        }
+        send(records);
+        ProcessedMessageStore other =
+                JdbcProcessedMessageStore.builder(dataSource).build();
+        registry.getListenerContainer(consumer).start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.attempts(consumer, prefix + "0") == 1);
+
+        Competitor competitor = new Competitor();
+        while (committed(consumer, topic) < 4) {
+            for (int i = 1; i < 4; i++) {
+                ClaimResult result = other.claim(consumer, new ClaimRequest(prefix + i, null), Duration.ofSeconds(30));
+                competitor.outcomes.add(result.outcome());
+                if (result.outcome() == ClaimOutcome.CLAIMED) {
+                    other.complete(result.message());
+                }
+            }
+            Thread.sleep(100);
+        }
+        registry.getListenerContainer(consumer).stop();
+        return competitor;
+    }
+
+    double meter(String name, String consumer, String tag, String value) {
+        var search = meters.find(name).tag("consumer", consumer);
+        var counter = (tag == null ? search : search.tag(tag, value)).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     double count(String consumer, String outcome) {
         var counter = meters.find("sumi.messages")
                 .tag("consumer", consumer)
@@ -458,6 +541,24 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
             effects.run("pc-fail", record.key());
         }
 
+        @KafkaListener(id = "pc-slow", topics = "pc.slow", groupId = "pc-slow", autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-slow", lease = "1s")
+        void slow(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.run("pc-slow", record.key());
+            Thread.sleep(1000);
+        }
+
+        @KafkaListener(
+                id = "pc-slow-bounded",
+                topics = "pc.slow.bounded",
+                groupId = "pc-slow-bounded",
+                autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-slow-bounded", lease = "1s", maxRun = "500ms")
+        void slowBounded(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.run("pc-slow-bounded", record.key());
+            Thread.sleep(1000);
+        }
+
         @KafkaListener(id = "pc-shared-a", topics = "pc.shared", groupId = "pc-shared-a")
         @IdempotentHandler(consumer = "pc-shared")
         void sharedA(ConsumerRecord<String, String> record) {
@@ -532,6 +633,8 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                     new NewTopic("pc.order", 1, (short) 1),
                     new NewTopic("pc.busy", 1, (short) 1),
                     new NewTopic("pc.fail", 1, (short) 1),
+                    new NewTopic("pc.slow", 1, (short) 1),
+                    new NewTopic("pc.slow.bounded", 1, (short) 1),
                     new NewTopic("pc.shared", 3, (short) 1),
                     new NewTopic("pc.rebalance", 4, (short) 1));
         }

@@ -95,6 +95,12 @@ class OutboxKafkaIntegrationTests {
     @Autowired
     MeterRegistry meters;
 
+    @Autowired
+    Sequencer sequencer;
+
+    @Autowired
+    org.springframework.transaction.PlatformTransactionManager transactionManager;
+
     @AfterEach
     void clearMdc() {
         MDC.clear();
@@ -165,6 +171,29 @@ class OutboxKafkaIntegrationTests {
     }
 
     @Test
+    void pipelinedBatchesKeepEveryAggregatesOrderOnTheBroker() {
+        // 300 aggregates x 4 rows in one transaction. The starter's dispatcher pipelines (depth 2
+        // by default): while the first batch (200 heads) is on the wire, it claims the other 100.
+        int aggregates = 300;
+        int perAggregate = 4;
+        List<OutboxMessage> messages = new java.util.ArrayList<>();
+        for (int seq = 0; seq < perAggregate; seq++) {
+            for (int agg = 0; agg < aggregates; agg++) {
+                messages.add(OutboxMessage.of("agg-" + agg, "pipeline.order", Integer.toString(seq)));
+            }
+        }
+        new org.springframework.transaction.support.TransactionTemplate(transactionManager)
+                .executeWithoutResult(status -> outbox.appendAll(messages));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> sequencer.firstSeen.size() == aggregates * perAggregate);
+        List<Integer> inOrder =
+                java.util.stream.IntStream.range(0, perAggregate).boxed().toList();
+        assertThat(sequencer.received)
+                .hasSize(aggregates)
+                .allSatisfy((aggregate, seqs) -> assertThat(seqs).as(aggregate).containsExactlyElementsOf(inOrder));
+    }
+
+    @Test
     void anAppendOutsideATransactionFailsClearly() {
         assertThatThrownBy(() -> outbox.append("order-5", "mail.send", "{}"))
                 .hasMessageContaining("needs an active Spring-managed transaction");
@@ -216,6 +245,26 @@ class OutboxKafkaIntegrationTests {
         final Map<String, String> keys = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> mails = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
+    }
+
+    /**
+     * Records, per key, the payloads (sequence numbers) of the records of {@code pipeline.order}
+     * in the order they arrive, the first delivery of each outbox id only.
+     */
+    static class Sequencer {
+
+        final Map<String, List<Integer>> received = new ConcurrentHashMap<>();
+        final java.util.Set<String> firstSeen = ConcurrentHashMap.newKeySet();
+
+        @KafkaListener(id = "outbox-sequencer", topics = "pipeline.order", groupId = "outbox-sequencer")
+        public void onRecord(ConsumerRecord<String, String> record) {
+            if (firstSeen.add(header(record, "outbox-id"))) {
+                received.computeIfAbsent(
+                                record.key(),
+                                key -> java.util.Collections.synchronizedList(new java.util.ArrayList<>()))
+                        .add(Integer.parseInt(record.value()));
+            }
+        }
     }
 
     /** The idempotent consumer of the outbox's messages. */
@@ -276,8 +325,14 @@ class OutboxKafkaIntegrationTests {
         }
 
         @Bean
+        Sequencer sequencer() {
+            return new Sequencer();
+        }
+
+        @Bean
         KafkaAdmin.NewTopics topics() {
-            return new KafkaAdmin.NewTopics(new NewTopic("mail.send", 2, (short) 1));
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("mail.send", 2, (short) 1), new NewTopic("pipeline.order", 2, (short) 1));
         }
     }
 }

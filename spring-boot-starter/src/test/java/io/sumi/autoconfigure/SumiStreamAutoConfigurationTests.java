@@ -60,6 +60,33 @@ class SumiStreamAutoConfigurationTests {
                         .hasMessageContaining("lease"));
     }
 
+    /** storeReply is not supported on functions yet: refused at start-up, never silently ignored. */
+    @Test
+    void storeReplyOnAFunctionFailsStartUpInsteadOfBeingIgnored() {
+        runner.withUserConfiguration(ReplyingFunction.class)
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("storeReply is not supported on Spring Cloud Stream functions"));
+        runner.withUserConfiguration(Functions.class)
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void theMaxReplySizeReachesTheHandlerDefinitionsAndIsBounded() {
+        runner.withPropertyValues("sumi.consumer.reply.max-size=2KB")
+                .run(context -> assertThat(BinderSupport.defaults(context.getBean(SumiProperties.class))
+                                .maxReplySize())
+                        .isEqualTo(2048));
+        runner.run(context -> assertThat(BinderSupport.defaults(context.getBean(SumiProperties.class))
+                        .maxReplySize())
+                .isEqualTo(64 * 1024));
+        runner.withPropertyValues("sumi.consumer.reply.max-size=17MB")
+                .run(context -> org.assertj.core.api.Assertions.assertThatIllegalStateException()
+                        .isThrownBy(() -> BinderSupport.defaults(context.getBean(SumiProperties.class)))
+                        .withMessageContaining("at most 16MB"));
+    }
+
     @Test
     void backsOffForTheApplicationsOwnBeans() {
         runner.withUserConfiguration(OwnBeans.class).run(context -> {
@@ -101,6 +128,16 @@ class SumiStreamAutoConfigurationTests {
         @Bean
         Consumer<String> plain() {
             return plain;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReplyingFunction {
+
+        @Bean
+        @IdempotentHandler(storeReply = true)
+        Function<String, String> quote() {
+            return String::toUpperCase;
         }
     }
 

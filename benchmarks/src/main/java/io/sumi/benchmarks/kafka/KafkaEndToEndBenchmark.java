@@ -171,12 +171,15 @@ public final class KafkaEndToEndBenchmark {
         properties.put("spring.datasource.hikari.maximum-pool-size", 6);
         properties.put("spring.flyway.locations", "classpath:db/sumi/{vendor}");
         properties.put("sumi.ledger.pruning.enabled", false);
+        // Spring Modulith is on the benchmarks' class path (the outbox comparison); its registry needs its table.
+        properties.put("spring.modulith.events.jdbc.schema-initialization.enabled", true);
         long expectedDrain = sumi ? distinctInDrain : drainCount;
         System.out.printf(Locale.ROOT, "%-18s d%-3d %s starting...%n", name, duplicates, drainTopic);
-        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchListeners.class)
-                .web(WebApplicationType.NONE)
-                .properties(properties)
-                .run()) {
+        try (AutovacuumStandIn autovacuum = AutovacuumStandIn.startIfOff(url, user, password);
+                ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchListeners.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(properties)
+                        .run()) {
             awaitCount(Recorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
             double seconds = Recorder.drainSeconds();
             if (pacedTopic == null) {

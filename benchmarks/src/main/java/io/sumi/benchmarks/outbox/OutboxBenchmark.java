@@ -40,7 +40,8 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  * {@code aggregates} (1000), {@code sumi-batch} (500), {@code sumi-ordered} (true),
  * {@code modulith-threads} (8), {@code pool} (10), {@code sumi-linger} / {@code modulith-linger} (producer linger.ms, 5),
  * {@code modulith-producer-per-thread} (false), {@code drain-timeout} (150 s), {@code modulith-backlog} (= backlog),
- * {@code only} (sumi|modulith; both by default).
+ * {@code only} (sumi|modulith; both by default), {@code sumi-depths} (1,2: one Sumi system per
+ * dispatcher pipeline depth, each measured in every phase, ratios to depth 1 printed; issue 12).
  */
 public final class OutboxBenchmark {
 
@@ -76,6 +77,10 @@ public final class OutboxBenchmark {
         boolean producerPerThread = Boolean.parseBoolean(options.getOrDefault("modulith-producer-per-thread", "false"));
         int modulithBacklog = Integer.parseInt(options.getOrDefault("modulith-backlog", String.valueOf(backlog)));
         String only = options.getOrDefault("only", "both");
+        List<Integer> sumiDepths = new ArrayList<>();
+        for (String depth : options.getOrDefault("sumi-depths", "1,2").split(",")) {
+            sumiDepths.add(Integer.parseInt(depth.trim()));
+        }
 
         createDatabaseIfMissing(jdbcUrl, user);
         EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 4, SumiSystem.TOPIC, ModulithSystem.TOPIC);
@@ -84,15 +89,18 @@ public final class OutboxBenchmark {
         List<OutboxSystem> systems = new ArrayList<>();
         try {
             if (!only.equals("modulith")) {
-                systems.add(new SumiSystem(
-                        jdbcUrl,
-                        user,
-                        broker.getBrokersAsString(),
-                        recorder,
-                        sumiBatch,
-                        sumiOrdered,
-                        pool,
-                        sumiLinger));
+                for (int depth : sumiDepths) {
+                    systems.add(new SumiSystem(
+                            jdbcUrl,
+                            user,
+                            broker.getBrokersAsString(),
+                            recorder,
+                            sumiBatch,
+                            sumiOrdered,
+                            pool,
+                            sumiLinger,
+                            depth));
+                }
             }
             if (!only.equals("sumi")) {
                 systems.add(new ModulithSystem(
@@ -107,10 +115,11 @@ public final class OutboxBenchmark {
             }
             System.out.printf(
                     Locale.ROOT,
-                    "Outbox benchmark: Java %s, %d cores, %s; backlog %,d; rates %s rows/s for %d s"
+                    "Outbox benchmark: Java %s, %d cores, load average %.2f, %s; backlog %,d; rates %s rows/s for %d s"
                             + " (+%d s warm-up), %d writer threads, %d aggregates%n",
                     System.getProperty("java.version"),
                     Runtime.getRuntime().availableProcessors(),
+                    loadAverage(),
                     jdbcUrl,
                     backlog,
                     rates,
@@ -134,6 +143,7 @@ public final class OutboxBenchmark {
                         writers,
                         aggregates);
                 awaitDrained(system, 30);
+                system.pause();
             }
 
             Map<String, double[]> drain = new LinkedHashMap<>();
@@ -160,7 +170,7 @@ public final class OutboxBenchmark {
                         left > 0 ? ", TIMED OUT with " + left + " left" : "",
                         loadSeconds,
                         recorder.ackedInPhase());
-                system.startLive();
+                system.pause();
             }
 
             Map<String, double[]> lags = new LinkedHashMap<>();
@@ -194,10 +204,12 @@ public final class OutboxBenchmark {
                             acked,
                             total);
                     awaitDrained(system, 30);
+                    system.pause();
                 }
             }
 
             report(systems, drain, lags, rates);
+            System.out.printf(Locale.ROOT, "%nLoad average (1 min) at the end: %.2f%n", loadAverage());
         } finally {
             for (OutboxSystem system : systems) {
                 try {
@@ -211,24 +223,57 @@ public final class OutboxBenchmark {
         System.exit(0);
     }
 
+    /**
+     * The table: one column per system, then the ratios: each pipelined Sumi against Sumi at depth
+     * 1 (issue 12), and the last Sumi against Spring Modulith when both ran (issue 3).
+     */
     private static void report(
             List<OutboxSystem> systems, Map<String, double[]> drain, Map<String, double[]> lags, List<Integer> rates) {
+        List<SumiSystem> sumis = systems.stream()
+                .filter(SumiSystem.class::isInstance)
+                .map(SumiSystem.class::cast)
+                .toList();
+        SumiSystem depthOne = sumis.stream()
+                .filter(sumi -> sumi.pipelineDepth() == 1)
+                .findFirst()
+                .orElse(null);
+        List<String[]> ratios = new ArrayList<>(); // {label, numerator system, denominator system}
+        if (depthOne != null) {
+            for (SumiSystem sumi : sumis) {
+                if (sumi != depthOne) {
+                    ratios.add(new String[] {sumi.name() + " vs " + depthOne.name(), sumi.name(), depthOne.name()});
+                }
+            }
+        }
+        OutboxSystem peer = systems.stream()
+                .filter(ModulithSystem.class::isInstance)
+                .findFirst()
+                .orElse(null);
+        if (peer != null && !sumis.isEmpty()) {
+            SumiSystem last = sumis.get(sumis.size() - 1);
+            ratios.add(new String[] {last.name() + " vs Modulith", last.name(), peer.name()});
+        }
         System.out.println();
-        System.out.println("| measurement | "
-                + String.join(" | ", systems.stream().map(OutboxSystem::name).toList())
-                + (systems.size() == 2 ? " | Sumi vs Modulith |" : " |"));
-        System.out.println("| --- | " + "--- | ".repeat(systems.size()) + (systems.size() == 2 ? "--- |" : ""));
+        StringBuilder header = new StringBuilder("| measurement |");
+        StringBuilder rule = new StringBuilder("| --- |");
+        for (OutboxSystem system : systems) {
+            header.append(' ').append(system.name()).append(" |");
+            rule.append(" --- |");
+        }
+        for (String[] ratio : ratios) {
+            header.append(' ').append(ratio[0]).append(" |");
+            rule.append(" --- |");
+        }
+        System.out.println(header);
+        System.out.println(rule);
         StringBuilder row = new StringBuilder("| backlog drain, rows/s |");
         for (OutboxSystem system : systems) {
             double[] d = drain.get(system.name());
             row.append(String.format(Locale.ROOT, " %,.0f%s |", d[0], d[1] > 0 ? " (timed out)" : ""));
         }
-        if (systems.size() == 2) {
+        for (String[] ratio : ratios) {
             row.append(String.format(
-                    Locale.ROOT,
-                    " %.2f× the throughput |",
-                    drain.get(systems.get(0).name())[0]
-                            / drain.get(systems.get(1).name())[0]));
+                    Locale.ROOT, " %.2f× the throughput |", drain.get(ratio[1])[0] / drain.get(ratio[2])[0]));
         }
         System.out.println(row);
         String[] labels = {"p50", "p95", "p99", "max"};
@@ -243,55 +288,51 @@ public final class OutboxBenchmark {
                             l[i],
                             l[5] < l[6] ? " (" + (long) l[5] + "/" + (long) l[6] + " acked)" : ""));
                 }
-                if (systems.size() == 2) {
-                    double sumi = lags.get(systems.get(0).name() + "@" + rate)[i];
-                    double peer = lags.get(systems.get(1).name() + "@" + rate)[i];
+                for (String[] ratio : ratios) {
+                    double mine = lags.get(ratio[1] + "@" + rate)[i];
+                    double other = lags.get(ratio[2] + "@" + rate)[i];
                     row.append(String.format(
                             Locale.ROOT,
                             " %.2f× %s |",
-                            sumi <= peer ? peer / sumi : sumi / peer,
-                            sumi <= peer ? "lower" : "HIGHER"));
+                            mine <= other ? other / mine : mine / other,
+                            mine <= other ? "lower" : "HIGHER"));
                 }
                 System.out.println(row);
             }
         }
-        double[] sumiDrain = drain.get("Sumi outbox");
-        if (sumiDrain != null) {
-            System.out.println();
+        System.out.println();
+        for (SumiSystem sumi : sumis) {
+            double[] sumiDrain = drain.get(sumi.name());
             System.out.println(verdict(
-                    "backlog drain >= 20,000 rows/s",
-                    sumiDrain[0] >= 20_000 && sumiDrain[1] == 0,
+                    sumi.name() + ": backlog drain >= 30,000 rows/s (issue 12)",
+                    sumiDrain[0] >= 30_000 && sumiDrain[1] == 0,
                     String.format(Locale.ROOT, "%,.0f rows/s", sumiDrain[0])));
-            double[] l1000 = lags.get("Sumi outbox@1000");
+            double[] l1000 = lags.get(sumi.name() + "@1000");
             if (l1000 != null) {
                 System.out.println(verdict(
-                        "p95 lag <= 50 ms at 1,000 rows/s",
-                        l1000[1] <= 50 && l1000[5] == l1000[6],
+                        sumi.name() + ": p95 lag <= 20 ms at 1,000 rows/s (issue 12)",
+                        l1000[1] <= 20 && l1000[5] == l1000[6],
                         String.format(Locale.ROOT, "%.1f ms", l1000[1])));
             }
-            double[] peerDrain = drain.get("Spring Modulith");
-            if (peerDrain != null) {
+            if (peer != null) {
+                double[] peerDrain = drain.get(peer.name());
                 System.out.println(verdict(
-                        "drain ahead of the peer",
+                        sumi.name() + ": drain ahead of the peer",
                         sumiDrain[0] > peerDrain[0],
                         String.format(Locale.ROOT, "%,.0f vs %,.0f rows/s", sumiDrain[0], peerDrain[0])));
-                double[] peer1000 = lags.get("Spring Modulith@1000");
+                double[] peer1000 = lags.get(peer.name() + "@1000");
                 if (l1000 != null && peer1000 != null) {
                     System.out.println(verdict(
-                            "p95 lag at 1,000 rows/s ahead of the peer",
+                            sumi.name() + ": p95 lag at 1,000 rows/s ahead of the peer",
                             l1000[1] < peer1000[1],
                             String.format(Locale.ROOT, "%.1f vs %.1f ms", l1000[1], peer1000[1])));
                 }
-                double[] l5000 = lags.get("Sumi outbox@5000");
-                double[] peer5000 = lags.get("Spring Modulith@5000");
-                if (l5000 != null && peer5000 != null) {
-                    System.out.println(verdict(
-                            "p95 lag at 5,000 rows/s ahead of the peer",
-                            l5000[1] < peer5000[1],
-                            String.format(Locale.ROOT, "%.1f vs %.1f ms", l5000[1], peer5000[1])));
-                }
             }
         }
+    }
+
+    private static double loadAverage() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     }
 
     private static String verdict(String target, boolean pass, String figure) {

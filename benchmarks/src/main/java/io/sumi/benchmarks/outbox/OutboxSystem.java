@@ -23,6 +23,9 @@ interface OutboxSystem extends AutoCloseable {
     /** Starts live dispatching (the state for the steady phases). */
     void startLive() throws Exception;
 
+    /** Stops dispatching (the systems share tables and a broker: only the one measured runs). */
+    default void pause() throws Exception {}
+
     /** Messages not yet recorded as dispatched/completed in the system's table. */
     long undispatched() throws Exception;
 

@@ -2,6 +2,7 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
@@ -9,12 +10,13 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,9 +31,9 @@ import org.springframework.amqp.rabbit.annotation.RabbitListeners;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs {@link IdempotentHandler} methods of Spring AMQP listeners through the
@@ -57,6 +59,7 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
 
     private final Supplier<IdempotentExecutor> executorSupplier;
     private final Supplier<HandlerDefaults> defaults;
+    private final Supplier<MessageReplyCodec> replyCodec;
     private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
     private volatile @Nullable IdempotentExecutor executor;
 
@@ -71,8 +74,22 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      */
     public IdempotentRabbitHandlerInterceptor(
             Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this(executor, defaults, RabbitReplies::codec);
+    }
+
+    /**
+     * An interceptor that looks its executor, defaults and reply codec up on first use.
+     *
+     * @param replyCodec how listeners that keep their replies ({@code storeReply}) keep them
+     * @since 0.1.0
+     */
+    public IdempotentRabbitHandlerInterceptor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
+            Supplier<MessageReplyCodec> replyCodec) {
         this.executorSupplier = executor;
         this.defaults = defaults;
+        this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
@@ -103,6 +120,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 return invokeBatch(invocation, definition, batch);
             }
             Message current = CurrentDelivery.message();
+            if (current != null && definition.storeReply()) {
+                return invokeReplying(invocation, definition, new RabbitInboundMessage(current), current);
+            }
             if (current != null) {
                 HandlerResult<@Nullable Object> result =
                         executor().execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation));
@@ -128,9 +148,37 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                                     + " arguments; give it an org.springframework.amqp.core.Message or List<Message> parameter,"
                                     + " or put @IdempotentHandler on the @RabbitListener method"));
         }
+        if (definition.storeReply()) {
+            return invokeReplying(invocation, definition, message, null);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a listener that keeps its replies: its return value is kept with the ledger row
+     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
+     * which Spring AMQP's listener adapter converts and sends as any reply: to the new request's
+     * {@code replyTo}, with the new request's correlation id. A duplicate whose row has no reply
+     * returns {@code null}: nothing is sent, as without {@code storeReply}.
+     *
+     * @param delivered the container's delivery, acknowledged by the container advice when it is a
+     *     duplicate (MANUAL acknowledgement), or {@code null} when the message came from an argument
+     */
+    private @Nullable Object invokeReplying(
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            InboundMessage message,
+            @Nullable Message delivered)
+            throws Exception {
+        MessageReplyCodec codec = replyCodec.get();
+        HandlerResult<HandlerReply> result =
+                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        if (result.outcome() == MessageOutcome.DUPLICATE && delivered != null) {
+            CurrentDelivery.skipped(List.of(delivered));
+        }
+        return codec.listenerResult(result, invocation.getMethod());
     }
 
     /**
@@ -204,6 +252,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                     transactional == null ? null : transactional.transactionManager(),
                     m.toString());
             executor().keyResolver().validate(definition);
+            if (definition.storeReply()) {
+                RabbitReplies.checkReplying(m);
+            }
             return definition;
         });
     }
@@ -243,7 +294,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             ran.clear();
             ran.addAll(indexes);
             try {
-                proceedClone(invocation, indexes.size() == batch.size() ? args : filter(args, batch.size(), indexes));
+                proceedClone(
+                        invocation,
+                        indexes.size() == batch.size() ? args : BatchArguments.filter(args, batch.size(), indexes));
             } catch (BatchFailedException ex) {
                 // The method's index is in the (filtered) list it received.
                 int index = ex.index();
@@ -263,39 +316,6 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             CurrentDelivery.skipped(skipped);
         }
         return null;
-    }
-
-    /** The arguments with every per-message list cut down to {@code indexes}. */
-    private static Object[] filter(Object[] args, int size, List<Integer> indexes) {
-        Object[] filtered = args.clone();
-        for (int a = 0; a < args.length; a++) {
-            Object arg = args[a];
-            if (arg instanceof List<?> list && list.size() == size) {
-                filtered[a] = pick(list, indexes);
-            } else if (arg instanceof org.springframework.messaging.Message<?> message
-                    && message.getPayload() instanceof List<?> payload
-                    && payload.size() == size) {
-                Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders()
-                        .forEach((name, value) -> headers.put(
-                                name,
-                                value instanceof List<?> values && values.size() == size
-                                        ? pick(values, indexes)
-                                        : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
-                        .copyHeaders(headers)
-                        .build();
-            }
-        }
-        return filtered;
-    }
-
-    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
-        List<T> picked = new ArrayList<>(indexes.size());
-        for (int index : indexes) {
-            picked.add(list.get(index));
-        }
-        return picked;
     }
 
     /**

@@ -7,15 +7,13 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.budget.internal.PeriodicCheck;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -48,20 +46,16 @@ public class RabbitBudgetListenerStopper implements SmartLifecycle {
     private record Stopped(String budget, @Nullable Instant notBefore) {}
 
     private final BudgetRegistry budgets;
-    private final Duration checkInterval;
+    private final PeriodicCheck checks;
     private final MeterRegistry meterRegistry;
     private final Map<AbstractMessageListenerContainer, Stopped> stopped = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> stops = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> starts = new ConcurrentHashMap<>();
-    private volatile @Nullable ScheduledExecutorService scheduler;
 
     public RabbitBudgetListenerStopper(
             BudgetRegistry budgets, Duration checkInterval, @Nullable MeterRegistry meterRegistry) {
         this.budgets = Objects.requireNonNull(budgets, "budgets");
-        if (checkInterval.isNegative() || checkInterval.isZero()) {
-            throw new IllegalArgumentException("checkInterval must be positive, was " + checkInterval);
-        }
-        this.checkInterval = checkInterval;
+        this.checks = new PeriodicCheck("sumi-rabbit-budget-stopper", checkInterval, this::check);
         this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
     }
 
@@ -82,14 +76,7 @@ public class RabbitBudgetListenerStopper implements SmartLifecycle {
                 refusal.budget(),
                 refusal.reason(),
                 refusal.retryAt().map(at -> ", due " + at).orElse(""));
-        ScheduledExecutorService executor = scheduler;
-        if (executor != null) {
-            executor.execute(container::stop);
-        } else {
-            Thread thread = new Thread(container::stop, "sumi-rabbit-budget-stop");
-            thread.setDaemon(true);
-            thread.start();
-        }
+        checks.runInBackground(container::stop);
     }
 
     /** Starts the stopped containers whose budget can take calls. */
@@ -149,37 +136,16 @@ public class RabbitBudgetListenerStopper implements SmartLifecycle {
 
     @Override
     public void start() {
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "sumi-rabbit-budget-stopper");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long period = checkInterval.toMillis();
-        executor.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        check();
-                    } catch (RuntimeException ex) {
-                        log.warn("Checking stopped listener containers failed; the next check tries again", ex);
-                    }
-                },
-                period,
-                period,
-                TimeUnit.MILLISECONDS);
-        scheduler = executor;
+        checks.start();
     }
 
     @Override
     public void stop() {
-        ScheduledExecutorService executor = scheduler;
-        if (executor != null) {
-            executor.shutdownNow();
-            scheduler = null;
-        }
+        checks.stop();
     }
 
     @Override
     public boolean isRunning() {
-        return scheduler != null;
+        return checks.isRunning();
     }
 }

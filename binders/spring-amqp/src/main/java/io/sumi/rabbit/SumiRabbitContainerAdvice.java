@@ -8,6 +8,7 @@ import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
+import io.sumi.consumer.exception.ReplyTooLargeException;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.io.IOException;
 import java.time.Duration;
@@ -43,7 +44,7 @@ import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
  * <p>Verdicts (AUTO and MANUAL acknowledgement alike; the exceptions carry
  * {@code rejectManual=true} so the container settles the delivery in MANUAL mode too):
  * <ul>
- *   <li>no key, an invalid key, a rejected fingerprint: rejected without requeue, so the queue's
+ *   <li>no key, an invalid key, a rejected fingerprint, a reply too large to keep: rejected without requeue, so the queue's
  *   dead-letter exchange gets it (RabbitMQ adds {@code x-death} with reason {@code rejected}; Sumi
  *   logs why at WARN). In a consumer batch only that message is rejected; the messages before it
  *   are done and the batch is requeued (the done ones are skipped as duplicates on redelivery).</li>
@@ -182,7 +183,8 @@ public final class SumiRabbitContainerAdvice {
     private static boolean rejected(@Nullable Throwable t) {
         return t instanceof MissingIdempotencyKeyException
                 || t instanceof InvalidIdempotencyKeyException
-                || t instanceof FingerprintMismatchException;
+                || t instanceof FingerprintMismatchException
+                || t instanceof ReplyTooLargeException;
     }
 
     private static boolean retried(@Nullable Throwable t) {

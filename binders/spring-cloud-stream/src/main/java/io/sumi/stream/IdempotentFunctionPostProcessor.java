@@ -116,6 +116,12 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             return bean;
         }
         try {
+            if (annotated.annotation().storeReply()) {
+                // Refused, never ignored: a Function's duplicate would still send nothing downstream.
+                throw new IllegalStateException("storeReply is not supported on Spring Cloud Stream functions yet"
+                        + " (a duplicate's output is not sent again); it is supported on @KafkaListener and @RabbitListener"
+                        + " methods (docs/replies.md). Remove storeReply, or answer requests from such a listener");
+            }
             ResolvableType functionType = annotated.type().as(function ? Function.class : Consumer.class);
             checkInput(functionType.getGeneric(0), function);
             HandlerDefinition definition =

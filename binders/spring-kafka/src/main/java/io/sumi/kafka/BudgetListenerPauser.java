@@ -7,14 +7,12 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.consumer.budget.Budget;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.budget.internal.PeriodicCheck;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -75,7 +73,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
     private final BudgetRegistry budgets;
     private final Supplier<@Nullable ListenerContainerRegistry> containerLookup;
     private volatile @Nullable ListenerContainerRegistry containers;
-    private final Duration checkInterval;
+    private final PeriodicCheck checks;
     private final MeterRegistry meterRegistry;
     private final Map<MessageListenerContainer, Paused> paused = new ConcurrentHashMap<>();
     private final Map<String, Counter> pauseCounters = new ConcurrentHashMap<>();
@@ -83,7 +81,6 @@ public class BudgetListenerPauser implements SmartLifecycle {
     private final Map<String, AtomicLong> pauses = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> resumes = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> halfOpenings = new ConcurrentHashMap<>();
-    private volatile @Nullable ScheduledExecutorService scheduler;
 
     /**
      * @param containers the containers whose error handlers are wrapped on start, or {@code null}
@@ -112,10 +109,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
             @Nullable MeterRegistry meterRegistry) {
         this.budgets = Objects.requireNonNull(budgets, "budgets");
         this.containerLookup = Objects.requireNonNull(containers, "containers");
-        if (checkInterval.isNegative() || checkInterval.isZero()) {
-            throw new IllegalArgumentException("The check interval must be positive, was " + checkInterval);
-        }
-        this.checkInterval = checkInterval;
+        this.checks = new PeriodicCheck("sumi-budget-pauser", checkInterval, this::check);
         this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
         budgets.addListener((budget, from, to) -> {
             if (to == CircuitBreaker.State.HALF_OPEN) {
@@ -293,38 +287,17 @@ public class BudgetListenerPauser implements SmartLifecycle {
                 }
             }
         }
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "sumi-budget-pauser");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long period = checkInterval.toMillis();
-        executor.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        check();
-                    } catch (RuntimeException ex) {
-                        log.warn("Checking paused listener containers failed; the next check tries again", ex);
-                    }
-                },
-                period,
-                period,
-                TimeUnit.MILLISECONDS);
-        scheduler = executor;
+        checks.start();
     }
 
     @Override
     public void stop() {
-        ScheduledExecutorService executor = scheduler;
-        if (executor != null) {
-            executor.shutdownNow();
-            scheduler = null;
-        }
+        checks.stop();
     }
 
     @Override
     public boolean isRunning() {
-        return scheduler != null;
+        return checks.isRunning();
     }
 
     /** Starts just before the listener containers, so their error handlers are wrapped first. */

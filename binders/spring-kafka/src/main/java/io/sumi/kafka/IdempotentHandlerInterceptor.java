@@ -2,13 +2,17 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerReply;
+import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
 import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
@@ -34,9 +38,9 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
-import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Runs {@link IdempotentHandler} methods through the {@link IdempotentExecutor}.
@@ -62,6 +66,7 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
 
     private final Supplier<IdempotentExecutor> executorSupplier;
     private final Supplier<HandlerDefaults> defaults;
+    private final Supplier<MessageReplyCodec> replyCodec;
     private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
     private volatile @Nullable IdempotentExecutor executor;
 
@@ -75,8 +80,23 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * the configuration properties early.
      */
     public IdempotentHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this(executor, defaults, KafkaReplies::codec);
+    }
+
+    /**
+     * An interceptor that looks its executor, defaults and reply codec up on first use.
+     *
+     * @param replyCodec how listeners that keep their replies ({@code storeReply}) keep them
+     *     ({@link KafkaReplies#codec(org.springframework.messaging.converter.MessageConverter)})
+     * @since 0.1.0
+     */
+    public IdempotentHandlerInterceptor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
+            Supplier<MessageReplyCodec> replyCodec) {
         this.executorSupplier = executor;
         this.defaults = defaults;
+        this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
@@ -111,6 +131,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 return invokeBatch(invocation, definition, records);
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
+            if (current != null && definition.storeReply()) {
+                return invokeReplying(invocation, definition, new KafkaInboundMessage(current));
+            }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
                 if (pollClaim != null) {
@@ -139,9 +162,27 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                                             + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
                                             + " @IdempotentHandler on the @KafkaListener method"));
         }
+        if (definition.storeReply()) {
+            return invokeReplying(invocation, definition, message);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a listener that keeps its replies: its return value is kept with the ledger row
+     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
+     * which Spring Kafka's listener adapter then sends as it sends any {@code @SendTo} reply: to the
+     * new request's reply topic, with the new request's correlation id. A duplicate whose row has
+     * no reply returns {@code null}: nothing is sent, as without {@code storeReply}.
+     */
+    private @Nullable Object invokeReplying(
+            MethodInvocation invocation, HandlerDefinition definition, InboundMessage message) throws Exception {
+        MessageReplyCodec codec = replyCodec.get();
+        HandlerResult<HandlerReply> result =
+                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        return codec.listenerResult(result, invocation.getMethod());
     }
 
     /**
@@ -233,6 +274,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     transactional == null ? null : transactional.transactionManager(),
                     m.toString());
             executor().keyResolver().validate(definition);
+            if (definition.storeReply()) {
+                KafkaReplies.checkReplying(m);
+            }
             return definition;
         });
     }
@@ -309,40 +353,15 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         return index >= 0 && index < indexes.size() ? indexes.get(index) : -1;
     }
 
-    /** The arguments with every per-record list cut down to {@code indexes}. */
+    /** The arguments with every per-record list (and a {@code ConsumerRecords}) cut down to {@code indexes}. */
     private static Object[] filter(Object[] args, List<ConsumerRecord<?, ?>> records, List<Integer> indexes) {
-        int size = records.size();
-        Object[] filtered = args.clone();
+        Object[] filtered = BatchArguments.filter(args, records.size(), indexes);
         for (int a = 0; a < args.length; a++) {
-            Object arg = args[a];
-            if (arg instanceof List<?> list && list.size() == size) {
-                filtered[a] = pick(list, indexes);
-            } else if (arg instanceof ConsumerRecords<?, ?>) {
+            if (args[a] instanceof ConsumerRecords<?, ?>) {
                 filtered[a] = consumerRecords(records, indexes);
-            } else if (arg instanceof Message<?> message
-                    && message.getPayload() instanceof List<?> payload
-                    && payload.size() == size) {
-                Map<String, Object> headers = new LinkedHashMap<>();
-                message.getHeaders()
-                        .forEach((name, value) -> headers.put(
-                                name,
-                                value instanceof List<?> values && values.size() == size
-                                        ? pick(values, indexes)
-                                        : value));
-                filtered[a] = MessageBuilder.withPayload(pick(payload, indexes))
-                        .copyHeaders(headers)
-                        .build();
             }
         }
         return filtered;
-    }
-
-    private static <T> List<T> pick(List<T> list, List<Integer> indexes) {
-        List<T> picked = new ArrayList<>(indexes.size());
-        for (int index : indexes) {
-            picked.add(list.get(index));
-        }
-        return picked;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})

@@ -6,6 +6,7 @@ import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
+import io.sumi.consumer.exception.ReplyTooLargeException;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.function.BiFunction;
@@ -169,7 +170,8 @@ public final class SumiKafkaErrorHandling {
         handler.addNotRetryableExceptions(
                 MissingIdempotencyKeyException.class,
                 InvalidIdempotencyKeyException.class,
-                FingerprintMismatchException.class);
+                FingerprintMismatchException.class,
+                ReplyTooLargeException.class);
         // Classified retryable explicitly, because a not-retryable classification wins over the back-off
         // function: a handler whose classifications default to false (the one @RetryableTopic /
         // non-blocking retries install on every container) would otherwise give a busy key to its

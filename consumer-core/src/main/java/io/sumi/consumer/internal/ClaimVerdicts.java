@@ -34,16 +34,24 @@ final class ClaimVerdicts {
     private final ProcessedMessageStore store;
     private final OutcomeRecorder recorder;
     private final @Nullable Duration reconcileAfter;
+    private final KeptReplies replies;
 
     ClaimVerdicts(ProcessedMessageStore store, OutcomeRecorder recorder, @Nullable Duration reconcileAfter) {
         this.store = store;
         this.recorder = recorder;
         this.reconcileAfter = reconcileAfter;
+        this.replies = new KeptReplies(store, recorder);
+    }
+
+    /** The replies of handlers that keep them. */
+    KeptReplies replies() {
+        return replies;
     }
 
     /**
      * A claim that did not give us the message: a row awaiting reconciliation or a live claim
-     * elsewhere throws; a completed row is a duplicate (after its fingerprint is checked).
+     * elsewhere throws; a completed row is a duplicate (after its fingerprint is checked), answered
+     * with its kept reply when the handler keeps replies.
      */
     <T> HandlerResult<T> notClaimed(HandlerDefinition handler, ClaimRequest request, ClaimResult claim) {
         if (claim.message().status() == MessageStatus.RECONCILE) {
@@ -53,7 +61,7 @@ final class ClaimVerdicts {
             throw busy(handler, claim.message());
         }
         checkFingerprint(handler, request, claim.message());
-        return HandlerResult.duplicate();
+        return replies.duplicate(handler, request.messageId());
     }
 
     /**

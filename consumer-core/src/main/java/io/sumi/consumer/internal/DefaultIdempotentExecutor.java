@@ -188,6 +188,11 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     public BatchResult executeBatch(HandlerDefinition handler, List<? extends InboundMessage> messages, BatchBody body)
             throws Exception {
         String consumer = handler.consumer();
+        if (handler.storeReply()) {
+            throw new IllegalArgumentException(
+                    "The handler of consumer '" + consumer
+                            + "' keeps its replies (storeReply), which only record listeners can: a batch listener has no reply per message");
+        }
         List<ClaimRequest> requests = new ArrayList<>(messages.size());
         IdempotencyException keyStop = null;
         for (InboundMessage message : messages) {
@@ -235,7 +240,8 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
 
     @Override
     public @Nullable PollClaim claimPoll(HandlerDefinition handler, List<? extends InboundMessage> messages) {
-        if (messages.isEmpty() || mode(handler) != IdempotencyMode.LEASE) {
+        // A handler that keeps replies writes each reply with its completion: never a deferred one.
+        if (messages.isEmpty() || handler.storeReply() || mode(handler) != IdempotencyMode.LEASE) {
             return null;
         }
         List<@Nullable ClaimRequest> requests = new ArrayList<>(messages.size());
@@ -255,7 +261,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         }
         List<ClaimResult> results =
                 usable.isEmpty() ? List.of() : store.claimAll(handler.consumer(), usable, handler.lease());
-        return new LeasePollClaim(this, store, verdicts, recorder, handler, messages, requests, results);
+        return new LeasePollClaim(this, store, verdicts, recorder, handler, messages, requests, results, renewer);
     }
 
     /** The participation rule: {@code AUTO} is transactional only inside a transaction of the ledger's DataSource. */

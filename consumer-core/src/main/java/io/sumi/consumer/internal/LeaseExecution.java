@@ -17,6 +17,7 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.StoredReply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -94,20 +95,27 @@ final class LeaseExecution {
             throw verdicts.markUncertain(handler, row);
         }
         T value;
+        StoredReply reply;
         // Resources close before the catch block runs: renewal has stopped before the claim is
         // released, and before it is completed below.
         try (LeaseRenewer.Renewal renewal = renewer.start(handler, row.claimToken(), List.of(request.messageId()));
                 CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
                         request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
             value = run.run(body);
+            // A reply too large to keep fails the message here, before anything is completed.
+            reply = verdicts.replies().toKeep(handler, request.messageId(), value);
         } catch (Exception | Error ex) {
             // Release so the redelivery can claim at once; the exception itself goes on unchanged.
             verdicts.releaseQuietly(row, ex);
             throw ex;
         }
         // If completing fails, the exception propagates: the message is redelivered and, once the
-        // lease has expired, run again with the same key (which the provider deduplicates).
-        if (!store.complete(row)) {
+        // lease has expired, run again with the same key (which the provider deduplicates). A kept
+        // reply is written by the completing statement itself: the row is never COMPLETED without it.
+        boolean done = reply == null ? store.complete(row) : store.complete(row, reply);
+        if (done) {
+            verdicts.replies().kept(handler, reply);
+        } else {
             // The lease ended while the handler ran and another consumer took the message over.
             // Acked only if the taker completed it: otherwise (it failed, died or still runs) the
             // ack would drop a message whose row is not COMPLETED.

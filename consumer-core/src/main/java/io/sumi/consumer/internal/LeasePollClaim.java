@@ -36,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * had no usable key, takes the executor's ordinary path, so its refusal or fresh claim is exactly
  * what a record gets without the poll claim.
  *
+ * <p>Renewal: the claims still {@code HELD} or {@code PENDING} are renewed by the executor's
+ * {@link LeaseRenewer} every third of the lease, from the poll's claim until {@link #releaseUnrun}
+ * ends the poll (and at most the handler's max run time, counted from the poll's claim); a claim
+ * leaves the renewal just before its completion or release is written.
+ *
  * <p>Only the consumer thread uses an instance; the executor's counters are updated as
  * {@link DefaultIdempotentExecutor#execute} does, one outcome per message.
  */
@@ -76,6 +81,7 @@ final class LeasePollClaim implements PollClaim {
     private final List<@Nullable ClaimRequest> requests;
     private final Map<String, KeyState> keys = new HashMap<>();
     private final long token;
+    private final LeaseRenewer.Renewal renewal;
 
     /**
      * @param requests one per message, {@code null} where the message has no usable key
@@ -89,7 +95,8 @@ final class LeasePollClaim implements PollClaim {
             HandlerDefinition handler,
             List<? extends InboundMessage> messages,
             List<@Nullable ClaimRequest> requests,
-            List<ClaimResult> results) {
+            List<ClaimResult> results,
+            LeaseRenewer renewer) {
         this.executor = executor;
         this.store = store;
         this.verdicts = verdicts;
@@ -110,6 +117,8 @@ final class LeasePollClaim implements PollClaim {
             }
         }
         this.token = claimToken;
+        // Renewed until the poll ends (releaseUnrun), each claim until it is completed or released.
+        this.renewal = renewer.start(handler, token, inStatus(Status.HELD));
     }
 
     // The scope is a guard: try-with-resources closes it; the body never names it.
@@ -134,12 +143,12 @@ final class LeasePollClaim implements PollClaim {
             try {
                 verdicts.checkFingerprint(handler, request, row);
             } catch (FingerprintMismatchException ex) {
-                state.status = Status.RELEASED;
+                release(request, state);
                 verdicts.releaseQuietly(row, ex);
                 throw ex;
             }
             if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
-                state.status = Status.RELEASED; // marked RECONCILE (or left to whoever holds it now)
+                release(request, state); // marked RECONCILE (or left to whoever holds it now)
                 throw verdicts.markUncertain(handler, row);
             }
             try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(
@@ -147,7 +156,7 @@ final class LeasePollClaim implements PollClaim {
                 value = run.run(body);
             } catch (Exception | Error ex) {
                 // Released at once so the error handler's redelivery can claim it again.
-                state.status = Status.RELEASED;
+                release(request, state);
                 verdicts.releaseQuietly(row, ex);
                 throw ex;
             }
@@ -158,6 +167,12 @@ final class LeasePollClaim implements PollClaim {
         state.status = Status.PENDING;
         recorder.message(consumer, Outcome.PROCESSED);
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    /** The claim is given up: no longer renewed (no renewal lands after its release), then released by the caller. */
+    private void release(ClaimRequest request, KeyState state) {
+        state.status = Status.RELEASED;
+        renewal.forget(List.of(request.messageId()));
     }
 
     private <T> HandlerResult<T> duplicate(ClaimRequest request, ProcessedMessage row) {
@@ -178,6 +193,8 @@ final class LeasePollClaim implements PollClaim {
             return 0;
         }
         int completed;
+        // Not renewed while completed: a renewal would miss the completed rows and count them lost.
+        renewal.forget(pending);
         try {
             completed = store.completeAll(handler.consumer(), token, pending);
         } catch (RuntimeException first) {
@@ -186,6 +203,8 @@ final class LeasePollClaim implements PollClaim {
                 completed = store.completeAll(handler.consumer(), token, pending);
             } catch (RuntimeException second) {
                 first.addSuppressed(second);
+                // Still kept and still ours: renewed until the next try.
+                renewal.renewAgain(pending);
                 throw first;
             }
         }
@@ -196,8 +215,8 @@ final class LeasePollClaim implements PollClaim {
             recorder.leaseLost(handler.consumer(), pending.size() - completed);
             log.warn(
                     "Consumer '{}' lost the lease of {} message(s) of a poll to another consumer before their completion"
-                            + " (e.g. {}); the handler ran more than once for them: raise the lease above the time a poll"
-                            + " takes to process (max.poll.records × the handler's longest run)",
+                            + " (e.g. {}); the handler ran more than once for them: the lease ran out (lease renewal off,"
+                            + " the poll ran past the handler's max run time, or renewals did not reach the ledger)",
                     handler.consumer(),
                     pending.size() - completed,
                     pending.get(0));
@@ -207,6 +226,8 @@ final class LeasePollClaim implements PollClaim {
 
     @Override
     public void releaseUnrun() {
+        // The end of the poll: renewal stops (waiting for a statement in flight) before anything is released.
+        renewal.close();
         List<String> held = inStatus(Status.HELD);
         if (held.isEmpty()) {
             return;

@@ -6,6 +6,7 @@ import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -33,6 +34,11 @@ import org.slf4j.LoggerFactory;
  *   in flight (one short {@code UPDATE}) to end; once {@link Renewal#close} returns, no renewal of
  *   that call runs again. Without that wait a renewal could land after a release and hold the
  *   released key for a whole lease.</li>
+ *   <li>A poll's claims ({@link LeasePollClaim}): one renewal from the poll's claim to the end of
+ *   the poll ({@code releaseUnrun}), for the claims not yet completed or released; each claim
+ *   leaves it ({@link Renewal#forget}, which waits the same way) just before its completion or
+ *   release is written, and comes back if its completion fails. The max run counts from the
+ *   poll's claim: it bounds the whole poll.</li>
  *   <li>Results of one renewal: every claim renewed; some claims gone (another consumer took them
  *   over after the lease ran out, e.g. while this JVM was frozen): those are counted
  *   {@code lost} and no longer renewed, the others go on; the statement failed (the database is
@@ -174,6 +180,38 @@ final class LeaseRenewer implements AutoCloseable {
             }
         }
 
+        /**
+         * Stops renewing {@code done} (claims about to be completed or released), the others go on:
+         * waits for a renewal statement in flight, so none of them is renewed after this returns
+         * (a renewal landing after a release would hold the released key for a whole lease).
+         */
+        void forget(Collection<String> done) {
+            if (renewer == null) {
+                return;
+            }
+            lock.lock();
+            try {
+                done.forEach(keys::remove);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Renews {@code again} once more (claims {@link #forget forgotten} whose completion failed), unless stopped. */
+        void renewAgain(Collection<String> again) {
+            if (renewer == null) {
+                return;
+            }
+            lock.lock();
+            try {
+                if (!stopped) {
+                    keys.addAll(again);
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
         /** One tick: renews what is still held. Never throws (a throwing periodic task would end silently). */
         private void renew() {
             LeaseRenewer owner = renewer;
@@ -182,7 +220,7 @@ final class LeaseRenewer implements AutoCloseable {
             }
             lock.lock();
             try {
-                if (stopped) {
+                if (stopped || keys.isEmpty()) {
                     return;
                 }
                 long left = maxRun - (System.nanoTime() - started);

@@ -43,6 +43,7 @@ final class OutcomeRecorder {
     static final String RECONCILE_MARKED = "sumi.reconcile.marked";
     static final String LEASE_RENEWALS = "sumi.leases.renewals";
     static final String LEASE_OVERRUNS = "sumi.leases.overruns";
+    static final String REPLIES = "sumi.replies";
 
     /** How the renewal of a claim ended, the {@code result} tag of {@code sumi.leases.renewals}. */
     enum Renewal {
@@ -178,6 +179,16 @@ final class OutcomeRecorder {
                 "Lease renewals of claims whose handler was running, by result",
                 result.tag,
                 amount);
+    }
+
+    /**
+     * A reply of a handler that keeps replies, by {@code result}: {@code stored} (kept with a
+     * completed row), {@code replayed} (given to a duplicate), {@code missing} (a duplicate whose
+     * row has no reply: completed before replies were kept, or the handler returned none),
+     * {@code too_large} (over the max reply size: the message failed).
+     */
+    void reply(String consumer, String result) {
+        event(consumer, REPLIES, "Replies of handlers that keep replies, by result", result, 1);
     }
 
     /** A handler ran past its max run time: its lease is no longer renewed. */

@@ -15,6 +15,7 @@ import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.StoredReply;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -79,7 +80,17 @@ final class TransactionalExecution {
                     handler.consumer(),
                     claim.message().attempts(),
                     IdempotencyMode.TRANSACTIONAL))) {
-                return new HandlerResult<>(MessageOutcome.PROCESSED, run.run(body));
+                T value = run.run(body);
+                // In the handler's transaction: the reply commits with the row, or neither does (a
+                // reply too large to keep rolls both back).
+                StoredReply reply = verdicts.replies().toKeep(handler, request.messageId(), value);
+                if (reply != null && !store.storeReply(claim.message(), reply)) {
+                    throw new IllegalStateException("The ledger row of message '" + request.messageId()
+                            + "' of consumer '" + handler.consumer()
+                            + "' that this transaction wrote was not found to keep its reply");
+                }
+                verdicts.replies().kept(handler, reply);
+                return new HandlerResult<>(MessageOutcome.PROCESSED, value);
             }
         });
     }

@@ -60,11 +60,16 @@ public abstract class OutboxDialect {
             VALUES (?, ?, ?, ?, ?, ?, 0)
             """;
 
-    /** Parameters: dispatched at, outcome, claim token, then the ids of {@code ${ids}}. */
+    /**
+     * The ids are ONE array parameter, not an {@code IN (?, ?, ...)} list: one statement text for
+     * every batch size (one server-side plan, one entry in the statement caches) and one bind.
+     * PostgreSQL and H2; MariaDB, which has no arrays, overrides {@link #markDispatched}.
+     * Parameters: dispatched at, outcome, claim token, the ids (a {@code BIGINT} array).
+     */
     private static final String SQL_STATEMENT_MARK_DISPATCHED = """
             UPDATE ${table}
                SET dispatched_at = ?, dispatch_outcome = ?, lease_until = NULL
-             WHERE claim_token = ? AND dispatched_at IS NULL AND id IN (${ids})
+             WHERE claim_token = ? AND dispatched_at IS NULL AND id = ANY(?)
             """;
 
     /**
@@ -371,23 +376,25 @@ public abstract class OutboxDialect {
         setInstant(statement, 6, availableAt);
     }
 
-    /** Marks the rows of a claim dispatched, in one statement; returns how many were still this claim's. */
+    /**
+     * Marks the rows of a claim dispatched, in one statement whose text does not depend on the
+     * number of ids; returns how many were still this claim's.
+     */
     public int markDispatched(
             Connection connection, long claimToken, Collection<Long> ids, Instant at, DispatchOutcome outcome)
             throws SQLException {
         if (ids.isEmpty()) {
             return 0;
         }
-        try (PreparedStatement statement =
-                connection.prepareStatement(SqlTemplate.fill(markDispatched, "ids", placeholders(ids.size())))) {
+        java.sql.Array idArray = connection.createArrayOf("bigint", ids.toArray(Long[]::new));
+        try (PreparedStatement statement = connection.prepareStatement(markDispatched)) {
             setInstant(statement, 1, at);
             statement.setString(2, outcome.name());
             statement.setLong(3, claimToken);
-            int index = 4;
-            for (Long id : ids) {
-                statement.setLong(index++, id);
-            }
+            statement.setArray(4, idArray);
             return statement.executeUpdate();
+        } finally {
+            idArray.free();
         }
     }
 

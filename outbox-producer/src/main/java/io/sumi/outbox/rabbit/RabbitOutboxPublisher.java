@@ -112,16 +112,37 @@ public final class RabbitOutboxPublisher implements OutboxPublisher, AutoCloseab
             Function<String, RabbitDestination> routes,
             Duration sendTimeout,
             String contentType) {
-        CachingConnectionFactory own = connectionFactory(connectionFactory);
+        return createOwning(new CachingConnectionFactory(connectionFactory), routes, sendTimeout, contentType);
+    }
+
+    /**
+     * A publisher on {@code connectionFactory}, a connection factory for the outbox alone, set up
+     * elsewhere (its addresses, virtual host, credentials, TLS: e.g. by Spring Boot's configurers
+     * from {@code spring.rabbitmq.*}); the publisher turns correlated publisher confirms and
+     * publisher returns on, names its connections {@code sumi-outbox}, and closes it with itself.
+     *
+     * @since 0.1.0
+     */
+    public static RabbitOutboxPublisher createOwning(
+            CachingConnectionFactory connectionFactory,
+            Function<String, RabbitDestination> routes,
+            Duration sendTimeout,
+            String contentType) {
+        CachingConnectionFactory own = forOutbox(connectionFactory);
         return new RabbitOutboxPublisher(own, routes, sendTimeout, contentType, own);
     }
 
     /**
      * A Spring AMQP connection factory for the outbox on the RabbitMQ client's {@code connectionFactory}:
      * correlated publisher confirms and publisher returns on, connections named {@code sumi-outbox}.
+     * It connects to the client's one host and port: for a list of addresses, set them on a
+     * {@link CachingConnectionFactory} and use {@link #createOwning}.
      */
     public static CachingConnectionFactory connectionFactory(com.rabbitmq.client.ConnectionFactory connectionFactory) {
-        CachingConnectionFactory factory = new CachingConnectionFactory(connectionFactory);
+        return forOutbox(new CachingConnectionFactory(connectionFactory));
+    }
+
+    private static CachingConnectionFactory forOutbox(CachingConnectionFactory factory) {
         factory.setPublisherConfirmType(CachingConnectionFactory.ConfirmType.CORRELATED);
         factory.setPublisherReturns(true);
         factory.setConnectionNameStrategy(f -> "sumi-outbox");

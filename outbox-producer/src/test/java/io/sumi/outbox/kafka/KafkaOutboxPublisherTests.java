@@ -148,16 +148,17 @@ class KafkaOutboxPublisherTests {
         }
         try (KafkaOutboxPublisher publisher = KafkaOutboxPublisher.create(
                 Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + closedPort), Duration.ofSeconds(1))) {
-            long start = System.nanoTime();
             PublishResult result = CompletableFuture.supplyAsync(() -> publisher.publish(batch))
-                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
+                    .get(60, java.util.concurrent.TimeUnit.SECONDS);
 
-            assertThat(took)
-                    .as("the batch is bounded by the send timeout, not by 10 x max.block.ms")
-                    .isLessThan(Duration.ofMillis(2_500));
             assertThat(result.failures())
                     .containsOnlyKeys(batch.stream().map(OutboxRecord::id).toList());
+            // Bounded by the send timeout, not by 10 x max.block.ms: a send() blocks up to max.block.ms
+            // (half the 1 s timeout), so at most two records are handed over; the others fail at their
+            // turn without a send.
+            assertThat(result.failures().values())
+                    .filteredOn(failure -> String.valueOf(failure.getMessage()).contains("ran out before its turn"))
+                    .hasSizeGreaterThanOrEqualTo(8);
         }
     }
 

@@ -11,6 +11,7 @@ import io.sumi.store.ConsumerLedgerStats;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.StoredReply;
 import io.sumi.store.jdbc.internal.LedgerDialect;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -36,11 +37,12 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * The JDBC ledger for PostgreSQL, MariaDB 10.5+ and H2.
  *
  * <p>Connections: lease-mode calls ({@link #claimAll}, {@link #completeAll}, {@link #releaseAll},
- * {@link #renewAll})
+ * {@link #renewAll}, {@link #complete(ProcessedMessage, StoredReply)})
  * take a connection of their own from the {@link DataSource} and commit at once, even when the
  * calling thread has a transaction open: a lease must be visible to other consumers while the
  * handler runs, and a release must survive the rollback of the handler's transaction.
- * Transactional-mode claims ({@link #claimAllCompleted}), {@link #find} and pruning use the
+ * Transactional-mode claims ({@link #claimAllCompleted}, {@link #storeReply}), {@link #find},
+ * {@link #findReply} and pruning use the
  * connection of the current Spring-managed transaction, if any.
  *
  * <p>Time: every time the ledger writes ({@code first_seen_at}, {@code lease_until},
@@ -200,6 +202,43 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         }
         Set<String> ids = new LinkedHashSet<>(messageIds);
         return inOwnTransaction("complete", connection -> dialect.complete(connection, consumer, claimToken, ids));
+    }
+
+    /** One statement on a connection of its own, as {@link #completeAll}: completes the row and writes its reply. */
+    @Override
+    public boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
+        if (reply == null) {
+            return complete(claim);
+        }
+        return inOwnTransaction(
+                        "complete with reply",
+                        connection -> dialect.completeWithReply(
+                                connection, claim.consumer(), claim.claimToken(), claim.messageId(), reply))
+                == 1;
+    }
+
+    /**
+     * In the caller's transaction, as {@link #claimAllCompleted}, which wrote the row.
+     *
+     * @throws IllegalStateException if no Spring-managed transaction is active
+     */
+    @Override
+    public boolean storeReply(ProcessedMessage claim, StoredReply reply) {
+        if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException(
+                    "storeReply needs the Spring-managed transaction in which claimCompleted wrote the row");
+        }
+        Integer stored = jdbcTemplate.execute((ConnectionCallback<Integer>) connection ->
+                dialect.storeReply(connection, claim.consumer(), claim.messageId(), claim.claimToken(), reply));
+        return stored != null && stored == 1;
+    }
+
+    @Override
+    public Optional<StoredReply> findReply(String consumer, String messageId) {
+        validateKey("consumer", consumer);
+        validateKey("message id", messageId);
+        return Objects.requireNonNull(jdbcTemplate.execute((ConnectionCallback<Optional<StoredReply>>)
+                connection -> dialect.findReply(connection, consumer, messageId)));
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.StoredReply;
 import io.sumi.testing.LedgerTime;
 import io.sumi.testing.TestDatabase;
 import java.time.Clock;
@@ -915,5 +916,144 @@ abstract class ProcessedMessageStoreContractTests {
         age(LEASE.minusSeconds(30));
         assertThat(cached.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(cached.size()).as("a renewal is no completion").isZero();
+    }
+
+    // ---------------------------------------------------------------- replies (docs/replies.md)
+
+    static StoredReply reply(String text) {
+        return new StoredReply(
+                text.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                java.util.Map.of("contentType", "text/plain", "sumi-reply-kind", "text"));
+    }
+
+    @Test
+    void aLeaseModeCompletionKeepsTheReplyInTheSameStatement() {
+        ClaimResult claim = store.claim(consumer, request("r1"), LEASE);
+
+        assertThat(store.complete(claim.message(), reply("pong ✓"))).isTrue();
+
+        assertThat(store.find(consumer, "r1"))
+                .get()
+                .extracting(ProcessedMessage::status)
+                .isEqualTo(MessageStatus.COMPLETED);
+        assertThat(store.findReply(consumer, "r1")).contains(reply("pong ✓"));
+        ClaimResult duplicate = store.claim(consumer, request("r1"), LEASE);
+        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(store.findReply(consumer, "r1")).contains(reply("pong ✓"));
+    }
+
+    @Test
+    void aCompletionWithAReplyIsFencedOnTheClaimTokenAndWritesNothingWhenTheClaimIsGone() {
+        ClaimResult first = store.claim(consumer, request("r1"), LEASE);
+        age(LEASE);
+        ClaimResult takeover = store.claim(consumer, request("r1"), LEASE);
+        assertThat(takeover.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+
+        assertThat(store.complete(first.message(), reply("stale"))).isFalse();
+        assertThat(store.findReply(consumer, "r1"))
+                .as("not completed: no reply")
+                .isEmpty();
+
+        assertThat(store.complete(takeover.message(), reply("fresh"))).isTrue();
+        assertThat(store.findReply(consumer, "r1")).contains(reply("fresh"));
+    }
+
+    @Test
+    void aRowCompletedWithoutAReplyHasNoneAndAnInProgressRowShowsNone() {
+        store.complete(store.claim(consumer, request("plain"), LEASE).message());
+        store.claim(consumer, request("running"), LEASE);
+
+        assertThat(store.findReply(consumer, "plain")).isEmpty();
+        assertThat(store.findReply(consumer, "running")).isEmpty();
+        assertThat(store.findReply(consumer, "absent")).isEmpty();
+        assertThat(store.complete(
+                        store.claim(consumer, request("null-reply"), LEASE).message(), null))
+                .isTrue();
+        assertThat(store.findReply(consumer, "null-reply")).isEmpty();
+    }
+
+    @Test
+    void aTransactionalModeReplyCommitsWithItsRowAndRollsBackWithIt() {
+        transactions.executeWithoutResult(status -> {
+            ClaimResult claim = store.claimCompleted(consumer, request("t1"));
+            assertThat(store.storeReply(claim.message(), reply("committed"))).isTrue();
+        });
+        transactions.executeWithoutResult(status -> {
+            ClaimResult claim = store.claimCompleted(consumer, request("t2"));
+            assertThat(store.storeReply(claim.message(), reply("rolled back"))).isTrue();
+            status.setRollbackOnly();
+        });
+
+        assertThat(store.findReply(consumer, "t1")).contains(reply("committed"));
+        assertThat(store.find(consumer, "t2")).isEmpty();
+        assertThat(store.findReply(consumer, "t2")).isEmpty();
+        ClaimResult duplicate = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
+        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        ProcessedMessage row = duplicate.message();
+        ProcessedMessage otherClaim = new ProcessedMessage(
+                row.consumer(),
+                row.messageId(),
+                row.status(),
+                row.claimToken() + 1,
+                null,
+                row.attempts(),
+                row.fingerprint(),
+                null,
+                row.firstSeenAt(),
+                row.processedAt());
+        assertThat((Boolean) transactions.execute(status -> store.storeReply(otherClaim, reply("x"))))
+                .as("fenced on the claim token: only the claim that wrote the row adds its reply")
+                .isFalse();
+        assertThat(store.findReply(consumer, "t1")).contains(reply("committed"));
+    }
+
+    @Test
+    void storingATransactionalReplyOutsideATransactionIsRefused() {
+        ClaimResult claim = store.claim(consumer, request("t1"), LEASE);
+        assertThatIllegalStateException().isThrownBy(() -> store.storeReply(claim.message(), reply("x")));
+    }
+
+    @Test
+    void aReplyOfSixtyFourKibibytesWithBinaryBytesRoundTrips() {
+        byte[] payload = new byte[64 * 1024];
+        new java.util.Random(7).nextBytes(payload);
+        StoredReply big = new StoredReply(payload, java.util.Map.of());
+        ClaimResult claim = store.claim(consumer, request("big"), LEASE);
+
+        assertThat(store.complete(claim.message(), big)).isTrue();
+
+        assertThat(store.findReply(consumer, "big")).contains(big);
+    }
+
+    @Test
+    void aCachedDuplicateStillFindsTheReplyInTheLedger() {
+        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
+        ClaimResult claim = cached.claim(consumer, request("c1"), LEASE);
+        assertThat(cached.complete(claim.message(), reply("from the ledger"))).isTrue();
+
+        ClaimResult duplicate = cached.claim(consumer, request("c1"), LEASE);
+
+        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
+        assertThat(cached.size()).isEqualTo(1);
+        assertThat(cached.findReply(consumer, "c1")).contains(reply("from the ledger"));
+    }
+
+    @Test
+    void pruningARowRemovesItsReply() {
+        store.complete(store.claim(consumer, request("old"), LEASE).message(), reply("old reply"));
+        age(Duration.ofDays(30 * 365));
+        store.complete(store.claim(consumer, request("recent"), LEASE).message(), reply("recent reply"));
+        Instant cutoff = Instant.now().minus(Duration.ofDays(30 * 365)).plus(Duration.ofDays(14));
+
+        assertThat(store.deleteCompletedBefore(cutoff, 1000)).isEqualTo(1);
+
+        assertThat(store.findReply(consumer, "old")).isEmpty();
+        assertThat(new JdbcTemplate(dataSource)
+                        .queryForObject(
+                                "SELECT COUNT(*) FROM processed_messages WHERE consumer = ? AND reply IS NOT NULL",
+                                Integer.class,
+                                consumer))
+                .isEqualTo(1);
+        assertThat(store.findReply(consumer, "recent")).contains(reply("recent reply"));
     }
 }

@@ -19,7 +19,7 @@ final class LocalSpendAccount implements SpendAccount {
 
     @Override
     public void setCost(Reservation reservation, double cost, Instant now, BudgetConfig config) {
-        ((SpendWindow.Entry) reservation).cost = cost;
+        spend.setCost((SpendWindow.Entry) reservation, cost);
     }
 
     @Override

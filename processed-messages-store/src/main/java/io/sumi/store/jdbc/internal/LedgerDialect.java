@@ -8,6 +8,7 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ConsumerLedgerStats;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
+import io.sumi.store.StoredReply;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,6 +63,32 @@ public abstract class LedgerDialect {
             UPDATE ${table}
                SET status = 'COMPLETED', processed_at = ${now}, lease_until = NULL, last_error = NULL
              WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND ${messageIdIn}
+            """;
+
+    /**
+     * {@link #SQL_STATEMENT_COMPLETE} for one claim whose handler's reply is kept: the reply is
+     * written by the statement that completes the row, so a completed row of a handler that keeps
+     * replies never lacks its reply. Parameters: the reply column, consumer, claim token, message id.
+     */
+    private static final String SQL_STATEMENT_COMPLETE_WITH_REPLY = """
+            UPDATE ${table}
+               SET status = 'COMPLETED', processed_at = ${now}, lease_until = NULL, last_error = NULL, reply = ?
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ?
+            """;
+
+    /**
+     * Writes the reply of a transactional-mode claim, in the caller's transaction (the row was
+     * inserted {@code COMPLETED} by it), fenced on the claim token. Parameters: the reply column,
+     * consumer, message id, claim token.
+     */
+    private static final String SQL_STATEMENT_STORE_REPLY = """
+            UPDATE ${table} SET reply = ?
+             WHERE consumer = ? AND message_id = ? AND claim_token = ? AND status = 'COMPLETED'
+            """;
+
+    /** The reply kept with a completed row. Parameters: consumer, message id. */
+    private static final String SQL_STATEMENT_FIND_REPLY = """
+            SELECT reply FROM ${table} WHERE consumer = ? AND message_id = ? AND status = 'COMPLETED'
             """;
 
     /**
@@ -133,6 +160,9 @@ public abstract class LedgerDialect {
     private final String completeReconciled;
     private final String deleteReconciled;
     private final String heldForReconciliation;
+    private final String completeWithReply;
+    private final String storeReply;
+    private final String findReply;
 
     /**
      * @param table a table name checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
@@ -150,6 +180,9 @@ public abstract class LedgerDialect {
         this.deleteReconciled = SqlTemplate.fill(SQL_STATEMENT_DELETE_RECONCILED, "table", table);
         this.oldestLiveClaims = SqlTemplate.fill(SQL_STATEMENT_OLDEST_LIVE_CLAIMS, "table", table, "now", now);
         this.heldForReconciliation = SqlTemplate.fill(SQL_STATEMENT_HELD_FOR_RECONCILIATION, "table", table);
+        this.completeWithReply = SqlTemplate.fill(SQL_STATEMENT_COMPLETE_WITH_REPLY, "table", table, "now", now);
+        this.storeReply = SqlTemplate.fill(SQL_STATEMENT_STORE_REPLY, "table", table);
+        this.findReply = SqlTemplate.fill(SQL_STATEMENT_FIND_REPLY, "table", table);
     }
 
     /**
@@ -238,6 +271,47 @@ public abstract class LedgerDialect {
             statement.setLong(2, claimToken);
             bindMessageIds(statement, 3, messageIds);
             return statement.executeUpdate();
+        }
+    }
+
+    /** Completes one claim and writes its reply in the same statement, fenced like {@link #complete}. */
+    public int completeWithReply(
+            Connection connection, String consumer, long claimToken, String messageId, StoredReply reply)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(completeWithReply)) {
+            statement.setBytes(1, ReplyColumn.encode(reply));
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            statement.setString(4, messageId);
+            return statement.executeUpdate();
+        }
+    }
+
+    /** Writes the reply of a row this claim token completed (transactional mode, the caller's transaction). */
+    public int storeReply(Connection connection, String consumer, String messageId, long claimToken, StoredReply reply)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(storeReply)) {
+            statement.setBytes(1, ReplyColumn.encode(reply));
+            statement.setString(2, consumer);
+            statement.setString(3, messageId);
+            statement.setLong(4, claimToken);
+            return statement.executeUpdate();
+        }
+    }
+
+    /** The reply kept with a completed row; empty if the row is not completed or has none. */
+    public Optional<StoredReply> findReply(Connection connection, String consumer, String messageId)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(findReply)) {
+            statement.setString(1, consumer);
+            statement.setString(2, messageId);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                byte[] column = rs.getBytes(1);
+                return column == null ? Optional.empty() : Optional.of(ReplyColumn.decode(column));
+            }
         }
     }
 
