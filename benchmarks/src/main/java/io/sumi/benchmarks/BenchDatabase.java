@@ -155,7 +155,15 @@ final class BenchDatabase {
 
     /** A fresh pool for one case (autocommit on, as HikariCP and Boot default it). */
     HikariDataSource pool(String name) {
+        return pool(name, null);
+    }
+
+    /** As {@link #pool(String)}, running {@code initSql} (if not null) on every new connection. */
+    HikariDataSource pool(String name, String initSql) {
         HikariConfig config = new HikariConfig();
+        if (initSql != null) {
+            config.setConnectionInitSql(initSql);
+        }
         config.setPoolName("bench-" + name);
         config.setJdbcUrl(url);
         config.setUsername(user);

@@ -54,6 +54,10 @@ public final class LedgerBenchmark {
             BudgetBenchmark.main(java.util.Arrays.copyOfRange(args, 1, args.length));
             return;
         }
+        if (args.length > 0 && args[0].equals("scale")) {
+            LedgerScaleBenchmark.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         Options options;
         try {
             options = Options.parse(args);
@@ -75,11 +79,13 @@ public final class LedgerBenchmark {
     static final class Options {
 
         static final String USAGE = """
-                Usage: java -jar benchmarks/target/sumi-benchmarks.jar [ledger|probes|budgets] [options]
+                Usage: java -jar benchmarks/target/sumi-benchmarks.jar [ledger|probes|budgets|scale] [options]
                   ledger            the comparison: raw insert, Sumi in each mode, Camel, Spring Integration (default)
                   probes            the investigation of Sumi's per-id cost (see docs/benchmarks.md)
                   budgets           the per-call overhead of a fleet budget vs an instance budget (own options:
                                     --rounds=N --calls=N --empty-calls=N --small-chunk=N --url= --user= --password=)
+                  scale             claims on a ledger of 10 million rows vs an empty one, and pruning under load
+                                    (own options, see LedgerScaleBenchmark and docs/benchmarks.md)
                   --warmup=S        warm-up seconds per case and round (default 1)
                   --duration=S      measured seconds per case and round (default 2.5)
                   --rounds=N        round-robin passes over the cases; the median is reported (default 3)

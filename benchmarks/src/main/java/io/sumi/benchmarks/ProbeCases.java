@@ -46,6 +46,9 @@ final class ProbeCases {
     private static final String COLUMNS =
             "consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error, first_seen_at, processed_at";
 
+    /** The lease the claims bind, in microseconds (LedgerCases.LEASE). */
+    private static final long LEASE_MICROS = LedgerCases.LEASE.toNanos() / 1_000;
+
     private ProbeCases() {}
 
     static List<BenchmarkCase> all() {
@@ -63,6 +66,7 @@ final class ProbeCases {
         cases.add(LedgerCases.sumiLeaseStore());
         cases.add(LedgerCases.rawInsertUnnest(100));
         for (int size : new int[] {100, 500}) {
+            cases.add(previousBatch(size));
             cases.add(sumiSqlBatch(size, false));
             cases.add(sumiSqlBatch(size, true));
             cases.add(fixedBatch(size));
@@ -110,6 +114,19 @@ final class ProbeCases {
             }
         }
         return rows;
+    }
+
+    /** The store's batch complete (LedgerDialect.complete on PostgreSQL: the ids as one array). */
+    static void completeBatch(Connection connection, String table, List<String> batch, long token) throws SQLException {
+        String complete = "UPDATE " + table + " SET status = 'COMPLETED', processed_at = statement_timestamp(),"
+                + " lease_until = NULL, last_error = NULL"
+                + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND message_id = ANY(?::varchar[])";
+        try (PreparedStatement s = connection.prepareStatement(complete)) {
+            s.setString(1, CONSUMER);
+            s.setLong(2, token);
+            s.setArray(3, connection.createArrayOf("varchar", batch.toArray()));
+            expect(s.executeUpdate() == batch.size(), "batch complete");
+        }
     }
 
     /** A probe on one connection held for the whole case. */
@@ -182,18 +199,14 @@ final class ProbeCases {
         return new HeldConnectionProbe("sumi-sql-tx", "Sumi's claimOneCompleted SQL, JDBC commit per id", false, null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
-                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
                 String id = ids.next();
                 try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimOneCompleted"))) {
                     s.setString(1, CONSUMER);
                     s.setString(2, id);
                     s.setLong(3, token);
                     s.setString(4, null);
-                    setNow(s, 5, now);
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
-                    s.setString(9, id);
+                    s.setString(5, CONSUMER);
+                    s.setString(6, id);
                     expect(countRows(s) == 1, "claim of a new id");
                 }
                 return 1;
@@ -299,12 +312,10 @@ final class ProbeCases {
                     s.setString(1, CONSUMER);
                     s.setString(2, messageId);
                     s.setLong(3, token);
-                    setNow(s, 4, now.plusMinutes(5));
+                    s.setLong(4, LEASE_MICROS);
                     s.setString(5, null);
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
-                    s.setString(9, messageId);
+                    s.setString(6, CONSUMER);
+                    s.setString(7, messageId);
                     expect(countRows(s) == 1, "claim of a new id");
                 }
                 try (PreparedStatement s = connection.prepareStatement(completeSql(table(), 1))) {
@@ -335,31 +346,71 @@ final class ProbeCases {
                 id, label, true, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
-                OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
                 List<String> batch = ids.next(size);
                 Collections.sort(batch);
                 Array idArray = connection.createArrayOf("varchar", batch.toArray());
                 Array fingerprints = connection.createArrayOf("varchar", new String[size]);
                 try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimManyLease"))) {
+                    s.setString(1, CONSUMER);
+                    s.setLong(2, token);
+                    s.setLong(3, LEASE_MICROS);
+                    s.setArray(4, idArray);
+                    s.setArray(5, fingerprints);
+                    expect(countRows(s) == size, "batch claim of new ids");
+                }
+                completeBatch(connection, table(), batch, token);
+                return size;
+            }
+        };
+    }
+
+    /**
+     * The batch lease claim before issue 12 (up to fbe836f): the rows it did not claim read in the
+     * same statement, by a join of the input with the ledger (the branch behind the cold-table
+     * trap), then the store's complete. Side by side with {@code batch-sql-*} (the current claim),
+     * so one run shows old and new.
+     */
+    static BenchmarkCase previousBatch(int size) {
+        return new HeldConnectionProbe(
+                "batch-previous-" + size,
+                "claimAll SQL before issue 12 (UNION ALL join) + complete, " + size + " ids",
+                true,
+                null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                List<String> batch = ids.next(size);
+                Collections.sort(batch);
+                Array idArray = connection.createArrayOf("varchar", batch.toArray());
+                Array fingerprints = connection.createArrayOf("varchar", new String[size]);
+                String claim =
+                        "WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),"
+                                + " claimed AS (INSERT INTO " + table()
+                                + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,"
+                                + " first_seen_at, processed_at)"
+                                + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT)"
+                                + " * INTERVAL '1 microsecond'), 1, i.fingerprint, statement_timestamp(), NULL"
+                                + " FROM input i ORDER BY i.message_id"
+                                + " ON CONFLICT (consumer, message_id) DO UPDATE SET claim_token = EXCLUDED.claim_token,"
+                                + " lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
+                                + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()"
+                                + " RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,"
+                                + " pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)"
+                                + " SELECT " + COLUMNS
+                                + " FROM claimed UNION ALL SELECT t.consumer, t.message_id, t.status,"
+                                + " t.claim_token, t.lease_until, t.attempts, t.fingerprint, t.last_error, t.first_seen_at,"
+                                + " t.processed_at FROM input i JOIN " + table()
+                                + " t ON t.consumer = ? AND t.message_id = i.message_id"
+                                + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)";
+                try (PreparedStatement s = connection.prepareStatement(claim)) {
                     s.setArray(1, idArray);
                     s.setArray(2, fingerprints);
                     s.setString(3, CONSUMER);
                     s.setLong(4, token);
-                    setNow(s, 5, now.plusMinutes(5));
-                    setNow(s, 6, now);
-                    setNow(s, 7, now);
-                    s.setString(8, CONSUMER);
+                    s.setLong(5, LEASE_MICROS);
+                    s.setString(6, CONSUMER);
                     expect(countRows(s) == size, "batch claim of new ids");
                 }
-                try (PreparedStatement s = connection.prepareStatement(completeSql(table(), size))) {
-                    setNow(s, 1, now);
-                    s.setString(2, CONSUMER);
-                    s.setLong(3, token);
-                    for (int i = 0; i < size; i++) {
-                        s.setString(4 + i, batch.get(i));
-                    }
-                    expect(s.executeUpdate() == size, "batch complete");
-                }
+                completeBatch(connection, table(), batch, token);
                 return size;
             }
         };

@@ -32,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -290,6 +291,42 @@ abstract class LeaseRenewalIntegrationTests {
                 .isEqualTo(MessageOutcome.PROCESSED);
         assertThat(a.renewals("lost")).isZero();
         assertNoMoreRenewals(a);
+    }
+
+    /**
+     * The poll ends (its unrun claims released) while a renewal statement is in flight: the release
+     * waits for it, so the renewal lands first and the release leaves the keys free. Negative
+     * control (checked by hand): with {@code Renewal.close} not taking the renewal's lock, the
+     * release lands first and the late renewal holds every key for another lease (BUSY here).
+     */
+    @Test
+    void aRenewalInFlightWhenThePollEndsLandsBeforeTheReleaseNotAfterIt() throws Exception {
+        Jvm a = jvm(true);
+        Jvm b = jvm(true);
+        CountDownLatch frozen = new CountDownLatch(1);
+        a.store.frozen = frozen;
+        PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
+        // The first renewal statement is in flight (held before it reaches the ledger).
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.store.waiting.get() == 1);
+        AtomicReference<@Nullable Thread> ending = new AtomicReference<>();
+        Future<?> end = threads.submit(() -> {
+            ending.set(Thread.currentThread());
+            claim.releaseUnrun();
+        });
+        // The poll's end has released its keys, or it waits for the renewal in flight.
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> end.isDone()
+                        || (ending.get() != null
+                                && Objects.requireNonNull(ending.get()).getState() == Thread.State.WAITING));
+        frozen.countDown();
+        end.get(20, TimeUnit.SECONDS);
+        a.store.frozen = null;
+        // Had the renewal landed after the release, every key would be held for another lease.
+        for (String key : POLL) {
+            assertThat(b.executor.execute(handler, message(key), () -> "b").outcome())
+                    .as(key)
+                    .isEqualTo(MessageOutcome.PROCESSED);
+        }
     }
 
     // ---------------------------------------------------------------- renewal ends with the handler

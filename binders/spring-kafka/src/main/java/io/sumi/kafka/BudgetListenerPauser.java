@@ -47,8 +47,9 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  * or for the next half-opening.
  *
  * <p>Containers created after start are not wrapped; wrap their error handlers with
- * {@link #errorHandler(CommonErrorHandler)}. Thread-safe; lock-free, because budget transitions
- * call it under the budget's lock.
+ * {@link #errorHandler(CommonErrorHandler)}. Thread-safe. Budget transitions call it under the
+ * budget's lock, so it never calls a budget under a lock of its own: its one lock covers only the
+ * record of a pause together with the container's pause (or resume) request.
  */
 public class BudgetListenerPauser implements SmartLifecycle {
 
@@ -76,6 +77,9 @@ public class BudgetListenerPauser implements SmartLifecycle {
     private final PeriodicCheck checks;
     private final MeterRegistry meterRegistry;
     private final Map<MessageListenerContainer, Paused> paused = new ConcurrentHashMap<>();
+    /** Held only around a change of {@link #paused} and the container's pause or resume request; never while calling a budget. */
+    private final Object pauseLock = new Object();
+
     private final Map<String, Counter> pauseCounters = new ConcurrentHashMap<>();
     private final Map<String, Counter> resumeCounters = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> pauses = new ConcurrentHashMap<>();
@@ -161,8 +165,17 @@ public class BudgetListenerPauser implements SmartLifecycle {
                 state == CircuitBreaker.State.HALF_OPEN ? halfOpened : -1,
                 notBefore,
                 refusal.limit());
-        if (paused.putIfAbsent(target, entry) == null) {
-            target.pause();
+        boolean first;
+        // Recorded and requested as one step: a resume in between (the check, or a transition of the
+        // budget on another thread) would otherwise run before the request and drop the record, and
+        // the request would then leave the container paused with nothing to resume it.
+        synchronized (pauseLock) {
+            first = paused.putIfAbsent(target, entry) == null;
+            if (first) {
+                target.pause();
+            }
+        }
+        if (first) {
             pauses.computeIfAbsent(refusal.budget(), b -> new AtomicLong()).incrementAndGet();
             counter(pauseCounters, "sumi.budget.pauses", refusal.budget()).increment();
             log.warn(
@@ -217,8 +230,7 @@ public class BudgetListenerPauser implements SmartLifecycle {
                     || entry.halfOpenedWhilePaused() < 0
                     || halfOpened > entry.halfOpenedWhilePaused()
                     || target.callsInFlight() == 0;
-            if (entry.budget().equals(budget) && ready && paused.remove(container, entry)) {
-                container.resume();
+            if (entry.budget().equals(budget) && ready && resume(container, entry)) {
                 resumes.computeIfAbsent(budget, b -> new AtomicLong()).incrementAndGet();
                 counter(resumeCounters, "sumi.budget.resumes", budget).increment();
                 log.info(
@@ -228,6 +240,17 @@ public class BudgetListenerPauser implements SmartLifecycle {
                         state);
             }
         });
+    }
+
+    /** Forgets the pause and resumes the container as one step (see {@link #pause}); false if it was resumed already. */
+    private boolean resume(MessageListenerContainer container, Paused entry) {
+        synchronized (pauseLock) {
+            if (!paused.remove(container, entry)) {
+                return false;
+            }
+            container.resume();
+            return true;
+        }
     }
 
     private AtomicLong halfOpenings(String budget) {

@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -15,6 +16,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.listener.ContainerProperties;
@@ -187,5 +190,61 @@ class BudgetListenerPauserTests {
         pauser.pause(container, refusal());
 
         assertThat(pauser.pauses("stripe")).isEqualTo(1);
+    }
+    /**
+     * A resume racing a pause, on real threads: the breaker closed (another container's probe
+     * closed it) just as this container's refusal reached the pauser, and the periodic check runs
+     * meanwhile. The consumer thread is held right after the pauser recorded the pause and before
+     * the container's pause request takes effect (as a preempted thread would be), while the check
+     * runs on its own thread. The container must end resumed: without a lock around recording and
+     * requesting, the check resumed the not-yet-paused container and dropped the record, then the
+     * pause request landed with nothing left to resume it (paused for good with the budget closed).
+     */
+    @Test
+    void aResumeRacingAPauseNeverLeavesTheContainerPausedForGood() throws Exception {
+        CountDownLatch pausing = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        KafkaMessageListenerContainer<String, String> held =
+                new KafkaMessageListenerContainer<>(
+                        new DefaultKafkaConsumerFactory<>(Map.of()), new ContainerProperties("payment.charge")) {
+                    @Override
+                    public void pause() {
+                        pausing.countDown();
+                        awaitQuietly(proceed);
+                        super.pause();
+                    }
+                };
+        held.setBeanName("held");
+        assertThat(stripe.circuitBreaker().getState()).isEqualTo(State.CLOSED);
+
+        Thread consumer = new Thread(() -> pauser.pause(held, refusal()), "consumer");
+        consumer.start();
+        assertThat(pausing.await(30, TimeUnit.SECONDS)).isTrue();
+        Thread check = new Thread(pauser::check, "check");
+        check.start();
+        // The check either ran to its end or waits for the pause in progress.
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> !check.isAlive()
+                        || check.getState() == Thread.State.BLOCKED
+                        || check.getState() == Thread.State.WAITING);
+        proceed.countDown();
+        consumer.join();
+        check.join();
+
+        // As the next periodic check would: it resumes whatever the pauser still tracks.
+        pauser.check();
+        assertThat(held.isPauseRequested())
+                .as("paused with the budget closed, and no longer tracked by the pauser")
+                .isFalse();
+        assertThat(pauser.isPaused(held)).isFalse();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
     }
 }

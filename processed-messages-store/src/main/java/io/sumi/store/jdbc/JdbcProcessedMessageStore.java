@@ -157,8 +157,10 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
                 .filter(id -> !rows.containsKey(id))
                 .toList();
         if (!missing.isEmpty()) {
-            // A concurrent transaction committed these ids after our statement's snapshot (see
-            // PostgresLedgerDialect); a new statement sees them.
+            // Ids the claim did not return: on PostgreSQL every id a batch did not claim (its batch
+            // claim returns only what it claimed), and, anywhere, ids a concurrent transaction
+            // committed after our statement's snapshot (see PostgresLedgerDialect). A new statement
+            // sees them.
             rows.putAll(findAll(consumer, missing, completed));
         }
         List<ClaimResult> results = new ArrayList<>(requests.size());

@@ -335,6 +335,71 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
+    void batchClaimTakesOverExpiredLeasesAndReturnsTheHoldersRowsOfTheOthers() {
+        ClaimResult done = store.claim(consumer, request("done"), LEASE);
+        store.complete(done.message());
+        ClaimResult expired = store.claim(consumer, request("expired"), Duration.ofSeconds(1));
+        ClaimResult held = store.claim(consumer, request("held"), LEASE);
+        age(Duration.ofSeconds(2));
+
+        List<ClaimResult> results = store.claimAll(
+                consumer, List.of(request("held"), request("expired"), request("new"), request("done")), LEASE);
+
+        assertThat(results)
+                .extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.CLAIMED, ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE);
+        long token = results.get(2).message().claimToken();
+        assertThat(results.get(0).message()).as("the holder's row, untouched").satisfies(row -> {
+            assertThat(row.claimToken()).isEqualTo(held.message().claimToken());
+            assertThat(row.attempts()).isEqualTo(1);
+            assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
+        });
+        assertThat(results.get(1).message())
+                .as("taken over with this batch's token")
+                .satisfies(row -> {
+                    assertThat(row.claimToken())
+                            .isEqualTo(token)
+                            .isNotEqualTo(expired.message().claimToken());
+                    assertThat(row.attempts()).isEqualTo(2);
+                    assertThat(row.leaseUntil()).isCloseTo(Instant.now().plus(LEASE), within(1, ChronoUnit.MINUTES));
+                });
+        assertThat(results.get(3).message()).as("the completed row").satisfies(row -> {
+            assertThat(row.claimToken()).isEqualTo(done.message().claimToken());
+            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.fingerprint()).isEqualTo("fp-done");
+        });
+        assertThat(store.complete(expired.message()))
+                .as("the first holder lost it")
+                .isFalse();
+        assertThat(store.completeAll(consumer, token, List.of("expired", "new", "held", "done")))
+                .as("only the batch's own claims")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void batchClaimOfKeysThatAllExistAlreadyAnswersFromTheirRows() {
+        List<ClaimResult> first = store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE);
+        long token = first.get(0).message().claimToken();
+        store.completeAll(consumer, token, List.of("a", "c"));
+
+        List<ClaimResult> again = store.claimAll(consumer, List.of(request("c"), request("b"), request("a")), LEASE);
+
+        assertThat(again)
+                .extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE);
+        assertThat(again).extracting(result -> result.message().claimToken()).containsOnly(token);
+        assertThat(again).extracting(result -> result.message().messageId()).containsExactly("c", "b", "a");
+        List<ClaimResult> transactional = transactions.execute(
+                status -> store.claimAllCompleted(consumer, List.of(request("a"), request("b"), request("c"))));
+        assertThat(transactional)
+                .extracting(ClaimResult::outcome)
+                .containsExactly(ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE);
+        assertThat(store.find(consumer, "b").orElseThrow().attempts())
+                .as("a busy answer changes nothing")
+                .isEqualTo(1);
+    }
+
+    @Test
     void batchReleaseLetsEveryKeyBeClaimedAgain() {
         List<ClaimResult> results = store.claimAll(consumer, List.of(request("a"), request("b"), request("c")), LEASE);
         long token = results.get(0).message().claimToken();

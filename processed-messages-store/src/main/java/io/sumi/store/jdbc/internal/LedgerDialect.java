@@ -212,7 +212,9 @@ public abstract class LedgerDialect {
      * @param lease the lease to write (it ends at the database's now plus {@code lease}), or
      *     {@code null} to insert the rows {@code COMPLETED}
      * @return the rows the statement returned, by message id; an id may be missing when a
-     *     concurrent transaction committed it after the statement's snapshot was taken
+     *     concurrent transaction committed it after the statement's snapshot was taken, or, for a
+     *     dialect whose batch claim returns only the rows it claimed, when it claimed nothing; the
+     *     store reads missing ids with {@link #find}
      */
     public abstract Map<String, ProcessedMessage> claim(
             Connection connection,

@@ -15,12 +15,13 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * PostgreSQL: {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} claims, wrapped in a CTE that also
- * returns the existing row when the conflict was not taken over, so a failed claim costs no
- * second read.
+ * PostgreSQL: {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} claims. A single-id claim is
+ * wrapped in a CTE that also returns the existing row when the conflict was not taken over, so a
+ * failed claim costs no second read. A batch claim returns only the rows it claimed; the store
+ * reads the rest with {@link #find} (see {@code SQL_STATEMENT_CLAIM_MANY_LEASE} for why).
  *
- * <p>Race: the outer {@code SELECT} of the CTE reads the statement's snapshot. When another
- * transaction inserted the same key and committed after that snapshot was taken, {@code ON
+ * <p>Race: the outer {@code SELECT} of the single-id CTE reads the statement's snapshot. When
+ * another transaction inserted the same key and committed after that snapshot was taken, {@code ON
  * CONFLICT} (which waits for and sees that row) does nothing, but the outer {@code SELECT} cannot
  * see it either, and the id comes back missing. The store reads such ids again in a new statement.
  */
@@ -81,64 +82,68 @@ final class PostgresLedgerDialect extends LedgerDialect {
             """;
 
     /**
-     * Claims a batch with a lease, and returns the existing rows of the ids it did not claim.
-     * Parameters: message ids (array), fingerprints (array), consumer, claim token, lease in
-     * microseconds, consumer.
+     * Claims a batch with a lease, and returns only the rows it claimed (inserted or took over): the
+     * store reads the others (duplicates, live leases) with {@link #find}, only when there are any.
+     * Parameters: consumer, claim token, lease in microseconds, message ids (array), fingerprints
+     * (array).
      *
-     * <p>The existing rows are found by driving from the (small) input into the primary key: an
-     * {@code IN} / {@code NOT IN} form let the planner scan every row of the consumer when the table
-     * had no statistics yet (a new or truncated ledger), 18x slower for a batch of 100. {@code ORDER
-     * BY}: concurrent batches lock their rows in one order, so they cannot deadlock.
+     * <p>Why no read of the existing rows in the same statement (as the single-id claims do): such a
+     * read is a join of the input with the ledger, and PostgreSQL caches a <em>generic</em> plan of a
+     * prepared statement after five executions. On a table that was never analyzed (a new or
+     * truncated ledger) that plan was a scan of the consumer's whole key range, cached while the
+     * table was small and kept until the first {@code ANALYZE}: a batch of 100 new ids took 10 to 20
+     * times longer, growing with the ledger (docs/benchmarks.md, "Cold tables"). This statement reads
+     * the ledger only through {@code ON CONFLICT}'s arbiter index, one unique-key probe per id, so no
+     * plan of it can scan a range. {@code ORDER BY}: concurrent batches lock their rows in one order,
+     * so they cannot deadlock.
      */
     private static final String SQL_STATEMENT_CLAIM_MANY_LEASE = """
-            WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),
-            claimed AS (
-                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
-                                            first_seen_at, processed_at)
-                SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond'),
-                       1, i.fingerprint, statement_timestamp(), NULL
-                  FROM input i ORDER BY i.message_id
-                ON CONFLICT (consumer, message_id) DO UPDATE
-                   SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1
-                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
-                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
-                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
-            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
-                   first_seen_at, processed_at
-              FROM claimed
-            UNION ALL
-            SELECT t.consumer, t.message_id, t.status, t.claim_token, t.lease_until, t.attempts, t.fingerprint,
-                   t.last_error, t.first_seen_at, t.processed_at
-              FROM input i JOIN ${table} t ON t.consumer = ? AND t.message_id = i.message_id
-             WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)
+            INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                        first_seen_at, processed_at)
+            SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond'),
+                   1, i.fingerprint, statement_timestamp(), NULL
+              FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)
+             ORDER BY i.message_id
+            ON CONFLICT (consumer, message_id) DO UPDATE
+               SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1
+             WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+            RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                      pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at
             """;
 
     /**
      * {@link #SQL_STATEMENT_CLAIM_MANY_LEASE} for transactional mode: rows inserted or taken over as
-     * {@code COMPLETED}. Parameters: message ids (array), fingerprints (array), consumer, claim
-     * token, consumer.
+     * {@code COMPLETED}. Parameters: consumer, claim token, message ids (array), fingerprints (array).
      */
     private static final String SQL_STATEMENT_CLAIM_MANY_COMPLETED = """
-            WITH input AS (SELECT * FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)),
-            claimed AS (
-                INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
-                                            first_seen_at, processed_at)
-                SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, statement_timestamp(), statement_timestamp()
-                  FROM input i ORDER BY i.message_id
-                ON CONFLICT (consumer, message_id) DO UPDATE
-                   SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,
-                       attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at
-                 WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
-                RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
-                          pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)
-            SELECT consumer, message_id, status, claim_token, lease_until, attempts, fingerprint, last_error,
-                   first_seen_at, processed_at
-              FROM claimed
-            UNION ALL
+            INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
+                                        first_seen_at, processed_at)
+            SELECT ?, i.message_id, 'COMPLETED', ?, NULL, 1, i.fingerprint, statement_timestamp(), statement_timestamp()
+              FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)
+             ORDER BY i.message_id
+            ON CONFLICT (consumer, message_id) DO UPDATE
+               SET status = 'COMPLETED', claim_token = EXCLUDED.claim_token, lease_until = NULL,
+                   attempts = pm.attempts + 1, processed_at = EXCLUDED.processed_at
+             WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()
+            RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
+                      pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at
+            """;
+
+    /**
+     * Reads the rows of a list of ids: one unique-key probe per id. Parameters: message ids (array),
+     * consumer.
+     *
+     * <p>{@code OFFSET 0} keeps the lateral subquery from being merged into a join: merged, a generic
+     * plan made on a never-analyzed table scans the consumer's whole key range and filters the ids
+     * ({@code consumer = ? AND message_id = ANY(?)} does the same), which is what the batch claim
+     * avoids. Kept apart, its only condition is the full primary key of one id.
+     */
+    private static final String SQL_STATEMENT_FIND_MANY = """
             SELECT t.consumer, t.message_id, t.status, t.claim_token, t.lease_until, t.attempts, t.fingerprint,
                    t.last_error, t.first_seen_at, t.processed_at
-              FROM input i JOIN ${table} t ON t.consumer = ? AND t.message_id = i.message_id
-             WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.message_id = i.message_id)
+              FROM unnest(?::varchar[]) AS i(message_id)
+             CROSS JOIN LATERAL (
+                   SELECT * FROM ${table} p WHERE p.consumer = ? AND p.message_id = i.message_id OFFSET 0) t
             """;
 
     /**
@@ -156,10 +161,12 @@ final class PostgresLedgerDialect extends LedgerDialect {
 
     /**
      * One id (every record listener's complete, release and renew): an equality on the whole primary
-     * key, which every plan, generic or not, resolves through it. With the array form, the generic plan
-     * of a table analyzed while empty (and not since: autovacuum off or not yet run) read every
-     * in-progress row of the consumer through a bitmap AND of the partial lease index and the key's
-     * first column, once per record: a record-lease listener drained 190 records/s instead of thousands.
+     * key, so a plan can look the row up by it. With the array form, the generic plan of a table
+     * analyzed while empty (and not since: autovacuum off or not yet run) read the consumer's rows
+     * through a bitmap AND of the partial lease index and the key's first column, once per record.
+     * On such a table the planner may still pick the lease index (it holds only in-progress rows; the
+     * two cost the same without statistics), so this narrows the trap rather than closing it: the
+     * ledger needs autovacuum, as every PostgreSQL table does.
      */
     private static final String SQL_CONDITION_MESSAGE_ID_IS = "message_id = ?";
 
@@ -168,6 +175,7 @@ final class PostgresLedgerDialect extends LedgerDialect {
     private final String claimOneCompleted;
     private final String claimManyLease;
     private final String claimManyCompleted;
+    private final String findMany;
     private final String deleteCompleted;
 
     PostgresLedgerDialect(String table) {
@@ -176,6 +184,7 @@ final class PostgresLedgerDialect extends LedgerDialect {
         this.claimOneCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_ONE_COMPLETED, "table", table);
         this.claimManyLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_LEASE, "table", table);
         this.claimManyCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_COMPLETED, "table", table);
+        this.findMany = SqlTemplate.fill(SQL_STATEMENT_FIND_MANY, "table", table);
         this.deleteCompleted =
                 SqlTemplate.fill(SQL_STATEMENT_DELETE_COMPLETED_BEFORE, "table", table, "prunable", prunable());
     }
@@ -216,18 +225,30 @@ final class PostgresLedgerDialect extends LedgerDialect {
         try (PreparedStatement statement =
                 connection.prepareStatement(lease != null ? claimManyLease : claimManyCompleted)) {
             int i = 1;
-            statement.setArray(i++, idArray);
-            statement.setArray(i++, fingerprintArray);
             statement.setString(i++, consumer);
             statement.setLong(i++, claimToken);
             if (lease != null) {
                 statement.setLong(i++, micros(lease));
             }
-            statement.setString(i, consumer);
+            statement.setArray(i++, idArray);
+            statement.setArray(i, fingerprintArray);
             return readRows(statement);
         } finally {
             idArray.free();
             fingerprintArray.free();
+        }
+    }
+
+    @Override
+    public Map<String, ProcessedMessage> find(Connection connection, String consumer, Collection<String> messageIds)
+            throws SQLException {
+        Array idArray = connection.createArrayOf("varchar", messageIds.toArray(new String[0]));
+        try (PreparedStatement statement = connection.prepareStatement(findMany)) {
+            statement.setArray(1, idArray);
+            statement.setString(2, consumer);
+            return readRows(statement);
+        } finally {
+            idArray.free();
         }
     }
 
