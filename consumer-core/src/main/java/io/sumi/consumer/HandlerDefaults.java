@@ -1,9 +1,13 @@
 package io.sumi.consumer;
 
 import io.sumi.consumer.internal.Durations;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.util.ClassUtils;
 
 /**
  * What an {@link IdempotentHandler} attribute left at its default means ({@code sumi.consumer.*}
@@ -50,6 +54,41 @@ public record HandlerDefaults(
                 HandlerDefinition.DEFAULT_LEASE,
                 FingerprintMismatchPolicy.WARN,
                 HandlerDefinition.DEFAULT_KEY_HEADERS);
+    }
+
+    /**
+     * The definition of the {@link IdempotentHandler} method {@code method} of a listener bean:
+     * its annotation completed by these defaults, the consumer name defaulting to
+     * {@code listenerId} (the listener annotation's id, when it has one), else
+     * {@code Class.method}; the method's or class's {@code @Transactional} taken into account as
+     * {@link #resolve(IdempotentHandler, String, String, String)} says. Every listener binder
+     * resolves its methods with this, so an annotation means the same on every broker.
+     *
+     * @param targetClass the class of the bean the method is called on (may be a subclass of the declaring class)
+     * @param listenerId the id of the method's listener annotation, or {@code null} or blank for none
+     * @throws IllegalStateException if {@code method} has no {@code @IdempotentHandler}
+     * @throws IllegalArgumentException if the annotation is invalid (see {@link #resolve(IdempotentHandler, String, String, String)})
+     * @since 0.1.0
+     */
+    public HandlerDefinition resolve(Method method, Class<?> targetClass, @Nullable String listenerId) {
+        IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(method, IdempotentHandler.class);
+        if (annotation == null) {
+            throw new IllegalStateException("Not an @IdempotentHandler method: " + method);
+        }
+        String defaultConsumer = listenerId != null && !listenerId.isBlank()
+                ? listenerId
+                : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + method.getName();
+        // The method's own transaction may start inside Sumi's advice; AUTO must still mean
+        // "in the handler's transaction". One that names its manager may not be the ledger's.
+        Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(method, Transactional.class);
+        if (transactional == null) {
+            transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
+        }
+        return resolve(
+                annotation,
+                defaultConsumer,
+                transactional == null ? null : transactional.transactionManager(),
+                method.toString());
     }
 
     /**

@@ -25,6 +25,7 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
     static final String KAFKA_ADVISOR = "io.sumi.kafka.IdempotentHandlerAdvisor";
     static final String STREAM_POST_PROCESSOR = "io.sumi.stream.IdempotentFunctionPostProcessor";
     static final String RABBIT_ADVISOR = "io.sumi.rabbit.IdempotentRabbitHandlerAdvisor";
+    static final String JMS_ADVISOR = "io.sumi.jms.IdempotentJmsHandlerAdvisor";
 
     private final ConfigurableListableBeanFactory beanFactory;
 
@@ -37,11 +38,13 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
         boolean kafka = hasBean(KAFKA_ADVISOR);
         boolean stream = hasBean(STREAM_POST_PROCESSOR);
         boolean rabbit = hasBean(RABBIT_ADVISOR);
+        boolean jms = hasBean(JMS_ADVISOR);
         List<String> unbound = new ArrayList<>();
         for (Map.Entry<Method, Class<?>> handler : handlers().entrySet()) {
             Method method = handler.getKey();
             boolean functionBean = AnnotatedElementUtils.hasAnnotation(method, Bean.class);
-            boolean bound = functionBean ? stream : isRabbitHandler(method) ? rabbit : kafka;
+            boolean bound =
+                    functionBean ? stream : isRabbitHandler(method) ? rabbit : isJmsHandler(method) ? jms : kafka;
             if (!bound) {
                 unbound.add(ClassUtils.getQualifiedMethodName(method, handler.getValue()));
             }
@@ -51,6 +54,7 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
                     "@IdempotentHandler on " + unbound + " would be ignored: no Sumi binder handles it."
                             + " For @KafkaListener methods add io.sumi:sumi-binder-spring-kafka (with spring-kafka);"
                             + " for @RabbitListener methods io.sumi:sumi-binder-spring-amqp (with spring-rabbit);"
+                            + " for @JmsListener methods io.sumi:sumi-binder-spring-jms (with spring-jms);"
                             + " for Spring Cloud Stream function beans add io.sumi:sumi-binder-spring-cloud-stream"
                             + " (and check that sumi.* auto-configuration is not excluded)");
         }
@@ -66,6 +70,22 @@ class IdempotentHandlerVerifier implements SmartInitializingSingleton {
         }
         for (Class<?> type : method.getParameterTypes()) {
             if (type.getName().equals("org.springframework.amqp.core.Message")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A Spring JMS listener method, or one taking a JMS message: the JMS binder's (checked by name). */
+    static boolean isJmsHandler(Method method) {
+        for (java.lang.annotation.Annotation annotation : method.getAnnotations()) {
+            if (annotation.annotationType().getName().startsWith("org.springframework.jms.annotation.JmsListener")) {
+                return true;
+            }
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (type.getName().startsWith("jakarta.jms.")
+                    && type.getSimpleName().endsWith("Message")) {
                 return true;
             }
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.testing.TestDatabase;
+import java.lang.reflect.Method;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -48,6 +49,121 @@ class IdempotentHandlerVerifierTests {
                             .hasMessageContaining("Invalid lease")
                             .hasMessageContaining("five minutes");
                 });
+    }
+
+    @Test
+    void aJmsListenerMethodWithoutTheJmsBinderFailsStartUpNamingIt() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class, SumiJmsAutoConfiguration.class))
+                .withUserConfiguration(JmsHandlers.class)
+                .withClassLoader(new FilteredClassLoader("io.sumi.jms"))
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .hasMessageContaining("would be ignored")
+                            .hasMessageContaining("JmsListener.onMessage")
+                            .hasMessageContaining("sumi-binder-spring-jms");
+                });
+    }
+
+    @Test
+    void aJmsListenerMethodBesideTheKafkaBinderIsTheJmsBindersWhichValidatesIt() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class, SumiJmsAutoConfiguration.class))
+                .withUserConfiguration(JmsHandlers.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Method method = JmsHandlers.JmsListener.class.getMethod("onMessage", String.class);
+                    assertThat(io.sumi.kafka.IdempotentHandlerAdvisor.belongsToAnotherBinder(method))
+                            .isTrue();
+                    assertThat(io.sumi.jms.IdempotentJmsHandlerAdvisor.guards(method))
+                            .isTrue();
+                });
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        SumiAutoConfiguration.class, SumiKafkaAutoConfiguration.class, SumiJmsAutoConfiguration.class))
+                .withUserConfiguration(BadJmsHandlers.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).hasMessageContaining("Invalid lease");
+                });
+    }
+
+    @Test
+    void aJmsListenerThatAsksToKeepItsRepliesFailsStartUp() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class, SumiJmsAutoConfiguration.class))
+                .withUserConfiguration(ReplyingJmsHandlers.class)
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .hasMessageContaining("storeReply")
+                            .hasMessageContaining("JMS binder does not keep replies");
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReplyingJmsHandlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        ReplyingJmsListener replyingJmsListener() {
+            return new ReplyingJmsListener();
+        }
+
+        static class ReplyingJmsListener {
+            @org.springframework.jms.annotation.JmsListener(destination = "verifier.queue")
+            @IdempotentHandler(storeReply = true)
+            public String onMessage(String payload) {
+                return payload;
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class JmsHandlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        JmsListener jmsListener() {
+            return new JmsListener();
+        }
+
+        static class JmsListener {
+            @org.springframework.jms.annotation.JmsListener(destination = "verifier.queue")
+            @IdempotentHandler
+            public void onMessage(String payload) {}
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BadJmsHandlers {
+
+        @Bean(destroyMethod = "") // the shared test pool outlives this context
+        DataSource dataSource() {
+            return TestDatabase.H2.dataSource();
+        }
+
+        @Bean
+        BadJmsListener badJmsListener() {
+            return new BadJmsListener();
+        }
+
+        static class BadJmsListener {
+            @org.springframework.jms.annotation.JmsListener(destination = "verifier.queue")
+            @IdempotentHandler(lease = "five minutes")
+            public void onMessage(String payload) {}
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

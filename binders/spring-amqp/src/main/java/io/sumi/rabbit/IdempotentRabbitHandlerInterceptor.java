@@ -2,6 +2,7 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
@@ -18,8 +19,6 @@ import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -31,7 +30,6 @@ import org.springframework.amqp.rabbit.annotation.RabbitListeners;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -57,11 +55,8 @@ import org.springframework.util.function.SingletonSupplier;
  */
 public final class IdempotentRabbitHandlerInterceptor implements MethodInterceptor {
 
-    private final Supplier<IdempotentExecutor> executorSupplier;
-    private final Supplier<HandlerDefaults> defaults;
+    private final HandlerMethods methods;
     private final Supplier<MessageReplyCodec> replyCodec;
-    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
-    private volatile @Nullable IdempotentExecutor executor;
 
     public IdempotentRabbitHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -87,18 +82,12 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             Supplier<IdempotentExecutor> executor,
             Supplier<HandlerDefaults> defaults,
             Supplier<MessageReplyCodec> replyCodec) {
-        this.executorSupplier = executor;
-        this.defaults = defaults;
+        this.methods = new HandlerMethods(executor, defaults);
         this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
-        IdempotentExecutor current = executor;
-        if (current == null) {
-            current = executorSupplier.get();
-            executor = current;
-        }
-        return current;
+        return methods.executor();
     }
 
     @Override
@@ -232,31 +221,18 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return definitions.computeIfAbsent(method, m -> {
-            HandlerDefaults defaults = this.defaults.get();
-            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
-            if (annotation == null) {
-                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
-            }
-            RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
-            String defaultConsumer = listener != null && !listener.id().isBlank()
-                    ? listener.id()
-                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
-            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
-            if (transactional == null) {
-                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
-            }
-            HandlerDefinition definition = defaults.resolve(
-                    annotation,
-                    defaultConsumer,
-                    transactional == null ? null : transactional.transactionManager(),
-                    m.toString());
-            executor().keyResolver().validate(definition);
-            if (definition.storeReply()) {
-                RabbitReplies.checkReplying(m);
-            }
-            return definition;
-        });
+        return methods.definition(
+                method,
+                targetClass,
+                m -> {
+                    RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
+                    return listener != null ? listener.id() : null;
+                },
+                (m, definition) -> {
+                    if (definition.storeReply()) {
+                        RabbitReplies.checkReplying(m);
+                    }
+                });
     }
 
     private static @Nullable InboundMessage singleMessage(Object[] args) {

@@ -1,151 +1,48 @@
 package io.sumi.rabbit;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.internal.PeriodicCheck;
+import io.sumi.consumer.budget.ListenerContainerStopper;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Arrays;
-import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.context.SmartLifecycle;
 
 /**
  * Stops a Spring AMQP listener container while the budget its handler is bound to is exhausted,
  * and starts it again when the budget's breaker half-opens (or closes), as the Kafka binder pauses
- * and resumes its containers: a spent budget costs no loop of refused redeliveries and
- * dead-letters nothing. RabbitMQ has no pause: a stopped container cancels its consumers and the
- * broker keeps the queue's messages (the unacknowledged ones are requeued) for the other
- * consumers, or for this one when it starts again.
- *
- * <p>The container is stopped on a thread of this stopper, never on the consumer thread that saw
- * the refusal (a container waits for its consumer threads when it stops). A check every
- * {@code checkInterval} starts the containers of budgets whose breaker is {@code HALF_OPEN} or
- * {@code CLOSED} and whose refusal's {@link BudgetExhaustedException#retryAt() retryAt} has passed.
- * Counters {@code sumi.budget.pauses} and {@code sumi.budget.resumes} (tag {@code budget}), as the
- * Kafka binder's. Thread-safe.
+ * and resumes its containers (the bookkeeping is {@link ListenerContainerStopper}'s). RabbitMQ has
+ * no pause: a stopped container cancels its consumers and the broker keeps the queue's messages
+ * (the unacknowledged ones are requeued) for the other consumers, or for this one when it starts
+ * again. Counters {@code sumi.budget.pauses} and {@code sumi.budget.resumes} (tag {@code budget}).
+ * Thread-safe.
  */
-public class RabbitBudgetListenerStopper implements SmartLifecycle {
-
-    private static final Logger log = LoggerFactory.getLogger(RabbitBudgetListenerStopper.class);
-
-    /** The default period of the restart check. */
-    public static final Duration DEFAULT_CHECK_INTERVAL = Duration.ofSeconds(1);
-
-    private record Stopped(String budget, @Nullable Instant notBefore) {}
-
-    private final BudgetRegistry budgets;
-    private final PeriodicCheck checks;
-    private final MeterRegistry meterRegistry;
-    private final Map<AbstractMessageListenerContainer, Stopped> stopped = new ConcurrentHashMap<>();
-    private final Map<String, AtomicLong> stops = new ConcurrentHashMap<>();
-    private final Map<String, AtomicLong> starts = new ConcurrentHashMap<>();
+public class RabbitBudgetListenerStopper extends ListenerContainerStopper<AbstractMessageListenerContainer>
+        implements SmartLifecycle {
 
     public RabbitBudgetListenerStopper(
             BudgetRegistry budgets, Duration checkInterval, @Nullable MeterRegistry meterRegistry) {
-        this.budgets = Objects.requireNonNull(budgets, "budgets");
-        this.checks = new PeriodicCheck("sumi-rabbit-budget-stopper", checkInterval, this::check);
-        this.meterRegistry = meterRegistry != null ? meterRegistry : new CompositeMeterRegistry();
-    }
-
-    /** Stops {@code container} (asynchronously) until the refusing budget can take calls again. */
-    public void stop(AbstractMessageListenerContainer container, BudgetExhaustedException refusal) {
-        Budget budget = budgets.find(refusal.budget()).orElse(null);
-        CircuitBreaker.State state = budget != null ? budget.refresh() : CircuitBreaker.State.OPEN;
-        Instant notBefore =
-                state == CircuitBreaker.State.CLOSED ? refusal.retryAt().orElse(null) : null;
-        if (stopped.putIfAbsent(container, new Stopped(refusal.budget(), notBefore)) != null) {
-            return;
-        }
-        count(stops, "sumi.budget.pauses", refusal.budget());
-        log.warn(
-                "Stopping the Rabbit listener container of queue(s) {}: budget '{}' refused a call ({}); starting it again"
-                        + " when the budget can take calls{}",
-                Arrays.toString(container.getQueueNames()),
-                refusal.budget(),
-                refusal.reason(),
-                refusal.retryAt().map(at -> ", due " + at).orElse(""));
-        checks.runInBackground(container::stop);
-    }
-
-    /** Starts the stopped containers whose budget can take calls. */
-    public void check() {
-        stopped.forEach((container, entry) -> {
-            Budget budget = budgets.find(entry.budget()).orElse(null);
-            if (budget == null) {
-                return;
-            }
-            CircuitBreaker.State state = budget.refresh();
-            if (state != CircuitBreaker.State.HALF_OPEN && state != CircuitBreaker.State.CLOSED) {
-                return;
-            }
-            if (entry.notBefore() != null && budget.now().isBefore(entry.notBefore())) {
-                return;
-            }
-            if (container.isRunning()) {
-                return; // still stopping: the next check starts it
-            }
-            if (stopped.remove(container, entry)) {
-                container.start();
-                count(starts, "sumi.budget.resumes", entry.budget());
-                log.info(
-                        "Started the Rabbit listener container of queue(s) {} again: budget '{}' is {}",
-                        Arrays.toString(container.getQueueNames()),
-                        entry.budget(),
-                        state);
-            }
-        });
-    }
-
-    /** Whether {@code container} is stopped by this stopper. */
-    public boolean isStopped(AbstractMessageListenerContainer container) {
-        return stopped.containsKey(container);
-    }
-
-    /** How many times a container was stopped for {@code budget}. */
-    public long stops(String budget) {
-        AtomicLong count = stops.get(budget);
-        return count == null ? 0 : count.get();
-    }
-
-    /** How many times a container stopped for {@code budget} was started again. */
-    public long starts(String budget) {
-        AtomicLong count = starts.get(budget);
-        return count == null ? 0 : count.get();
-    }
-
-    private void count(Map<String, AtomicLong> counts, String meter, String budget) {
-        counts.computeIfAbsent(budget, b -> new AtomicLong()).incrementAndGet();
-        Counter.builder(meter)
-                .description("Listener containers paused (stopped) or resumed (started) for a budget")
-                .tag("budget", budget)
-                .register(meterRegistry)
-                .increment();
+        super(budgets, checkInterval, meterRegistry, "sumi-rabbit-budget-stopper");
     }
 
     @Override
-    public void start() {
-        checks.start();
+    protected void stopContainer(AbstractMessageListenerContainer container) {
+        container.stop();
     }
 
     @Override
-    public void stop() {
-        checks.stop();
+    protected void startContainer(AbstractMessageListenerContainer container) {
+        container.start();
     }
 
     @Override
-    public boolean isRunning() {
-        return checks.isRunning();
+    protected boolean isContainerRunning(AbstractMessageListenerContainer container) {
+        return container.isRunning();
+    }
+
+    @Override
+    protected String describe(AbstractMessageListenerContainer container) {
+        return "the Rabbit listener container of queue(s) " + Arrays.toString(container.getQueueNames());
     }
 }

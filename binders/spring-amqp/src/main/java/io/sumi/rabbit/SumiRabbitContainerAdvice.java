@@ -3,12 +3,7 @@ package io.sumi.rabbit;
 import com.rabbitmq.client.Channel;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
-import io.sumi.consumer.exception.FingerprintMismatchException;
-import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
-import io.sumi.consumer.exception.MessageBusyException;
-import io.sumi.consumer.exception.MissingIdempotencyKeyException;
-import io.sumi.consumer.exception.ReconciliationRequiredException;
-import io.sumi.consumer.exception.ReplyTooLargeException;
+import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.io.IOException;
 import java.time.Duration;
@@ -165,30 +160,11 @@ public final class SumiRabbitContainerAdvice {
 
     /** Sumi's exception in {@code failure}'s cause chain (a batch failure caused by one included), or {@code null}. */
     static @Nullable RuntimeException verdict(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof BatchFailedException batch) {
-                return isSumi(batch.getCause()) ? batch : null;
-            }
-            if (isSumi(t)) {
-                return (RuntimeException) t;
-            }
-        }
-        return null;
-    }
-
-    private static boolean isSumi(@Nullable Throwable t) {
-        return rejected(t) || retried(t) || t instanceof BudgetExhaustedException;
+        return Verdict.find(failure);
     }
 
     private static boolean rejected(@Nullable Throwable t) {
-        return t instanceof MissingIdempotencyKeyException
-                || t instanceof InvalidIdempotencyKeyException
-                || t instanceof FingerprintMismatchException
-                || t instanceof ReplyTooLargeException;
-    }
-
-    private static boolean retried(@Nullable Throwable t) {
-        return t instanceof MessageBusyException || t instanceof ReconciliationRequiredException;
+        return Verdict.of(t) == Verdict.REJECT;
     }
 
     private void act(RuntimeException verdict, @Nullable Channel channel, Object data) throws IOException {

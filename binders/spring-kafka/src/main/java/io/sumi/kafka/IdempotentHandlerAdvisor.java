@@ -46,28 +46,42 @@ public final class IdempotentHandlerAdvisor extends AbstractPointcutAdvisor {
                 });
     }
 
-    /** Spring AMQP's listener annotations and message type, by name: this binder does not depend on Spring AMQP. */
-    private static final Set<String> RABBIT_LISTENER_ANNOTATIONS = Set.of(
+    /**
+     * The listener annotations of the other broker binders (Spring AMQP, Spring JMS), by name:
+     * this binder depends on neither.
+     */
+    private static final Set<String> OTHER_LISTENER_ANNOTATIONS = Set.of(
             "org.springframework.amqp.rabbit.annotation.RabbitListener",
             "org.springframework.amqp.rabbit.annotation.RabbitListeners",
-            "org.springframework.amqp.rabbit.annotation.RabbitHandler");
+            "org.springframework.amqp.rabbit.annotation.RabbitHandler",
+            "org.springframework.jms.annotation.JmsListener",
+            "org.springframework.jms.annotation.JmsListeners");
 
-    private static final String AMQP_MESSAGE = "org.springframework.amqp.core.Message";
+    /** The other brokers' message types: Spring AMQP's, and JMS's. */
+    private static final Set<String> OTHER_MESSAGE_TYPES = Set.of(
+            "org.springframework.amqp.core.Message",
+            "jakarta.jms.Message",
+            "jakarta.jms.TextMessage",
+            "jakarta.jms.BytesMessage",
+            "jakarta.jms.MapMessage",
+            "jakarta.jms.ObjectMessage",
+            "jakarta.jms.StreamMessage");
 
     /**
      * Whether another Sumi binder guards {@code method}: a Spring AMQP listener
      * ({@code @RabbitListener}, {@code @RabbitHandler}) or a method taking an AMQP {@code Message}
-     * belongs to the Spring AMQP binder, so that an application with both binders claims each
+     * belongs to the Spring AMQP binder, a {@code @JmsListener} method or a method taking a JMS
+     * message to the Spring JMS binder, so that an application with several binders claims each
      * message once.
      */
     public static boolean belongsToAnotherBinder(Method method) {
         for (Annotation annotation : method.getAnnotations()) {
-            if (RABBIT_LISTENER_ANNOTATIONS.contains(annotation.annotationType().getName())) {
+            if (OTHER_LISTENER_ANNOTATIONS.contains(annotation.annotationType().getName())) {
                 return true;
             }
         }
         for (Class<?> type : method.getParameterTypes()) {
-            if (type.getName().equals(AMQP_MESSAGE)) {
+            if (OTHER_MESSAGE_TYPES.contains(type.getName())) {
                 return true;
             }
         }

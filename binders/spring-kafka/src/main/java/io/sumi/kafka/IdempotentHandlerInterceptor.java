@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
@@ -22,7 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -38,7 +38,6 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.messaging.Message;
-import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -64,11 +63,8 @@ import org.springframework.util.function.SingletonSupplier;
  */
 public final class IdempotentHandlerInterceptor implements MethodInterceptor {
 
-    private final Supplier<IdempotentExecutor> executorSupplier;
-    private final Supplier<HandlerDefaults> defaults;
+    private final HandlerMethods methods;
     private final Supplier<MessageReplyCodec> replyCodec;
-    private final Map<Method, HandlerDefinition> definitions = new ConcurrentHashMap<>();
-    private volatile @Nullable IdempotentExecutor executor;
 
     public IdempotentHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -94,18 +90,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             Supplier<IdempotentExecutor> executor,
             Supplier<HandlerDefaults> defaults,
             Supplier<MessageReplyCodec> replyCodec) {
-        this.executorSupplier = executor;
-        this.defaults = defaults;
+        this.methods = new HandlerMethods(executor, defaults);
         this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
     private IdempotentExecutor executor() {
-        IdempotentExecutor current = executor;
-        if (current == null) {
-            current = executorSupplier.get();
-            executor = current;
-        }
-        return current;
+        return methods.executor();
     }
 
     @Override
@@ -250,35 +240,18 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
     public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return definitions.computeIfAbsent(method, m -> {
-            HandlerDefaults defaults = this.defaults.get();
-            IdempotentHandler annotation = AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class);
-            if (annotation == null) {
-                throw new IllegalStateException("Not an @IdempotentHandler method: " + m);
-            }
-            String defaultConsumer;
-            KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-            defaultConsumer = listener != null && !listener.id().isBlank()
-                    ? listener.id()
-                    : ClassUtils.getUserClass(targetClass).getSimpleName() + "." + m.getName();
-            // The method's own transaction may start inside Sumi's advice; AUTO must still mean
-            // "in the handler's transaction".
-            // A @Transactional that names its manager may not be the ledger's (issue 8, defect 3).
-            Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(m, Transactional.class);
-            if (transactional == null) {
-                transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
-            }
-            HandlerDefinition definition = defaults.resolve(
-                    annotation,
-                    defaultConsumer,
-                    transactional == null ? null : transactional.transactionManager(),
-                    m.toString());
-            executor().keyResolver().validate(definition);
-            if (definition.storeReply()) {
-                KafkaReplies.checkReplying(m);
-            }
-            return definition;
-        });
+        return methods.definition(
+                method,
+                targetClass,
+                m -> {
+                    KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
+                    return listener != null ? listener.id() : null;
+                },
+                (m, definition) -> {
+                    if (definition.storeReply()) {
+                        KafkaReplies.checkReplying(m);
+                    }
+                });
     }
 
     private static @Nullable InboundMessage singleMessage(Object[] args) {

@@ -1,0 +1,238 @@
+package io.sumi.jms;
+
+import io.sumi.consumer.HandlerDefaults;
+import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerMethods;
+import io.sumi.consumer.IdempotencyContext;
+import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.exception.Verdict;
+import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.jms.internal.CurrentJmsDelivery;
+import jakarta.jms.Message;
+import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.jms.annotation.JmsListener;
+import org.springframework.jms.annotation.JmsListeners;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs {@link IdempotentHandler} methods of Spring JMS listeners through the
+ * {@link IdempotentExecutor}.
+ *
+ * <p>The message is found, in order: for the {@code @JmsListener} method the container invokes
+ * (not nested in another guarded call), the JMS message the container is delivering on this
+ * thread (recorded by Sumi's listener wrapper, {@link SumiJmsMessageListener}, so any parameter
+ * style works: a {@code jakarta.jms.Message} or {@code TextMessage}, a messaging
+ * {@code Message<?>}, a payload with {@code @Header}s, a payload alone); then, for every method, a
+ * JMS {@link Message} argument, then a messaging {@code Message<?>} argument. JMS listeners have no
+ * batches: one message per call.
+ *
+ * <p>Failures are left to the listener wrapper, which turns Sumi's exceptions into what the JMS
+ * session understands (docs/jms.md).
+ */
+public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor {
+
+    private final HandlerMethods methods;
+
+    public IdempotentJmsHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
+        this(() -> executor, () -> defaults);
+    }
+
+    /**
+     * An interceptor that looks its executor and defaults up on first use, so that creating the
+     * advisor (which the auto-proxy creator does early) creates neither the ledger's DataSource nor
+     * the configuration properties early.
+     */
+    public IdempotentJmsHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
+        this.methods = new HandlerMethods(executor, defaults);
+    }
+
+    private IdempotentExecutor executor() {
+        return methods.executor();
+    }
+
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Class<?> targetClass = target != null
+                ? AopUtils.getTargetClass(target)
+                : invocation.getMethod().getDeclaringClass();
+        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
+
+        // The delivery on the thread belongs to the listener method the container invokes, not to
+        // another annotated method that listener calls (that one is guarded with its own message).
+        boolean listenerInvocation = isListenerMethod(invocation.getMethod())
+                && IdempotencyContext.find().isEmpty();
+        if (listenerInvocation) {
+            Message current = CurrentJmsDelivery.message();
+            if (current != null) {
+                return invokeForDelivery(invocation, definition, current);
+            }
+        }
+        InboundMessage message = singleMessage(invocation.getArguments());
+        if (message == null) {
+            throw new IllegalStateException("@IdempotentHandler method "
+                    + ClassUtils.getQualifiedMethodName(invocation.getMethod())
+                    + " was called without a message: "
+                    + (listenerInvocation
+                            ? "Sumi's listener wrapper must be on its listener container (the starter puts it on every"
+                                    + " container a JmsListenerContainerFactory creates), or give it a jakarta.jms.Message parameter"
+                            : "it is not the @JmsListener method the container invokes, so its key must come from its own"
+                                    + " arguments; give it a jakarta.jms.Message parameter, or put @IdempotentHandler on the"
+                                    + " @JmsListener method"));
+        }
+        return executor()
+                .execute(definition, message, () -> proceed(invocation))
+                .value();
+    }
+
+    /**
+     * Runs the listener method for the delivery on this thread; a refusal before the method ran is
+     * recorded as the delivery's own, for the listener wrapper to settle.
+     */
+    private @Nullable Object invokeForDelivery(
+            MethodInvocation invocation, HandlerDefinition definition, Message current) throws Exception {
+        boolean[] ran = {false};
+        try {
+            return executor()
+                    .execute(definition, new JmsInboundMessage(current), () -> {
+                        ran[0] = true;
+                        return proceed(invocation);
+                    })
+                    .value();
+        } catch (RuntimeException ex) {
+            if (!ran[0] && Verdict.of(ex) != null) {
+                CurrentJmsDelivery.refusedAtEntry(ex);
+            }
+            throw ex;
+        }
+    }
+
+    /** Whether the listener container invokes {@code method} itself: a {@code @JmsListener} method. */
+    public static boolean isListenerMethod(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, JmsListener.class)
+                || AnnotatedElementUtils.hasAnnotation(method, JmsListeners.class);
+    }
+
+    /** Whether {@code method} takes a JMS {@link Message} (or a subtype). */
+    public static boolean hasJmsMessageParameter(Method method) {
+        for (Class<?> type : method.getParameterTypes()) {
+            if (Message.class.isAssignableFrom(type)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Checks at start-up that an annotated method can find its message: a listener method always
+     * can (through the container's delivery); any other method needs a JMS {@link Message} or a
+     * messaging {@code Message} parameter.
+     *
+     * @throws IllegalStateException if it cannot, with what to do
+     */
+    public static void checkMessageSource(Method method) {
+        if (isListenerMethod(method) || hasJmsMessageParameter(method)) {
+            return;
+        }
+        for (Class<?> type : method.getParameterTypes()) {
+            if (org.springframework.messaging.Message.class.isAssignableFrom(type)) {
+                return;
+            }
+        }
+        throw new IllegalStateException(
+                "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
+                        + " is not a @JmsListener method and has no message parameter, so Sumi cannot tell which message it"
+                        + " guards. Give it a jakarta.jms.Message parameter, or put @IdempotentHandler on the @JmsListener method");
+    }
+
+    /**
+     * The definition of an annotated method: its annotation, completed by the defaults. The
+     * consumer name defaults to the {@code @JmsListener} id, else {@code Class.method}.
+     *
+     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
+     * @throws IllegalStateException if it asks to keep replies ({@code storeReply}), which this binder does not
+     */
+    public HandlerDefinition definition(Method method, Class<?> targetClass) {
+        return methods.definition(
+                method,
+                targetClass,
+                m -> {
+                    JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(m, JmsListener.class);
+                    return listener != null ? listener.id() : null;
+                },
+                (m, definition) -> {
+                    if (definition.storeReply()) {
+                        throw new IllegalStateException("@IdempotentHandler(storeReply = true) on "
+                                + ClassUtils.getQualifiedMethodName(m)
+                                + ": the JMS binder does not keep replies (a duplicate's reply is not sent again,"
+                                + " docs/jms.md); drop storeReply");
+                    }
+                });
+    }
+
+    private static @Nullable InboundMessage singleMessage(Object[] args) {
+        for (Object arg : args) {
+            if (arg instanceof Message message) {
+                return new JmsInboundMessage(message);
+            }
+        }
+        for (Object arg : args) {
+            if (arg instanceof org.springframework.messaging.Message<?> message) {
+                return new JmsMappedMessage(new SpringMessageInboundMessage(message));
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A messaging {@code Message} made from a JMS message by Spring's header mapper (properties
+     * under their own names): header names are looked up as {@link JmsPropertyNames} says.
+     */
+    private record JmsMappedMessage(SpringMessageInboundMessage delegate) implements InboundMessage {
+
+        @Override
+        public Object source() {
+            return delegate.source();
+        }
+
+        @Override
+        public @Nullable Object payload() {
+            return delegate.payload();
+        }
+
+        @Override
+        public @Nullable Object header(String name) {
+            return JmsPropertyNames.lookup(name, delegate::header);
+        }
+
+        @Override
+        public Map<String, @Nullable Object> headers() {
+            return delegate.headers();
+        }
+
+        @Override
+        public @Nullable String fingerprint() {
+            return delegate.fingerprint();
+        }
+    }
+
+    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
+        try {
+            return invocation.proceed();
+        } catch (Exception | Error ex) {
+            throw ex;
+        } catch (Throwable ex) {
+            throw new UndeclaredThrowableException(ex);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.sumi.consumer.exception;
+
+import io.sumi.consumer.budget.BudgetExhaustedException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a broker binder does with a message Sumi refused, by the exception Sumi raised. Shared by
+ * the binders of queue brokers (RabbitMQ, JMS), so that a refusal means the same on each:
+ * <ul>
+ *   <li>{@link #REJECT}: no key, an invalid key, a rejected fingerprint, a reply too large to
+ *   keep. Delivering it again cannot succeed: dead-letter it at once.</li>
+ *   <li>{@link #BUSY}: another consumer holds a live lease on the key. Deliver it again after a
+ *   wait (the holder completes it, then it is a duplicate, or lets it go).</li>
+ *   <li>{@link #RECONCILE}: the ledger row awaits an operator's reconciliation. Deliver it again
+ *   after a wait; it is not run until reconciled.</li>
+ *   <li>{@link #BUDGET}: the handler's budget is spent. Stop consuming until the budget can take
+ *   calls, then deliver it again.</li>
+ * </ul>
+ *
+ * @since 0.1.0
+ */
+public enum Verdict {
+    REJECT,
+    BUSY,
+    RECONCILE,
+    BUDGET;
+
+    /** The verdict for {@code t} itself (not its causes), or {@code null} if it is not Sumi's refusal. */
+    public static @Nullable Verdict of(@Nullable Throwable t) {
+        if (t instanceof MissingIdempotencyKeyException
+                || t instanceof InvalidIdempotencyKeyException
+                || t instanceof FingerprintMismatchException
+                || t instanceof ReplyTooLargeException) {
+            return REJECT;
+        }
+        if (t instanceof MessageBusyException) {
+            return BUSY;
+        }
+        if (t instanceof ReconciliationRequiredException) {
+            return RECONCILE;
+        }
+        if (t instanceof BudgetExhaustedException) {
+            return BUDGET;
+        }
+        return null;
+    }
+
+    /**
+     * Sumi's refusal in {@code failure}'s cause chain (a listener adapter wraps it), or
+     * {@code null} if the failure is the handler's own. A {@link BatchFailedException} ends the
+     * search: what failed is its cause, the batch's message at its index.
+     */
+    public static @Nullable RuntimeException find(@Nullable Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof BatchFailedException batch) {
+                return of(batch.getCause()) != null ? batch : null;
+            }
+            if (of(t) != null) {
+                return (RuntimeException) t;
+            }
+        }
+        return null;
+    }
+
+    /** Whether redelivering the message may succeed later (everything but {@link #REJECT}). */
+    public boolean redeliver() {
+        return this != REJECT;
+    }
+}
