@@ -228,7 +228,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         second.headers().add("request-id", "r2".getBytes(StandardCharsets.UTF_8));
         send(List.of(first, second));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> keyed("quote.out", key).size() == 2);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> keyed("quote.out", key).size() == 2);
         List<Message<?>> outputs = keyed("quote.out", key);
         assertThat(effects.count("quote:" + key)).isEqualTo(1);
         assertThat(count("quote", "duplicate")).isEqualTo(1);
@@ -246,7 +247,8 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         String key = RUN + "-quote-message";
         send(List.of(record("quoteMessage.topic", key, "tea"), record("quoteMessage.topic", key, "tea")));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> keyed("quoteMessage.out", key).size() == 2);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> keyed("quoteMessage.out", key).size() == 2);
         List<Message<?>> outputs = keyed("quoteMessage.out", key);
         assertThat(effects.count("quoteMessage:" + key)).isEqualTo(1);
         assertThat(payload(outputs.get(1))).isEqualTo(payload(outputs.get(0))).startsWith("TEA#");

@@ -57,16 +57,18 @@ class ReplyTypeTests {
         Object decoded = codec.decode(
                 codec.encode(new Quote("tea", 3)).stored(),
                 IdempotentFunctionPostProcessor.replyType(output(Untyped.class)));
-        assertThat(decoded).isInstanceOfSatisfying(byte[].class, bytes -> assertThat(
-                        new String(bytes, StandardCharsets.UTF_8))
-                .contains("\"item\":\"tea\""));
+        assertThat(decoded)
+                .isInstanceOfSatisfying(
+                        byte[].class,
+                        bytes -> assertThat(new String(bytes, StandardCharsets.UTF_8))
+                                .contains("\"item\":\"tea\""));
         Object decodedMessage = codec.decode(
                 codec.encode(MessageBuilder.withPayload(new Quote("tea", 3)).build())
                         .stored(),
                 IdempotentFunctionPostProcessor.replyType(output(UntypedMessage.class)));
         assertThat(decodedMessage)
-                .isInstanceOfSatisfying(Message.class, kept -> assertThat(kept.getPayload())
-                        .isInstanceOf(byte[].class));
+                .isInstanceOfSatisfying(
+                        Message.class, kept -> assertThat(kept.getPayload()).isInstanceOf(byte[].class));
         // Text stays text whatever the declaration.
         assertThat(codec.decode(
                         codec.encode("tea").stored(), IdempotentFunctionPostProcessor.replyType(output(Untyped.class))))

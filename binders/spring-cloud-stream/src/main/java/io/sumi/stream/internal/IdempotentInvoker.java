@@ -104,8 +104,8 @@ public final class IdempotentInvoker {
             StreamSettings settings,
             @Nullable Replies replies) {
         if (definition.storeReply() && replies == null) {
-            throw new IllegalArgumentException("The function '" + beanName + "' keeps its replies (storeReply)"
-                    + " but was given no reply codec");
+            throw new IllegalArgumentException(
+                    "The function '" + beanName + "' keeps its replies (storeReply)" + " but was given no reply codec");
         }
         this.beanName = beanName;
         this.definition = definition;
