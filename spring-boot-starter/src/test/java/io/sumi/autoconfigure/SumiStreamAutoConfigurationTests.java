@@ -6,6 +6,7 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.stream.IdempotentFunctionPostProcessor;
 import io.sumi.stream.StreamSettings;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -60,16 +61,34 @@ class SumiStreamAutoConfigurationTests {
                         .hasMessageContaining("lease"));
     }
 
-    /** storeReply is not supported on functions yet: refused at start-up, never silently ignored. */
+    /** storeReply keeps a Function's output (docs/replies.md): the function is wrapped and starts. */
     @Test
-    void storeReplyOnAFunctionFailsStartUpInsteadOfBeingIgnored() {
-        runner.withUserConfiguration(ReplyingFunction.class)
+    void storeReplyOnAFunctionIsWrapped() {
+        runner.withUserConfiguration(ReplyingFunction.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean("quote").getClass().getSimpleName()).isEqualTo("IdempotentFunction");
+        });
+    }
+
+    /** A Consumer has no output to keep: refused at start-up, never silently ignored. */
+    @Test
+    void storeReplyOnAConsumerFailsStartUpInsteadOfBeingIgnored() {
+        runner.withUserConfiguration(ReplyingConsumer.class)
                 .run(context -> assertThat(context)
                         .hasFailed()
                         .getFailure()
-                        .hasMessageContaining("storeReply is not supported on Spring Cloud Stream functions"));
-        runner.withUserConfiguration(Functions.class)
-                .run(context -> assertThat(context).hasNotFailed());
+                        .hasMessageContaining("Invalid @IdempotentHandler")
+                        .hasMessageContaining("a Consumer has no output"));
+    }
+
+    /** A batch Function with storeReply is refused (a batch has no one key for its output), as Kafka refuses batch listeners. */
+    @Test
+    void storeReplyOnABatchFunctionFailsStartUp() {
+        runner.withUserConfiguration(ReplyingBatchFunction.class)
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("batch Functions are not supported"));
     }
 
     @Test
@@ -138,6 +157,26 @@ class SumiStreamAutoConfigurationTests {
         @IdempotentHandler(storeReply = true)
         Function<String, String> quote() {
             return String::toUpperCase;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReplyingConsumer {
+
+        @Bean
+        @IdempotentHandler(storeReply = true)
+        Consumer<String> quote() {
+            return payload -> {};
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReplyingBatchFunction {
+
+        @Bean
+        @IdempotentHandler(storeReply = true)
+        Function<List<String>, String> quote() {
+            return payloads -> String.join(",", payloads);
         }
     }
 

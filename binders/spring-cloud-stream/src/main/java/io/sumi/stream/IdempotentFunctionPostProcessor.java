@@ -5,11 +5,13 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.MessageKeyResolver;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.stream.internal.IdempotentConsumer;
 import io.sumi.stream.internal.IdempotentFunction;
 import io.sumi.stream.internal.IdempotentInvoker;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.Type;
 import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,7 +55,10 @@ import org.springframework.util.ClassUtils;
  * reads it from the bean definition, so payloads are converted as before.
  *
  * <p>Supported inputs: {@code T}, {@code Message<T>}, and for batch bindings {@code List<T>} and
- * {@code Message<List<T>>} (consumers only; each batch is claimed in one round trip). Reactive
+ * {@code Message<List<T>>} (consumers only; each batch is claimed in one round trip).
+ * {@code storeReply} (docs/replies.md) is for {@code Function} beans: the output is kept with the
+ * ledger row and a duplicate's output is the kept one, read back as the function's declared output
+ * type; on a {@code Consumer} it is refused at start-up. Reactive
  * functions ({@code Flux}, {@code Mono}), suppliers and bi-functions are rejected at start-up with
  * a clear error, as is an invalid annotation (bad lease or key expression).
  *
@@ -65,6 +70,7 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
     private final Supplier<IdempotentExecutor> executor;
     private final Supplier<HandlerDefaults> defaults;
     private final Supplier<StreamSettings> settings;
+    private final Supplier<MessageReplyCodec> replyCodec;
     private @Nullable ConfigurableListableBeanFactory beanFactory;
     private final Map<String, String> functionBudgets = new ConcurrentHashMap<>();
 
@@ -82,9 +88,34 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             Supplier<IdempotentExecutor> executor,
             Supplier<HandlerDefaults> defaults,
             Supplier<StreamSettings> settings) {
+        this(executor, defaults, settings, IdempotentFunctionPostProcessor::replyCodec);
+    }
+
+    /**
+     * @param replyCodec how functions that keep their replies ({@code storeReply}) keep them,
+     *     looked up when the first such function is wrapped ({@link #replyCodec()} by default)
+     * @since 0.1.0
+     */
+    public IdempotentFunctionPostProcessor(
+            Supplier<IdempotentExecutor> executor,
+            Supplier<HandlerDefaults> defaults,
+            Supplier<StreamSettings> settings,
+            Supplier<MessageReplyCodec> replyCodec) {
         this.executor = memoize(executor);
         this.defaults = defaults;
         this.settings = memoize(settings);
+        this.replyCodec = memoize(replyCodec);
+    }
+
+    /**
+     * The default codec of kept function outputs: Spring's Jackson converter for outputs that are
+     * neither {@code String} nor {@code byte[]} when Jackson 3 is present; the headers of a kept
+     * {@code Message} output that belong to the input or the transport ({@code kafka_*},
+     * {@code amqp_*}, {@code id}, {@code timestamp}) are dropped, so a duplicate's output gets the
+     * new input's.
+     */
+    public static MessageReplyCodec replyCodec() {
+        return MessageReplyCodec.withDefaultConverter("kafka_", "amqp_");
     }
 
     @Override
@@ -116,18 +147,25 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             return bean;
         }
         try {
-            if (annotated.annotation().storeReply()) {
-                // Refused, never ignored: a Function's duplicate would still send nothing downstream.
-                throw new IllegalStateException("storeReply is not supported on Spring Cloud Stream functions yet"
-                        + " (a duplicate's output is not sent again); it is supported on @KafkaListener and @RabbitListener"
-                        + " methods (docs/replies.md). Remove storeReply, or answer requests from such a listener");
+            boolean storeReply = annotated.annotation().storeReply();
+            if (storeReply && !function) {
+                // Refused, never ignored: a Consumer has no output to keep or to send again.
+                throw new IllegalStateException("storeReply keeps a function's output for duplicates, but a Consumer"
+                        + " has no output: make it a Function, or drop storeReply");
             }
             ResolvableType functionType = annotated.type().as(function ? Function.class : Consumer.class);
             checkInput(functionType.getGeneric(0), function);
             HandlerDefinition definition =
                     defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
             new MessageKeyResolver().validate(definition);
-            IdempotentInvoker invoker = new IdempotentInvoker(beanName, definition, executor, settings.get());
+            IdempotentInvoker invoker = new IdempotentInvoker(
+                    beanName,
+                    definition,
+                    executor,
+                    settings.get(),
+                    storeReply
+                            ? new IdempotentInvoker.Replies(replyCodec.get(), replyType(functionType.getGeneric(1)))
+                            : null);
             if (!annotated.annotation().budget().isBlank()) {
                 functionBudgets.put(beanName, annotated.annotation().budget());
             }
@@ -197,6 +235,23 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             throw new IllegalStateException("batch Functions are not supported (a batch has no one key for its output):"
                     + " use a batch Consumer that sends its results with StreamBridge");
         }
+    }
+
+    /**
+     * The type a kept reply is read back as: the function's declared output type, {@code byte[]}
+     * (the kept bytes as they are) where it cannot be resolved ({@code Function<T, ?>}, an
+     * {@code Object} output, a {@code Message<?>} output).
+     */
+    static Type replyType(ResolvableType output) {
+        if (Message.class.isAssignableFrom(output.toClass())) {
+            Class<?> payload = output.getGeneric(0).resolve(Object.class);
+            return payload == Object.class
+                    ? ResolvableType.forClassWithGenerics(Message.class, byte[].class)
+                            .getType()
+                    : output.getType();
+        }
+        Class<?> raw = output.resolve(Object.class);
+        return raw == Object.class ? byte[].class : output.getType();
     }
 
     private static <T> Supplier<T> memoize(Supplier<T> supplier) {

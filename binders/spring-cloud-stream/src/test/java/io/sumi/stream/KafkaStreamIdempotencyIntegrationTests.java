@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.AdminClient;
@@ -211,6 +212,64 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         assertThat(count("enrich", "duplicate")).isGreaterThanOrEqualTo(1);
     }
 
+    /**
+     * storeReply (docs/replies.md): the function runs once, and the duplicate's output is the kept
+     * one, read back as the declared output type (a record, kept as JSON), with the duplicate's own
+     * headers. Transactional mode: the reply is written in the transaction that completes the row.
+     * The negative control is {@link #aFunctionsOutputCarriesTheKeyAndADuplicateProducesNoOutput}:
+     * the same duplicate, without storeReply, produces no output.
+     */
+    @Test
+    void aFunctionThatKeepsItsRepliesRunsOnceAndADuplicateGetsTheSameOutput() {
+        String key = RUN + "-quote";
+        ProducerRecord<String, String> first = record("quote.topic", key, "tea");
+        first.headers().add("request-id", "r1".getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, String> second = record("quote.topic", key, "tea");
+        second.headers().add("request-id", "r2".getBytes(StandardCharsets.UTF_8));
+        send(List.of(first, second));
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> keyed("quote.out", key).size() == 2);
+        List<Message<?>> outputs = keyed("quote.out", key);
+        assertThat(effects.count("quote:" + key)).isEqualTo(1);
+        assertThat(count("quote", "duplicate")).isEqualTo(1);
+        // Equal outputs: a second run would have priced the quote differently.
+        assertThat(payload(outputs.get(1))).isEqualTo(payload(outputs.get(0))).contains("\"item\":\"tea\"");
+        assertThat(outputs).extracting(m -> header(m, "request-id")).containsExactlyInAnyOrder("r1", "r2");
+        assertThat(store.findReply("quote", key))
+                .get()
+                .satisfies(reply -> assertThat(reply.header("sumi-reply-kind")).isEqualTo("converted"));
+    }
+
+    /**
+     * The same in lease mode, for a function that returns a Message: its own header is kept too,
+     * and neither output gets the input's headers (documented in spring-cloud-stream.md).
+     */
+    @Test
+    void aMessageFunctionThatKeepsItsRepliesInLeaseModeSendsTheKeptMessageForADuplicate() {
+        String key = RUN + "-quote-message";
+        ProducerRecord<String, String> first = record("quoteMessage.topic", key, "tea");
+        first.headers().add("request-id", "r1".getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, String> second = record("quoteMessage.topic", key, "tea");
+        second.headers().add("request-id", "r2".getBytes(StandardCharsets.UTF_8));
+        send(List.of(first, second));
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> keyed("quoteMessage.out", key).size() == 2);
+        List<Message<?>> outputs = keyed("quoteMessage.out", key);
+        assertThat(effects.count("quoteMessage:" + key)).isEqualTo(1);
+        assertThat(payload(outputs.get(1))).isEqualTo(payload(outputs.get(0))).startsWith("TEA#");
+        assertThat(outputs).extracting(m -> header(m, "quote-kind")).containsExactly("message", "message");
+        // Spring Cloud Stream copies no input header to a Message output, the first run's as the duplicate's.
+        assertThat(outputs).extracting(m -> header(m, "request-id")).containsOnlyNulls();
+    }
+
+    List<Message<?>> keyed(String topic, String key) {
+        return effects.received(topic).stream()
+                .filter(m -> key.equals(header(m, "idempotency-key")))
+                .toList();
+    }
+
     @Test
     void messagesSentWithStreamBridgeInsideTheFunctionCarryTheKeyUnlessTheySetTheirOwn() {
         String key = RUN + "-relay";
@@ -392,6 +451,30 @@ class KafkaStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase {
         @IdempotentHandler(key = "#payload.split(':')[0]")
         Function<String, String> enrich() {
             return String::toUpperCase;
+        }
+
+        record Quote(String item, int price) {}
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL, storeReply = true)
+        Function<String, Quote> quote(Effects effects) {
+            AtomicInteger runs = new AtomicInteger();
+            return item -> {
+                effects.effect("quote:" + IdempotencyContext.current().key());
+                return new Quote(item, 100 + runs.incrementAndGet());
+            };
+        }
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.LEASE, storeReply = true)
+        Function<Message<String>, Message<String>> quoteMessage(Effects effects) {
+            AtomicInteger runs = new AtomicInteger();
+            return message -> {
+                effects.effect("quoteMessage:" + IdempotencyContext.current().key());
+                return MessageBuilder.withPayload(message.getPayload().toUpperCase() + "#" + runs.incrementAndGet())
+                        .setHeader("quote-kind", "message")
+                        .build();
+            };
         }
 
         @Bean

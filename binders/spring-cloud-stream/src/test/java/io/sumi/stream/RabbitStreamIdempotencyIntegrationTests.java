@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -76,6 +77,10 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
             "concurrent",
             "concurrent",
             "enrich-out",
+            "observer",
+            "quote",
+            "quote",
+            "quote-out",
             "observer");
 
     static ConfigurableApplicationContext secondInstance;
@@ -100,7 +105,7 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
             // Stop the consumers first, or they would declare their queues again.
             BindingsLifecycleController bindings = context.getBean(BindingsLifecycleController.class);
             for (String binding :
-                    List.of("dup", "flaky", "poison", "noKey", "busy", "enrich", "concurrent", "observer")) {
+                    List.of("dup", "flaky", "poison", "noKey", "busy", "enrich", "quote", "concurrent", "observer")) {
                 bindings.changeState(binding + "-in-0", BindingsLifecycleController.State.STOPPED);
             }
         }
@@ -258,6 +263,33 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         assertThat(count("enrich", "duplicate")).isEqualTo(1);
     }
 
+    /**
+     * storeReply (docs/replies.md) on the Rabbit binder, lease mode: the function runs once and the
+     * duplicate's output is the kept one, read back as the declared record type, with the
+     * duplicate's own headers. Negative control: the test above, the same duplicate without
+     * storeReply, produces no output.
+     */
+    @Test
+    void aFunctionThatKeepsItsRepliesRunsOnceAndADuplicateGetsTheSameOutput() {
+        String key = RUN + "-quote";
+        send("quote", key, "tea");
+        send("quote", key, "tea");
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.received("enrich-out").stream()
+                                .filter(m -> key.equals(header(m, "idempotency-key")))
+                                .count()
+                        == 2);
+        List<Message<?>> outputs = effects.received("enrich-out").stream()
+                .filter(m -> key.equals(header(m, "idempotency-key")))
+                .toList();
+        assertThat(effects.count("quote:" + key)).isEqualTo(1);
+        assertThat(count("quote", "duplicate")).isEqualTo(1);
+        // Equal outputs: a second run would have priced the quote differently.
+        assertThat(payload(outputs.get(1))).isEqualTo(payload(outputs.get(0))).contains("\"item\":\"tea\"");
+        assertThat(outputs).extracting(m -> header(m, "outbox-id")).containsExactly(key, key);
+    }
+
     List<Message<?>> outputs(String payload) {
         return effects.received("enrich-out").stream()
                 .filter(m -> payload(m).equals(payload))
@@ -345,6 +377,18 @@ class RabbitStreamIdempotencyIntegrationTests extends StreamIdempotencyTestBase 
         @IdempotentHandler
         Function<String, String> enrich() {
             return String::toUpperCase;
+        }
+
+        record Quote(String item, int price) {}
+
+        @Bean
+        @IdempotentHandler(mode = IdempotencyMode.LEASE, storeReply = true)
+        Function<String, Quote> quote(Effects effects) {
+            AtomicInteger runs = new AtomicInteger();
+            return item -> {
+                effects.effect("quote:" + IdempotencyContext.current().key());
+                return new Quote(item, 100 + runs.incrementAndGet());
+            };
         }
 
         @Bean

@@ -199,7 +199,7 @@ public final class MessageReplyCodec {
      * {@link Message} again if it returned one, with the headers it kept).
      *
      * @param declaredType the listener method's generic return type, whose payload type a converted
-     *     body is read as
+     *     body is read as ({@code byte[]}: the kept bytes as they are)
      * @throws IllegalStateException if a converted body cannot be read back
      */
     public Object decode(StoredReply stored, Type declaredType) {
@@ -225,7 +225,8 @@ public final class MessageReplyCodec {
         String kind = Objects.requireNonNullElse(stored.header(KIND_HEADER), BYTES);
         return switch (kind) {
             case TEXT -> new String(stored.payload(), StandardCharsets.UTF_8);
-            case CONVERTED -> fromConverter(stored, payloadType);
+            // A declared byte[] takes the kept bytes as they are (what the converter wrote, e.g. JSON).
+            case CONVERTED -> payloadType == byte[].class ? stored.payload() : fromConverter(stored, payloadType);
             default -> stored.payload();
         };
     }

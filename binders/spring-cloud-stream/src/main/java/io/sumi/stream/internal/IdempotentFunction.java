@@ -5,7 +5,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * An {@code @IdempotentHandler} {@link Function} bean, wrapped: each message runs the original
- * function once; a duplicate returns {@code null}, so Spring Cloud Stream sends no output for it.
+ * function once; a duplicate returns {@code null}, so Spring Cloud Stream sends no output for it,
+ * or, when the function keeps its replies ({@code storeReply}), the output kept for its key.
  * Spring Cloud Function takes the types from the bean's definition, not from this class.
  */
 public final class IdempotentFunction implements Function<Object, @Nullable Object> {

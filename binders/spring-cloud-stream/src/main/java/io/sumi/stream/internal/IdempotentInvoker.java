@@ -1,6 +1,7 @@
 package io.sumi.stream.internal;
 
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
@@ -9,8 +10,11 @@ import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
+import io.sumi.store.StoredReply;
 import io.sumi.stream.StreamSettings;
+import java.lang.reflect.Type;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,6 +70,16 @@ public final class IdempotentInvoker {
     private final HandlerDefinition definition;
     private final Supplier<IdempotentExecutor> executor;
     private final StreamSettings settings;
+    private final @Nullable Replies replies;
+
+    /**
+     * How a function that keeps its replies ({@code storeReply}) keeps them.
+     *
+     * @param codec keeps the function's output and reads it back
+     * @param outputType the function's declared output type, a kept converted body is read back as
+     *     (its payload type for a {@code Message<T>}; {@code byte[]} when it cannot be resolved)
+     */
+    public record Replies(MessageReplyCodec codec, Type outputType) {}
 
     /**
      * @param beanName the function bean, for messages
@@ -77,10 +91,27 @@ public final class IdempotentInvoker {
             HandlerDefinition definition,
             Supplier<IdempotentExecutor> executor,
             StreamSettings settings) {
+        this(beanName, definition, executor, settings, null);
+    }
+
+    /**
+     * @param replies how the function keeps its replies; required when the definition says {@code storeReply}
+     */
+    public IdempotentInvoker(
+            String beanName,
+            HandlerDefinition definition,
+            Supplier<IdempotentExecutor> executor,
+            StreamSettings settings,
+            @Nullable Replies replies) {
+        if (definition.storeReply() && replies == null) {
+            throw new IllegalArgumentException(
+                    "The function '" + beanName + "' keeps its replies (storeReply)" + " but was given no reply codec");
+        }
         this.beanName = beanName;
         this.definition = definition;
         this.executor = executor;
         this.settings = settings;
+        this.replies = replies;
     }
 
     public HandlerDefinition definition() {
@@ -91,7 +122,8 @@ public final class IdempotentInvoker {
      * Runs {@code target} on {@code input} (as Spring Cloud Function converted it) unless the
      * message is done.
      *
-     * @return what {@code target} returned, or {@code null} for a duplicate (no output)
+     * @return what {@code target} returned, or {@code null} for a duplicate (no output); for a
+     *     function that keeps its replies, a duplicate's kept reply, which the binder sends as the output
      */
     public @Nullable Object invoke(Object input, Function<Object, @Nullable Object> target) {
         Message<?> delivered = deliveredMessage(input);
@@ -102,6 +134,9 @@ public final class IdempotentInvoker {
         InboundMessages.Frame frame = InboundMessages.current();
         InboundMessage message =
                 new SpringMessageInboundMessage(viewOf(delivered, payloadOf(input)), delivered.getPayload());
+        if (replies != null) {
+            return invokeReplying(replies, input, delivered, message, frame, target);
+        }
         String[] key = new String[1];
         HandlerResult<@Nullable Object> result =
                 retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
@@ -113,6 +148,48 @@ public final class IdempotentInvoker {
             frame.outputKey(key[0]);
         }
         return result.value();
+    }
+
+    /**
+     * Runs a function that keeps its replies: its output is kept with the ledger row, and a
+     * duplicate returns the kept output, which Spring Cloud Stream sends to the output binding as
+     * it sends any output (a payload gets the new input's headers; a kept {@code Message} its kept
+     * headers). A duplicate whose row has no reply returns {@code null}: no output, as without
+     * {@code storeReply}.
+     */
+    private @Nullable Object invokeReplying(
+            Replies replies,
+            Object input,
+            Message<?> delivered,
+            InboundMessage message,
+            InboundMessages.@Nullable Frame frame,
+            Function<Object, @Nullable Object> target) {
+        MessageReplyCodec codec = replies.codec();
+        String[] key = new String[1];
+        HandlerResult<HandlerReply> result =
+                retryingWhileBusy(() -> executor.get().executeReplying(definition, message, () -> {
+                    key[0] = IdempotencyContext.current().key();
+                    return codec.encode(target.apply(input));
+                }));
+        HandlerReply reply = result.value();
+        if (reply == null) {
+            return null;
+        }
+        if (result.outcome() == MessageOutcome.PROCESSED) {
+            if (frame != null && frame.message() == delivered) {
+                frame.outputKey(key[0]);
+            }
+            return reply.value();
+        }
+        StoredReply stored = reply.stored();
+        if (stored == null) {
+            return null;
+        }
+        if (frame != null && frame.message() == delivered) {
+            // The output sent again carries the key as the first one did.
+            frame.outputKey(executor.get().keyResolver().resolve(definition, message));
+        }
+        return codec.decode(stored, replies.outputType());
     }
 
     // ---------------------------------------------------------------- batches
