@@ -25,7 +25,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jms.annotation.JmsListener;
 import org.springframework.jms.core.JmsTemplate;
 import org.springframework.jms.support.converter.MessageConverter;
@@ -108,10 +107,10 @@ class SumiJmsAutoConfiguration {
     static SmartInitializingSingleton sumiIdempotentJmsHandlerValidator(
             ConfigurableListableBeanFactory beanFactory, ObjectProvider<IdempotentJmsHandlerAdvisor> advisor) {
         return () -> {
-            IdempotentJmsHandlerInterceptor interceptor = advisor.getObject().interceptor();
+            IdempotentJmsHandlerAdvisor jms = advisor.getObject();
+            IdempotentJmsHandlerInterceptor interceptor = jms.interceptor();
             new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
-                if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)
-                        || !IdempotentJmsHandlerAdvisor.guards(method)) {
+                if (!jms.guards(method, userClass)) {
                     return;
                 }
                 try {

@@ -22,7 +22,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
@@ -118,13 +117,12 @@ class SumiKafkaAutoConfiguration {
     static SmartInitializingSingleton sumiIdempotentHandlerValidator(
             ConfigurableListableBeanFactory beanFactory, ObjectProvider<IdempotentHandlerAdvisor> advisor) {
         return () -> {
-            IdempotentHandlerInterceptor interceptor = advisor.getObject().interceptor();
+            IdempotentHandlerAdvisor kafka = advisor.getObject();
+            IdempotentHandlerInterceptor interceptor = kafka.interceptor();
             new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
-                if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)) {
-                    return; // a functional bean: the Spring Cloud Stream binder validates it
-                }
-                if (IdempotentHandlerAdvisor.belongsToAnotherBinder(method)) {
-                    return; // a Spring AMQP listener: the Rabbit binder validates it
+                if (!kafka.guards(method, userClass)) {
+                    return; // a functional bean (the Stream binder) or another binder's method: that binder validates
+                    // it
                 }
                 try {
                     interceptor.definition(method, userClass);

@@ -26,7 +26,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
  * {@code @IdempotentHandler} on Spring AMQP {@code @RabbitListener} methods: the advisor, Sumi's
@@ -97,10 +96,10 @@ class SumiRabbitAutoConfiguration {
     static SmartInitializingSingleton sumiIdempotentRabbitHandlerValidator(
             ConfigurableListableBeanFactory beanFactory, ObjectProvider<IdempotentRabbitHandlerAdvisor> advisor) {
         return () -> {
-            IdempotentRabbitHandlerInterceptor interceptor = advisor.getObject().interceptor();
+            IdempotentRabbitHandlerAdvisor rabbit = advisor.getObject();
+            IdempotentRabbitHandlerInterceptor interceptor = rabbit.interceptor();
             new IdempotentHandlerVerifier(beanFactory).handlers().forEach((method, userClass) -> {
-                if (AnnotatedElementUtils.hasAnnotation(method, Bean.class)
-                        || !IdempotentRabbitHandlerAdvisor.guards(method, userClass)) {
+                if (!rabbit.guards(method, userClass)) {
                     return;
                 }
                 try {

@@ -1,52 +1,31 @@
 package io.sumi.jms;
 
 import io.sumi.consumer.IdempotentHandler;
-import java.lang.reflect.Method;
-import org.aopalliance.aop.Advice;
-import org.springframework.aop.Pointcut;
-import org.springframework.aop.support.AbstractPointcutAdvisor;
-import org.springframework.aop.support.ComposablePointcut;
-import org.springframework.aop.support.StaticMethodMatcher;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
-import org.springframework.core.Ordered;
+import io.sumi.consumer.binder.IdempotentHandlerAdvisorSupport;
+import io.sumi.consumer.binder.ListenerBinders;
+import io.sumi.jms.internal.JmsListenerBinder;
 
 /**
- * Applies the {@link IdempotentJmsHandlerInterceptor} to {@link IdempotentHandler} methods that
- * are Spring JMS listeners ({@code @JmsListener}) or take a JMS {@code Message}: the Kafka binder's
- * advisor leaves exactly these alone, so an application with several binders claims every message
- * once. Ordered just before Spring's transaction advice, as the other binders' are.
+ * Applies the {@link IdempotentJmsHandlerInterceptor} to the {@link IdempotentHandler} methods the
+ * Spring JMS binder owns ({@link ListenerBinders}): Spring JMS listeners ({@code @JmsListener}) and
+ * methods taking a JMS {@code Message}, so an application with several binders claims every
+ * message once. Ordered just before Spring's transaction advice, as every binder's advisor
+ * ({@link IdempotentHandlerAdvisorSupport}).
  */
-public final class IdempotentJmsHandlerAdvisor extends AbstractPointcutAdvisor {
+public final class IdempotentJmsHandlerAdvisor extends IdempotentHandlerAdvisorSupport {
 
     private static final long serialVersionUID = 1L;
 
     private final transient IdempotentJmsHandlerInterceptor interceptor;
 
     public IdempotentJmsHandlerAdvisor(IdempotentJmsHandlerInterceptor interceptor) {
+        this(interceptor, ListenerBinders.installed());
+    }
+
+    /** An advisor that decides ownership among {@code binders} (tests, hand-assembled applications). */
+    public IdempotentJmsHandlerAdvisor(IdempotentJmsHandlerInterceptor interceptor, ListenerBinders binders) {
+        super(JmsListenerBinder.class, interceptor, binders);
         this.interceptor = interceptor;
-        setOrder(Ordered.LOWEST_PRECEDENCE - 1);
-    }
-
-    @Override
-    public Pointcut getPointcut() {
-        return new ComposablePointcut(new AnnotationMatchingPointcut(null, IdempotentHandler.class, true))
-                .intersection(new StaticMethodMatcher() {
-                    @Override
-                    public boolean matches(Method method, Class<?> targetClass) {
-                        return guards(method);
-                    }
-                });
-    }
-
-    /** Whether this binder guards {@code method} (an {@code @IdempotentHandler} method). */
-    public static boolean guards(Method method) {
-        return IdempotentJmsHandlerInterceptor.isListenerMethod(method)
-                || IdempotentJmsHandlerInterceptor.hasJmsMessageParameter(method);
-    }
-
-    @Override
-    public Advice getAdvice() {
-        return interceptor;
     }
 
     /** The interceptor this advisor applies. */

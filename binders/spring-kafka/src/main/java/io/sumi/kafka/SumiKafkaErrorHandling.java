@@ -1,6 +1,7 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
@@ -280,11 +281,6 @@ public final class SumiKafkaErrorHandling {
     }
 
     static boolean find(@Nullable Throwable ex, Class<? extends Throwable> type) {
-        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (type.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.find(ex, type).isPresent();
     }
 }

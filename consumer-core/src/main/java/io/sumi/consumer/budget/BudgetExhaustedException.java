@@ -1,5 +1,6 @@
 package io.sumi.consumer.budget;
 
+import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.IdempotencyException;
 import java.time.Instant;
 import java.util.Optional;
@@ -82,11 +83,6 @@ public class BudgetExhaustedException extends IdempotencyException {
 
     /** The budget exception in {@code failure}'s cause chain, if any. */
     public static Optional<BudgetExhaustedException> find(@Nullable Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof BudgetExhaustedException budgetExhausted) {
-                return Optional.of(budgetExhausted);
-            }
-        }
-        return Optional.empty();
+        return Causes.find(failure, BudgetExhaustedException.class);
     }
 }

@@ -51,7 +51,7 @@ public enum Verdict {
      * search: what failed is its cause, the batch's message at its index.
      */
     public static @Nullable RuntimeException find(@Nullable Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(failure)) {
             if (t instanceof BatchFailedException batch) {
                 return of(batch.getCause()) != null ? batch : null;
             }

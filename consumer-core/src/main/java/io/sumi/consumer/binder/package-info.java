@@ -1,0 +1,12 @@
+/**
+ * The binder SPI: what a listener technology (Spring Kafka, Spring AMQP, Spring JMS, ...) tells
+ * the core so that the core can apply the one implementation of Sumi's promise to its listeners.
+ * A binder registers a {@link io.sumi.consumer.binder.ListenerBinder} with {@link java.util.ServiceLoader}
+ * to say which {@code @IdempotentHandler} methods are its own, and applies the core's interceptor
+ * through an {@link io.sumi.consumer.binder.IdempotentHandlerAdvisorSupport}. A new binder touches
+ * no other binder: the core decides which binder owns a method from the binders on the class path.
+ */
+@NullMarked
+package io.sumi.consumer.binder;
+
+import org.jspecify.annotations.NullMarked;
