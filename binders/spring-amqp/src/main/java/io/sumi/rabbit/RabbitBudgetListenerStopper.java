@@ -1,8 +1,8 @@
 package io.sumi.rabbit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.consumer.budget.BudgetPauser;
 import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.ListenerContainerStopper;
 import java.time.Duration;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
@@ -10,15 +10,16 @@ import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Stops a Spring AMQP listener container while the budget its handler is bound to is exhausted,
- * and starts it again when the budget's breaker half-opens (or closes), as the Kafka binder pauses
- * and resumes its containers (the bookkeeping is {@link ListenerContainerStopper}'s). RabbitMQ has
- * no pause: a stopped container cancels its consumers and the broker keeps the queue's messages
- * (the unacknowledged ones are requeued) for the other consumers, or for this one when it starts
- * again. Counters {@code sumi.budget.pauses} and {@code sumi.budget.resumes} (tag {@code budget}).
- * Thread-safe.
+ * Stops a Spring AMQP listener container while the budget its handler is bound to cannot take
+ * calls, and starts it again when the budget's breaker half-opens (or closes): the rule is the
+ * core's {@link BudgetPauser}, shared with every binder. RabbitMQ has no pause: a stopped container
+ * cancels its consumers and the broker keeps the queue's messages (the unacknowledged ones are
+ * requeued) for the other consumers, or for this one when it starts again. The container is
+ * stopped and started on the pauser's thread, never on its own consumer thread (a stop waits for
+ * the consumers). Counters {@code sumi.budget.pauses} and {@code sumi.budget.resumes} (tags
+ * {@code budget}, {@code listener}). Thread-safe.
  */
-public class RabbitBudgetListenerStopper extends ListenerContainerStopper<AbstractMessageListenerContainer>
+public class RabbitBudgetListenerStopper extends BudgetPauser<AbstractMessageListenerContainer>
         implements SmartLifecycle {
 
     public RabbitBudgetListenerStopper(
@@ -27,18 +28,25 @@ public class RabbitBudgetListenerStopper extends ListenerContainerStopper<Abstra
     }
 
     @Override
-    protected void stopContainer(AbstractMessageListenerContainer container) {
-        container.stop();
+    protected void pauseListener(AbstractMessageListenerContainer container) {
+        runInBackground(container::stop);
     }
 
     @Override
-    protected void startContainer(AbstractMessageListenerContainer container) {
-        container.start();
+    protected void resumeListener(AbstractMessageListenerContainer container) {
+        runInBackground(container::start);
+    }
+
+    /** A container still stopping is started by a later check. */
+    @Override
+    protected boolean canResume(AbstractMessageListenerContainer container) {
+        return !container.isRunning();
     }
 
     @Override
-    protected boolean isContainerRunning(AbstractMessageListenerContainer container) {
-        return container.isRunning();
+    protected String id(AbstractMessageListenerContainer container) {
+        String id = container.getListenerId();
+        return id != null ? id : String.join(",", container.getQueueNames());
     }
 
     @Override

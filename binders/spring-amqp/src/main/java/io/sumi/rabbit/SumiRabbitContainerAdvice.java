@@ -184,7 +184,7 @@ public final class SumiRabbitContainerAdvice {
         }
         if (cause instanceof BudgetExhaustedException refusal) {
             if (budgetStopper != null) {
-                budgetStopper.stop(container, refusal);
+                budgetStopper.pause(container, refusal);
             } else {
                 sleep();
             }

@@ -98,9 +98,9 @@ class RabbitBudgetStopIntegrationTests {
         }
 
         // Three calls fit the budget; the fourth is refused and stops the container.
-        await().atMost(Duration.ofSeconds(30)).until(() -> stopper.isStopped(container) && !container.isRunning());
+        await().atMost(Duration.ofSeconds(30)).until(() -> stopper.isPaused(container) && !container.isRunning());
         assertThat(charges()).containsOnlyKeys(key(1), key(2), key(3));
-        assertThat(stopper.stops("stripe")).isEqualTo(1);
+        assertThat(stopper.pauses("stripe")).isEqualTo(1);
         assertThat(budgets().budget("stripe").circuitBreaker().getState()).isEqualTo(State.OPEN);
         // The refused messages are back in the queue: not acknowledged, not claimed, not dead-lettered.
         await().atMost(Duration.ofSeconds(10)).until(() -> messagesIn("charges") == 2);
@@ -121,8 +121,8 @@ class RabbitBudgetStopIntegrationTests {
         assertThat(charges())
                 .allSatisfy((key, runs) -> assertThat(runs.get()).as(key).isEqualTo(1));
         assertThat(container.isRunning()).isTrue();
-        assertThat(stopper.isStopped(container)).isFalse();
-        assertThat(stopper.starts("stripe")).isEqualTo(1);
+        assertThat(stopper.isPaused(container)).isFalse();
+        assertThat(stopper.resumes("stripe")).isEqualTo(1);
         await().atMost(Duration.ofSeconds(10)).until(() -> messagesIn("charges") == 0);
         assertThat(messagesIn("charges.dlq")).isZero();
         for (int i = 1; i <= 5; i++) {

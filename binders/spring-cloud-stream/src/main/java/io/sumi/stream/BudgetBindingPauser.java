@@ -1,10 +1,9 @@
 package io.sumi.stream;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.consumer.budget.Budget;
+import io.sumi.consumer.budget.BudgetPauser;
 import io.sumi.consumer.budget.BudgetRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -13,9 +12,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -28,22 +24,24 @@ import org.springframework.context.SmartLifecycle;
  * Pauses the Spring Cloud Stream input bindings of functions bound to a budget
  * ({@code @IdempotentHandler(budget = ...)} on a {@code Consumer} or {@code Function} bean) while the
  * budget's breaker is open (spent, failing, or its shared store unreachable), and resumes them when
- * it half-opens or closes: the first message then is the probe call. The twin of the Kafka binder's
- * {@code BudgetListenerPauser}, through Spring Cloud Stream's own API
- * ({@link BindingsLifecycleController#pause(String)} / {@link BindingsLifecycleController#resume(String)},
- * what the {@code bindings} actuator endpoint calls), so it works for any binder whose bindings can
- * pause (Kafka; a binder that cannot is logged once and left running, its refusals are redelivered).
+ * it half-opens or closes: the first message then is the probe call. When to resume is the core's
+ * {@link BudgetPauser}, the same for every binder; this class finds the bindings and pauses them
+ * through Spring Cloud Stream's own API ({@link BindingsLifecycleController#pause(String)} /
+ * {@link BindingsLifecycleController#resume(String)}, what the {@code bindings} actuator endpoint
+ * calls), so it works for any binder whose bindings can pause (Kafka; a binder that cannot is
+ * logged once and left running, its refusals are redelivered).
  *
  * <p>A binding belongs to a budget when its name is {@code <function>-in-<n>} (or a composition
  * {@code a|b-in-<n>} containing the function). Messages refused while the budget was open are not
  * lost: the refusal is an error the binder redelivers (Sumi's container customizer keeps it from
  * the dead-letter topic), and a paused binding fetches nothing.
  *
- * <p>Checks every {@code checkInterval} (budgets move from open to half-open lazily, on the
- * budget's clock) and at every budget transition. Metrics: counters {@code sumi.budget.binding.pauses}
- * and {@code sumi.budget.binding.resumes} (tags {@code budget}, {@code binding}). Thread-safe.
+ * <p>A binding has no refusal callback, so the check (every {@code checkInterval}; budgets move from
+ * open to half-open lazily, on the budget's clock) pauses the bindings of open budgets; budget
+ * transitions resume them. Counters {@code sumi.budget.pauses} and {@code sumi.budget.resumes}
+ * (tags {@code budget}, {@code listener}: the binding's name), as every binder's. Thread-safe.
  */
-public class BudgetBindingPauser implements SmartLifecycle {
+public class BudgetBindingPauser extends BudgetPauser<String> implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(BudgetBindingPauser.class);
 
@@ -51,13 +49,8 @@ public class BudgetBindingPauser implements SmartLifecycle {
     private final BindingsLifecycleController bindings;
     private final Supplier<Map<String, String>> functionBudgets;
     private final Supplier<Set<String>> inputBindingNames;
-    private final Duration checkInterval;
-    private final MeterRegistry meters;
-    /** Bindings this pauser paused, with their budget. */
-    private final Map<String, String> paused = new ConcurrentHashMap<>();
 
     private final Set<String> unpausable = ConcurrentHashMap.newKeySet();
-    private volatile @Nullable ScheduledExecutorService scheduler;
 
     /**
      * @param functionBudgets the budget of each function bean ({@link IdempotentFunctionPostProcessor#functionBudgets()})
@@ -71,22 +64,11 @@ public class BudgetBindingPauser implements SmartLifecycle {
             Supplier<Set<String>> inputBindingNames,
             Duration checkInterval,
             @Nullable MeterRegistry meters) {
+        super(budgets, checkInterval, meters, "sumi-budget-binding-pauser");
         this.budgets = Objects.requireNonNull(budgets, "budgets");
         this.bindings = Objects.requireNonNull(bindings, "bindings");
         this.functionBudgets = Objects.requireNonNull(functionBudgets, "functionBudgets");
         this.inputBindingNames = Objects.requireNonNull(inputBindingNames, "inputBindingNames");
-        if (checkInterval.isNegative() || checkInterval.isZero()) {
-            throw new IllegalArgumentException("The check interval must be positive, was " + checkInterval);
-        }
-        this.checkInterval = checkInterval;
-        this.meters = meters != null ? meters : new CompositeMeterRegistry();
-        // Transitions run under the budget's lock: the bindings move on the pauser's thread.
-        budgets.addListener((budget, from, to) -> {
-            ScheduledExecutorService running = scheduler;
-            if (running != null) {
-                running.execute(this::check);
-            }
-        });
     }
 
     /** Input binding name to budget, for the bindings of budgeted functions. */
@@ -110,97 +92,57 @@ public class BudgetBindingPauser implements SmartLifecycle {
         return result;
     }
 
-    /** Pauses the bindings of open budgets and resumes those of budgets that can take calls again. */
-    public synchronized void check() {
-        try {
-            budgetedBindings().forEach((binding, budgetName) -> {
-                Budget budget = budgets.find(budgetName).orElse(null);
-                if (budget == null || unpausable.contains(binding)) {
-                    return;
-                }
-                CircuitBreaker.State state = budget.refresh();
-                if (state == CircuitBreaker.State.OPEN) {
-                    if (!paused.containsKey(binding) && pause(binding)) {
-                        paused.put(binding, budgetName);
-                        counter("sumi.budget.binding.pauses", budgetName, binding)
-                                .increment();
-                        log.warn(
-                                "Paused Spring Cloud Stream binding '{}': budget '{}' is open{}",
-                                binding,
-                                budgetName,
-                                budget.retryAt().map(at -> " until " + at).orElse(""));
-                    }
-                } else if (paused.remove(binding) != null) {
-                    bindings.resume(binding);
-                    counter("sumi.budget.binding.resumes", budgetName, binding).increment();
-                    log.info("Resumed Spring Cloud Stream binding '{}': budget '{}' is {}", binding, budgetName, state);
-                }
-            });
-        } catch (RuntimeException ex) {
-            log.warn("The budget check of Spring Cloud Stream bindings failed; it runs again", ex);
-        }
+    /** Pauses the bindings of open budgets, then resumes those of budgets that can take calls again. */
+    @Override
+    public void check() {
+        budgetedBindings().forEach((binding, budgetName) -> {
+            Budget budget = budgets.find(budgetName).orElse(null);
+            if (budget == null || unpausable.contains(binding) || isPaused(binding)) {
+                return;
+            }
+            if (budget.refresh() == CircuitBreaker.State.OPEN && pausable(binding)) {
+                pause(binding, budgetName);
+            }
+        });
+        super.check();
     }
 
-    private boolean pause(String binding) {
+    /** Whether {@code binding} exists. */
+    private boolean pausable(String binding) {
         List<Binding<?>> found = bindings.queryState(binding);
-        if (found == null || found.isEmpty()) {
-            return false;
-        }
+        return found != null && !found.isEmpty();
+    }
+
+    /**
+     * Pauses the binding. A binder that cannot pause leaves it running: it is logged once and never
+     * paused again (its refusals are redelivered); the pause recorded for it ends at the budget's
+     * next half-opening as any other.
+     */
+    @Override
+    protected void pauseListener(String binding) {
         bindings.pause(binding);
-        boolean pausedNow = found.stream().allMatch(Binding::isPaused);
-        if (!pausedNow) {
-            unpausable.add(binding);
+        List<Binding<?>> found = bindings.queryState(binding);
+        if (found != null && !found.stream().allMatch(Binding::isPaused) && unpausable.add(binding)) {
             log.warn(
                     "Spring Cloud Stream binding '{}' cannot be paused by its binder; its budget refusals are"
                             + " redelivered instead",
                     binding);
         }
-        return pausedNow;
-    }
-
-    /** Whether this pauser holds {@code binding} paused. */
-    public boolean isPaused(String binding) {
-        return paused.containsKey(binding);
-    }
-
-    private Counter counter(String name, String budget, String binding) {
-        return Counter.builder(name)
-                .description(
-                        name.endsWith("pauses")
-                                ? "Spring Cloud Stream bindings paused for an open budget"
-                                : "Spring Cloud Stream bindings resumed when their budget could take calls again")
-                .tag("budget", budget)
-                .tag("binding", binding)
-                .register(meters);
     }
 
     @Override
-    public synchronized void start() {
-        if (scheduler != null) {
-            return;
-        }
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "sumi-budget-binding-pauser");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long period = checkInterval.toMillis();
-        executor.scheduleWithFixedDelay(this::check, period, period, TimeUnit.MILLISECONDS);
-        scheduler = executor;
+    protected void resumeListener(String binding) {
+        bindings.resume(binding);
     }
 
     @Override
-    public synchronized void stop() {
-        ScheduledExecutorService executor = scheduler;
-        scheduler = null;
-        if (executor != null) {
-            executor.shutdownNow();
-        }
+    protected String id(String binding) {
+        return binding;
     }
 
     @Override
-    public boolean isRunning() {
-        return scheduler != null;
+    protected String describe(String binding) {
+        return "Spring Cloud Stream binding '" + binding + "'";
     }
 
     /** After the bindings started (their phase is {@code Integer.MAX_VALUE - 1000} and below). */

@@ -240,8 +240,8 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
             sleep();
             return false;
         }
-        stopper.stop(container, refusal);
-        while (stopper.isStopped(container) && stopper.isRunning() && container.isActive()) {
+        stopper.pause(container, refusal);
+        while (stopper.isPaused(container) && stopper.isRunning() && container.isActive()) {
             if (!sleep()) {
                 return false;
             }

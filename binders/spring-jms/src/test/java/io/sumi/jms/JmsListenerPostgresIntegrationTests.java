@@ -249,8 +249,8 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
                 .until(() -> listeners.effects("budget").size() == 6);
         assertThat(listeners.effects("budget"))
                 .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
-        assertThat(stopper.stops("api")).isGreaterThanOrEqualTo(1);
-        assertThat(stopper.starts("api")).isEqualTo(stopper.stops("api"));
+        assertThat(stopper.pauses("api")).isGreaterThanOrEqualTo(1);
+        assertThat(stopper.resumes("api")).isEqualTo(stopper.pauses("api"));
         assertThat(listeners.deliveryCount("budget"))
                 .as("a message is redelivered only for its handler's own failure, never for a budget stop")
                 .isLessThanOrEqualTo(2);
