@@ -197,12 +197,7 @@ final class DispatchRound {
         // stay leased until the lease ends), then keep the interrupt for the caller.
         boolean interrupted = Thread.interrupted();
         try {
-            mark(rows.size(), leaseEnd, connection -> {
-                dialect.markDispatched(connection, token, settlement.sent(), ackedAt, DispatchOutcome.SENT);
-                dialect.markDispatched(connection, token, settlement.shadowed(), ackedAt, DispatchOutcome.SHADOW);
-                dialect.markDispatched(connection, token, settlement.skipped(), ackedAt, DispatchOutcome.SKIPPED);
-                return dialect.markFailed(connection, token, settlement.failures());
-            });
+            markAll(settlement, token, ackedAt, rows.size(), leaseEnd);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -299,7 +294,125 @@ final class DispatchRound {
     }
 
     /**
-     * Records the outcome of the round. The marks are fenced by the claim token (and each is a
+     * Records the outcome of the round: all marks in one transaction, the usual case. If the
+     * database refuses that transaction for a reason other than the connection or other
+     * transactions' locks (a data error: an error text the column cannot hold even after
+     * {@link ErrorSummaries#sanitize}, a constraint of the user's), one row must not hold back the
+     * others, so the marks are recorded {@link #markOneByOne one by one}.
+     */
+    private void markAll(Settlement settlement, long token, Instant ackedAt, int rows, long leaseEnd) {
+        try {
+            mark(rows, leaseEnd, connection -> {
+                dialect.markDispatched(connection, token, settlement.sent(), ackedAt, DispatchOutcome.SENT);
+                dialect.markDispatched(connection, token, settlement.shadowed(), ackedAt, DispatchOutcome.SHADOW);
+                dialect.markDispatched(connection, token, settlement.skipped(), ackedAt, DispatchOutcome.SKIPPED);
+                return dialect.markFailed(connection, token, settlement.failures());
+            });
+        } catch (RuntimeException ex) {
+            if (!refused(ex) || Thread.currentThread().isInterrupted()) {
+                log.error(
+                        "Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
+                                + " their lease ends",
+                        rows,
+                        ex);
+                throw ex;
+            }
+            log.warn(
+                    "Could not record the outcome of {} outbox rows in one transaction ({}); recording them one by one",
+                    rows,
+                    summary(ex));
+            try {
+                markOneByOne(settlement, token, ackedAt, leaseEnd);
+            } catch (RuntimeException lost) {
+                log.error(
+                        "Could not record the outcome of {} outbox rows one by one either; rows not marked are sent"
+                                + " again when their lease ends",
+                        rows,
+                        lost);
+                throw lost;
+            }
+        }
+    }
+
+    /**
+     * The fallback of {@link #markAll}: the dispatched rows of each outcome together (their marks
+     * hold no text), and, should that fail, each alone; then each failed row alone with its error
+     * text, and should that fail, without it (logged). A row whose mark still fails is logged and
+     * left leased: its lease ends and it is claimed again, while every other row keeps its mark.
+     * Connection failures are retried as in {@link #mark} while the lease lasts; if they outlast
+     * it, the exception propagates as from {@link #markAll}.
+     */
+    private void markOneByOne(Settlement settlement, long token, Instant ackedAt, long leaseEnd) {
+        markDispatchedOneByOne(settlement.sent(), token, ackedAt, DispatchOutcome.SENT, leaseEnd);
+        markDispatchedOneByOne(settlement.shadowed(), token, ackedAt, DispatchOutcome.SHADOW, leaseEnd);
+        markDispatchedOneByOne(settlement.skipped(), token, ackedAt, DispatchOutcome.SKIPPED, leaseEnd);
+        for (OutboxDialect.Failure failure : settlement.failures()) {
+            try {
+                mark(1, leaseEnd, connection -> dialect.markFailed(connection, token, List.of(failure)));
+            } catch (RuntimeException ex) {
+                if (!refused(ex)) {
+                    throw ex;
+                }
+                OutboxDialect.Failure withoutText =
+                        new OutboxDialect.Failure(failure.id(), null, failure.availableAt(), failure.parkedAt());
+                try {
+                    mark(1, leaseEnd, connection -> dialect.markFailed(connection, token, List.of(withoutText)));
+                    log.warn(
+                            "Outbox row {}: the database refused its error text ({}); the failed attempt is recorded"
+                                    + " without it. The error was: {}",
+                            failure.id(),
+                            summary(ex),
+                            failure.error());
+                } catch (RuntimeException again) {
+                    if (!refused(again)) {
+                        throw again;
+                    }
+                    log.error(
+                            "Could not record the failed send of outbox row {} ({}); it stays leased and is sent again"
+                                    + " when its lease ends",
+                            failure.id(),
+                            summary(again),
+                            again);
+                }
+            }
+        }
+    }
+
+    private void markDispatchedOneByOne(
+            List<Long> ids, long token, Instant ackedAt, DispatchOutcome outcome, long leaseEnd) {
+        if (ids.size() > 1) {
+            try {
+                mark(
+                        ids.size(),
+                        leaseEnd,
+                        connection -> dialect.markDispatched(connection, token, ids, ackedAt, outcome));
+                return;
+            } catch (RuntimeException ex) {
+                if (!refused(ex)) {
+                    throw ex;
+                }
+            }
+        }
+        for (Long id : ids) {
+            try {
+                mark(
+                        1,
+                        leaseEnd,
+                        connection -> dialect.markDispatched(connection, token, List.of(id), ackedAt, outcome));
+            } catch (RuntimeException ex) {
+                if (!refused(ex)) {
+                    throw ex;
+                }
+                log.error(
+                        "Could not mark outbox row {} dispatched; it stays leased and is sent again when its lease ends",
+                        id,
+                        ex);
+            }
+        }
+    }
+
+    /**
+     * Runs one transaction of marks. The marks are fenced by the claim token (and each is a
      * no-op when run twice), so when the database cannot be reached they are tried again, with a
      * back-off of {@value #MARK_RETRY_INITIAL_MILLIS} ms doubling up to {@value #MARK_RETRY_MAX_MILLIS}
      * ms, for as long as the lease is surely ours: a short database outage then costs seconds
@@ -315,18 +428,10 @@ final class DispatchRound {
                 }
                 return;
             } catch (RuntimeException ex) {
-                boolean retryable = TransientSqlErrors.isConnectionFailure(ex)
-                        || TransientSqlErrors.isTransient(ex)
-                        || ex instanceof TransientDataAccessException
-                        || ex instanceof RecoverableDataAccessException;
-                if (!retryable
+                if (!retryable(ex)
                         || leaseEnd - System.nanoTime() <= pause
                         || Thread.currentThread().isInterrupted()) {
-                    log.error(
-                            "Could not record the outcome of {} outbox rows; rows that were sent will be sent again when"
-                                    + " their lease ends",
-                            rows,
-                            ex);
+                    // The caller logs: it may yet record the rows another way.
                     throw ex;
                 }
                 if (attempt == 1) {
@@ -346,6 +451,22 @@ final class DispatchRound {
         }
     }
 
+    /** Whether a mark that failed with {@code ex} may succeed as it is, once the database is reachable or the locks are gone. */
+    private static boolean retryable(RuntimeException ex) {
+        return TransientSqlErrors.isConnectionFailure(ex)
+                || TransientSqlErrors.isTransient(ex)
+                || ex instanceof TransientDataAccessException
+                || ex instanceof RecoverableDataAccessException;
+    }
+
+    /**
+     * Whether the database refused a mark for what it holds ({@link ErrorSummaries#isRefusal}), so
+     * that marking the rows one by one, or a row without its error text, may succeed.
+     */
+    private static boolean refused(RuntimeException ex) {
+        return !retryable(ex) && ErrorSummaries.isRefusal(ex);
+    }
+
     /** Counts the round's rows once their marks are committed. */
     private void recordMetrics(Batch batch, PublishResult published, Instant ackedAt) {
         for (OutboxRecord row : batch.toSend()) {
@@ -362,7 +483,11 @@ final class DispatchRound {
         batch.skipped().forEach(row -> metrics.dispatched(row.topic(), DispatchOutcome.SKIPPED, 1));
     }
 
-    /** The failure as stored in {@code last_error}: class, message and a cause the message omits, at most 1,000 characters. */
+    /**
+     * The failure as stored in {@code last_error}: class, message and a cause the message omits,
+     * {@linkplain ErrorSummaries#sanitize as every column holds it} (no NUL, no 4-byte characters, at
+     * most 1,000 characters).
+     */
     static String summary(Throwable failure) {
         String message = failure.getMessage();
         String text = failure.getClass().getName() + (message == null ? "" : ": " + message);
@@ -373,6 +498,6 @@ final class DispatchRound {
                 && (message == null || !message.contains(cause.getMessage()))) {
             text += " (cause: " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
         }
-        return ErrorSummaries.truncate(text);
+        return ErrorSummaries.sanitize(text);
     }
 }

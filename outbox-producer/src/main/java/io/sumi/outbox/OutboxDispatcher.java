@@ -32,7 +32,10 @@ import org.springframework.dao.DataAccessException;
  *   token); each failed row gets {@code attempts + 1}, {@code last_error} and
  *   {@code available_at = now + backoff}, or is parked when that was its last allowed attempt. If
  *   the database cannot be reached, the marks are tried again with a short back-off while the
- *   lease is surely still ours.</li>
+ *   lease is surely still ours. {@code last_error} is stored as every column holds it (no NUL, no
+ *   4-byte characters, at most 1,000 characters); if the database still refuses the marks for
+ *   their content, they are recorded row by row (a failed row without its text if need be), so
+ *   one row never holds back the others' marks.</li>
  * </ol>
  *
  * <h2>Time</h2>

@@ -33,6 +33,8 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -283,6 +285,158 @@ abstract class OutboxDispatcherContractTests {
         assertThat(row(charge).parked()).isTrue();
         assertThat(table.redriveParked(null)).isOne();
         assertThat(table.stats().parked()).isZero();
+    }
+
+    // ---------------------------------------------------------------- error texts the column cannot hold
+
+    /**
+     * Publisher failures whose text {@code last_error} cannot hold as it is: a NUL byte (PostgreSQL
+     * refuses it in any text column), a 4-byte character (a MariaDB {@code utf8mb3} column refuses
+     * it), and a text far longer than the column, cut where a surrogate pair straddles the limit.
+     */
+    static List<String> unstorableErrors() {
+        return List.of(
+                "reply held a NUL byte \u0000 here",
+                "broker said \uD83D\uDE00 no",
+                "x".repeat(960) + "\uD83D\uDE00".repeat(30) + "y".repeat(5000));
+    }
+
+    @ParameterizedTest
+    @MethodSource("unstorableErrors")
+    void anErrorTextTheColumnCannotHoldFailsOnlyItsRowAndTheOthersAreMarkedOnce(String message) {
+        assertUnstorableErrorFailsOnlyItsRow(table, "outbox", message);
+    }
+
+    /**
+     * Issue 19 A9. A batch with two rows the broker acknowledges and one it fails with
+     * {@code message}: the acknowledged rows are marked dispatched in the first round and never sent
+     * again, the failing row counts an attempt per round and is parked at the limit, and no round's
+     * marks fail. Rounds run as the loop runs them: a failed round is logged and the next one
+     * follows once the leases have ended.
+     */
+    void assertUnstorableErrorFailsOnlyItsRow(OutboxTable onTable, String tableName, String message) {
+        assertUnstorableErrorFailsOnlyItsRow(onTable, tableName, message, true);
+    }
+
+    /** As above; {@code textKept}: whether some text of the failure is stored (else {@code last_error} is empty). */
+    void assertUnstorableErrorFailsOnlyItsRow(OutboxTable onTable, String tableName, String message, boolean textKept) {
+        Outbox onOutbox = Outbox.builder(onTable).build();
+        long ok1 = tx.execute(status -> onOutbox.append("a", "t", "1"));
+        long bad = tx.execute(status -> onOutbox.append("b", "t", "2"));
+        long ok2 = tx.execute(status -> onOutbox.append("c", "t", "3"));
+        publisher.failWith(record -> record.id() == bad ? new IllegalStateException(message) : null);
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(onTable, publisher)
+                .jitter(() -> 0)
+                .meterRegistry(meters)
+                .maxAttempts(2)
+                .build();
+
+        List<RuntimeException> failedRounds = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            try {
+                dispatcher.dispatchOnce();
+            } catch (RuntimeException ex) {
+                failedRounds.add(ex);
+            }
+            org.springframework.jdbc.core.PreparedStatementSetter past =
+                    statement -> onTable.dialect().setInstant(statement, 1, Instant.parse("2000-01-01T00:00:00Z"));
+            jdbc.update("UPDATE " + tableName + " SET lease_until = ? WHERE lease_until IS NOT NULL", past);
+            clock.advance(Duration.ofMinutes(15));
+        }
+
+        assertThat(publisher.sentIds())
+                .as("the acknowledged rows, each sent exactly once")
+                .containsExactly(ok1, ok2);
+        assertThat(failedRounds).as("rounds whose marks failed").isEmpty();
+        assertThat(publisher.attempted.stream().filter(r -> r.id() == bad).count())
+                .as("sends of the failing row")
+                .isEqualTo(2);
+        OutboxRecord failed = onTable.find(bad).orElseThrow();
+        assertThat(failed.attempts()).isEqualTo(2);
+        assertThat(failed.parked()).isTrue();
+        if (textKept) {
+            String stored = failed.lastError();
+            assertThat(stored).startsWith("java.lang.IllegalStateException: ");
+            assertThat(stored).doesNotContain("\u0000");
+            assertThat(stored.codePointCount(0, stored.length())).isLessThanOrEqualTo(1000);
+        } else {
+            assertThat(failed.lastError()).isNull();
+        }
+        assertThat(onTable.find(ok1).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(onTable.find(ok2).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
+    }
+
+    // ---------------------------------------------------------------- several brokers
+
+    /**
+     * Issue 19 A10. Topic "orders" goes to a Kafka that is slow (it answers no send within the
+     * batch's timeout), "mail.send" to a RabbitMQ that is healthy: it acknowledges once the slow one
+     * holds its share of the batch (as it does when both are sent at the same time), and needs up
+     * to a second for that. Sent one after the other, the healthy broker would either wait for the
+     * slow one's share for its whole timeout, or get what time the slow one left: none. The
+     * RabbitMQ row is dispatched; only the Kafka rows count attempts and park.
+     */
+    @Test
+    void aSlowBrokerDoesNotFailTheRowsOfAHealthyOneInTheSameBatch() {
+        long kafkaRow = append("a", "orders", "1");
+        long rabbitRow = append("b", "mail.send", "2");
+        long otherKafkaRow = append("c", "orders", "3");
+        java.util.concurrent.CountDownLatch slowHoldsItsShare = new java.util.concurrent.CountDownLatch(1);
+        OutboxPublisher slowKafka = new OutboxPublisher() {
+            @Override
+            public PublishResult publish(List<OutboxRecord> records) {
+                throw new AssertionError("the dispatcher always gives a timeout");
+            }
+
+            @Override
+            public PublishResult publish(List<OutboxRecord> records, Duration timeout) {
+                // No acknowledgement comes: wait out the timeout, as the Kafka producer does.
+                slowHoldsItsShare.countDown();
+                try {
+                    new java.util.concurrent.CountDownLatch(1).await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                return failAll(records, new java.util.concurrent.TimeoutException("no ack from Kafka"));
+            }
+        };
+        RecordingPublisher healthyRabbit = new RecordingPublisher() {
+            @Override
+            public PublishResult publish(List<OutboxRecord> records, Duration timeout) {
+                if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
+                    return failAll(records, new java.util.concurrent.TimeoutException("no time left to send"));
+                }
+                try {
+                    if (!slowHoldsItsShare.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                        return failAll(records, new java.util.concurrent.TimeoutException("timed out"));
+                    }
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    return failAll(records, ex);
+                }
+                return super.publish(records);
+            }
+        };
+        OutboxDispatcher dispatcher = dispatcher(
+                        TopicRoutingPublisher.of(Map.of("mail.send", healthyRabbit), slowKafka))
+                .sendTimeout(Duration.ofSeconds(3))
+                .maxAttempts(1)
+                .build();
+
+        assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(3, 1, 0, 0, 0, 2));
+        assertThat(healthyRabbit.sentIds()).containsExactly(rabbitRow);
+        assertThat(row(rabbitRow).outcome()).isEqualTo(DispatchOutcome.SENT);
+        for (long id : List.of(kafkaRow, otherKafkaRow)) {
+            assertThat(row(id).attempts()).isOne();
+            assertThat(row(id).parked()).isTrue();
+            assertThat(row(id).lastError()).contains("no ack from Kafka");
+        }
+    }
+
+    static PublishResult failAll(List<OutboxRecord> records, Throwable failure) {
+        Map<Long, Throwable> failures = new LinkedHashMap<>();
+        records.forEach(record -> failures.put(record.id(), failure));
+        return PublishResult.failed(failures);
     }
 
     // ---------------------------------------------------------------- at-least-once

@@ -401,7 +401,7 @@ public abstract class OutboxDialect {
     /** A failed send to record. */
     public record Failure(
             long id,
-            String error,
+            @Nullable String error,
             Instant availableAt,
             @Nullable Instant parkedAt) {}
 

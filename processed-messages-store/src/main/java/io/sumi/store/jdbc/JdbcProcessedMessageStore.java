@@ -29,6 +29,9 @@ import java.util.Set;
 import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -59,6 +62,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * keys would become one). Keys are compared exactly: {@code "k"} and {@code "k "} are two keys
  * (Sumi's MariaDB migration gives the key columns the NO PAD collation {@code utf8mb4_nopad_bin}).
  *
+ * <p>Error texts ({@link #releaseAll}, {@link #markForReconciliation}): unlike keys, they come
+ * from exceptions and are never refused. They are stored as {@code last_error} holds them: NUL
+ * characters, characters outside the Basic Multilingual Plane and unpaired surrogates replaced
+ * by U+FFFD, then cut to 1,000 characters. If the column refuses even that (a {@code last_error}
+ * in a charset narrower than Unicode, a constraint of the user's), the claims are released
+ * without the text and a warning logs it: a release must never fail because of its error text,
+ * or the claim would stay leased for the rest of its lease.
+ *
  * <p>Deadlocks: concurrent upserts of the same keys can deadlock on MariaDB (InnoDB gap locks).
  * Lease-mode statements, which run alone in their own transaction, are retried a few times when
  * the database reports one, or a lock wait timeout (MariaDB 1205, H2 HYT00; see
@@ -68,6 +79,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>Thread-safe. Create one with {@link #builder(DataSource)}.
  */
 public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcProcessedMessageStore.class);
 
     /** The default table name. */
     public static final String DEFAULT_TABLE_NAME = "processed_messages";
@@ -247,9 +260,27 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             return 0;
         }
         Set<String> ids = new LinkedHashSet<>(messageIds);
-        String summary = error == null ? null : ErrorSummaries.truncate(error);
-        return inOwnTransaction(
-                "release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
+        String summary = error == null ? null : ErrorSummaries.sanitize(error);
+        try {
+            return inOwnTransaction(
+                    "release", connection -> dialect.release(connection, consumer, claimToken, ids, summary));
+        } catch (DataAccessException ex) {
+            if (summary == null || !ErrorSummaries.isRefusal(ex)) {
+                throw ex;
+            }
+            // The column refused even the cleaned text (a charset that holds less than Unicode, a
+            // constraint of the user's): a release without its text beats a claim held for a whole
+            // lease, and the text is in this log line.
+            log.warn(
+                    "Could not store the error text of {} released claim(s) of consumer '{}' ({}); released them"
+                            + " without it. The error was: {}",
+                    ids.size(),
+                    consumer,
+                    ex.getMostSpecificCause().getMessage(),
+                    summary);
+            return inOwnTransaction(
+                    "release", connection -> dialect.release(connection, consumer, claimToken, ids, null));
+        }
     }
 
     @Override
@@ -267,7 +298,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     @Override
     public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        String summary = reason == null ? null : ErrorSummaries.truncate(reason);
+        String summary = reason == null ? null : ErrorSummaries.sanitize(reason);
         return inOwnTransaction(
                         "mark for reconciliation",
                         connection -> dialect.markForReconciliation(

@@ -34,6 +34,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -301,6 +303,42 @@ abstract class ProcessedMessageStoreContractTests {
                 .extracting(ProcessedMessage::lastError)
                 .asString()
                 .hasSize(1000);
+    }
+
+    /**
+     * Error texts {@code last_error} cannot hold as they are: a NUL byte (PostgreSQL refuses it in
+     * any text column), a 4-byte character (a MariaDB {@code utf8mb3} column refuses it), and a text
+     * far longer than the column with a surrogate pair across the cut.
+     */
+    static List<String> unstorableErrors() {
+        return List.of(
+                "java.lang.IllegalStateException: reply held a NUL byte \u0000 here",
+                "java.lang.IllegalStateException: broker said \uD83D\uDE00 no",
+                "x".repeat(999) + "\uD83D\uDE00".repeat(10) + "y".repeat(5000));
+    }
+
+    /** Issue 19 A9: a release whose error text the column refuses must still end the lease now, not after it. */
+    @ParameterizedTest
+    @MethodSource("unstorableErrors")
+    void aReleaseWithAnErrorTextTheColumnCannotHoldReleasesAtOnce(String error) {
+        assertReleaseWithUnstorableErrorReleasesAtOnce(store, error, true);
+    }
+
+    void assertReleaseWithUnstorableErrorReleasesAtOnce(ProcessedMessageStore onStore, String error, boolean textKept) {
+        ClaimResult first = onStore.claim(consumer, request("m1"), LEASE);
+
+        assertThat(onStore.release(first.message(), error)).isTrue();
+        ClaimResult retry = onStore.claim(consumer, request("m1"), LEASE);
+
+        assertThat(retry.outcome()).as("claimable at once").isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(retry.message().attempts()).isEqualTo(2);
+        String stored = retry.message().lastError();
+        if (textKept) {
+            assertThat(stored).isNotNull().startsWith(error.substring(0, 20)).doesNotContain("\u0000");
+            assertThat(stored.codePointCount(0, stored.length())).isLessThanOrEqualTo(1000);
+        } else {
+            assertThat(stored).isNull();
+        }
     }
 
     @Test
