@@ -38,6 +38,23 @@ public interface PollClaim {
      */
     int completePending();
 
-    /** Releases the claims of messages not run yet, in one statement; a ledger failure is logged (the leases then expire). */
+    /**
+     * Gives back the claims of messages not run yet, in one statement, without counting an attempt
+     * for them ({@link io.sumi.store.ProcessedMessageStore#releaseUnrun}), and ends the poll; a
+     * ledger failure is logged (the leases then expire).
+     */
     void releaseUnrun();
+
+    /**
+     * Ends the poll without a ledger call, for a consumer that must shut down while the ledger
+     * cannot be reached: renewal stops (a renewal in flight is waited for), the kept completions
+     * are dropped and every claim not completed yet is left to lapse when its lease ends. The
+     * caller must not commit the offset of any message of the poll whose completion was not
+     * written: its redelivery takes the lapsed claim over and runs it again.
+     *
+     * @since 0.1.0
+     */
+    default void abandon() {
+        releaseUnrun();
+    }
 }

@@ -237,7 +237,9 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
         assertThat(other.leaseUntil())
                 .as("the other consumer's claim is untouched")
                 .isEqualTo(other.firstSeenAt().plus(LEASE));
-        assertReleasedAtOnce(row("d").orElseThrow());
+        // d was claimed with the batch and never run: given back without counting an attempt (its
+        // row, which that claim created, is gone), so a redelivery claims it at once as a first claim.
+        assertThat(row("d")).isEmpty();
         assertThat(messages("busy")).isEqualTo(1.0);
         assertThat(messages("processed")).isEqualTo(2.0);
     }
@@ -257,7 +259,7 @@ class LeaseBatchTests extends H2ExecutorTestSupport {
 
         assertThat(calls).containsExactly(List.of(0));
         assertThat(status("a")).isEqualTo(MessageStatus.COMPLETED);
-        assertReleasedAtOnce(row("c").orElseThrow());
+        assertThat(row("c")).as("never run: given back, no row left").isEmpty();
         assertThat(counter("sumi.fingerprint.mismatches")).isEqualTo(1.0);
     }
 

@@ -89,6 +89,11 @@ public abstract class ForwardingProcessedMessageStore implements ProcessedMessag
     }
 
     @Override
+    public int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
+        return delegate.releaseUnrun(consumer, claimToken, messageIds);
+    }
+
+    @Override
     public boolean renew(ProcessedMessage claim, Duration lease) {
         return delegate.renew(claim, lease);
     }

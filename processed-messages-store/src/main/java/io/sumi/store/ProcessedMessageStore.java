@@ -173,6 +173,31 @@ public interface ProcessedMessageStore {
     int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error);
 
     /**
+     * Gives back lease-mode claims whose handler <strong>never started</strong> (a batch or a poll
+     * that stopped before them, a fingerprint rejected before the run), so that they count no
+     * attempt: a claim that inserted the row deletes it (the next claim is a first claim again, with
+     * a new {@code firstSeenAt}); a claim that took a row over restores the row's attempt count to
+     * what it was before, keeps its {@code lastError} and {@code firstSeenAt}, and ends its lease
+     * now, as {@link #releaseAll} does. Either way such a claim can never make a message look
+     * uncertain (taken over long after its first claim) or raise its attempt count.
+     *
+     * <p>Fenced on {@code claimToken} like {@link #releaseAll}, and done at most once per claim: a
+     * restored row is handed back with a new token that no caller holds, so a retry of this call
+     * after an ambiguous failure (the statement committed, the answer was lost) restores nothing
+     * twice. A crash before the call leaves the claim to lapse with its attempt counted: the store
+     * cannot tell then whether the handler started, so it errs on the side of the attempt.
+     *
+     * <p>This default falls back to {@link #releaseAll} (the attempt stays counted) for stores that
+     * cannot restore; the JDBC store implements it.
+     *
+     * @return how many claims were given back
+     * @since 0.1.0
+     */
+    default int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
+        return releaseAll(consumer, claimToken, messageIds, null);
+    }
+
+    /**
      * Extends a live lease-mode claim while its handler runs: its lease then ends {@code lease}
      * after the store's shared clock's now (the database's, for the JDBC store), as a new claim's
      * would. Fenced on the claim token and on the status {@code IN_PROGRESS}, as {@link #complete}

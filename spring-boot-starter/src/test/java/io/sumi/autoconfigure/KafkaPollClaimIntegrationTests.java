@@ -14,20 +14,25 @@ import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.LedgerTime;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -43,11 +48,15 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.ConsumerPostProcessor;
 import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.listener.adapter.RecordFilterStrategy;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
@@ -214,7 +223,9 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         assertThat(effects.attempts("pc-fail", "f4")).isEqualTo(2);
         assertThat(calls.claimAllSizes("pc-fail").get(0)).isEqualTo(10);
         for (int i = 0; i < 10; i++) {
-            int expectedAttempts = i < 4 ? 1 : 2; // f4 failed; f5..f9 were claimed, released, claimed again
+            // f4 ran twice; f5..f9 were claimed with the poll and given back unrun when f4 failed,
+            // which counts no attempt (issue 19, A1): their one attempt is the run.
+            int expectedAttempts = i == 4 ? 2 : 1;
             assertThat(store.find("pc-fail", "f" + i)).get().satisfies(row -> {
                 assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
                 assertThat(row.attempts()).isEqualTo(expectedAttempts);
@@ -275,6 +286,191 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                     .get()
                     .extracting(ProcessedMessage::status)
                     .isEqualTo(MessageStatus.COMPLETED);
+        }
+    }
+
+    /**
+     * Issue 19, A1: the first record of the poll is held by a live claim elsewhere for longer than
+     * the handler's reconcile-after (2 s). Every busy retry re-polls and re-claims the records behind
+     * it and gives them back unrun; counted as attempts (take-overs keeping the first claim's time),
+     * the next record was then held for reconciliation without ever having run.
+     */
+    @Test
+    void recordsBehindABusyRecordThatOutlastsReconcileAfterRunOnceAndAreNeverHeldForReconciliation() throws Exception {
+        ClaimResult foreign = store.claim("pc-held", new ClaimRequest("h0", null), Duration.ofSeconds(60));
+        assertThat(foreign.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            records.add(record("pc.held", "h" + i));
+        }
+        send(records);
+        Instant sent = dbNow();
+        registry.getListenerContainer("pc-held").start();
+
+        // The block outlasts reconcile-after on the ledger's clock, and the retries (each a re-poll
+        // and a re-claim of h1..h4) go on after that.
+        await().atMost(Duration.ofSeconds(30)).until(() -> dbNow().isAfter(sent.plusSeconds(3)));
+        double busy = count("pc-held", "busy");
+        await().atMost(Duration.ofSeconds(30)).until(() -> count("pc-held", "busy") >= busy + 3);
+        assertThat(effects.counts("pc-held")).isEmpty();
+
+        store.complete(foreign.message()); // the other instance finishes h0
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed("pc-held", "pc.held") == 5 || heldForReconciliation("pc-held") > 0);
+        for (int i = 1; i < 5; i++) {
+            assertThat(store.find("pc-held", "h" + i)).get().satisfies(row -> {
+                assertThat(row.status()).as(row.messageId()).isEqualTo(MessageStatus.COMPLETED);
+                assertThat(row.attempts()).as(row.messageId()).isEqualTo(1);
+            });
+        }
+        assertThat(effects.counts("pc-held"))
+                .containsOnlyKeys("h1", "h2", "h3", "h4")
+                .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
+        assertThat(count("pc-held", "reconcile")).isZero();
+        assertThat(committed("pc-held", "pc.held")).isEqualTo(5);
+    }
+
+    /**
+     * Issue 19, A1: a record a {@code RecordFilterStrategy} drops was claimed with its poll and never
+     * run. Its claim used to stay behind as an attempt; when the same message came again after the
+     * handler's reconcile-after (1 h, the row aged by 2 h), it was held for reconciliation unrun.
+     */
+    @Test
+    void aRecordDroppedByARecordFilterCountsNoAttemptAndRunsWhenItComesAgainLater() throws Exception {
+        ProducerRecord<String, String> skipped = record("pc.filter", "x1");
+        skipped.headers().add("test-skip", new byte[] {1});
+        send(List.of(record("pc.filter", "x0"), skipped, record("pc.filter", "x2")));
+        registry.getListenerContainer("pc-filter").start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed("pc-filter", "pc.filter") == 3);
+        assertThat(effects.counts("pc-filter")).containsOnlyKeys("x0", "x2");
+        // The same message again (a replay), not filtered this time.
+        leftNothingAndRunsOnceWhenItComesAgainLater("pc-filter", "pc.filter", "x1", 3);
+    }
+
+    /**
+     * Issue 19, A1: a poison record (its value cannot be deserialized) in the middle of a poll is
+     * recovered by the error handler without the listener running. Its claim, taken with the poll,
+     * used to count as an attempt; replayed after reconcile-after (a dead letter fixed and sent
+     * again), it was held for reconciliation without ever having run.
+     */
+    @Test
+    void aPoisonRecordRecoveredWithoutRunningCountsNoAttemptAndItsReplayRuns() throws Exception {
+        ProducerRecord<String, String> poison = new ProducerRecord<>("pc.poison", "p1", "poison-p1");
+        poison.headers().add("outbox-id", "p1".getBytes(StandardCharsets.UTF_8));
+        send(List.of(record("pc.poison", "p0"), poison, record("pc.poison", "p2")));
+        registry.getListenerContainer("pc-poison").start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed("pc-poison", "pc.poison") == 3);
+        assertThat(effects.counts("pc-poison")).containsOnlyKeys("p0", "p2");
+        // The dead letter, fixed, replayed.
+        leftNothingAndRunsOnceWhenItComesAgainLater("pc-poison", "pc.poison", "p1", 3);
+    }
+
+    /**
+     * {@code key}, claimed with its poll and never run, left no row behind; sent again after its
+     * handler's reconcile-after (1 h: the namespace is aged by 2 h), it runs once as attempt 1
+     * instead of being held for reconciliation as an uncertain take-over.
+     */
+    void leftNothingAndRunsOnceWhenItComesAgainLater(String consumer, String topic, String key, long committed)
+            throws Exception {
+        assertThat(store.find(consumer, key))
+                .as("the claim of " + key + ", given back unrun, leaves nothing behind")
+                .isEmpty();
+        LedgerTime.age(dataSource, consumer, Duration.ofHours(2));
+        send(List.of(record(topic, key)));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed(consumer, topic) == committed + 1 || heldForReconciliation(consumer) > 0);
+        assertThat(store.find(consumer, key)).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.COMPLETED);
+            assertThat(row.attempts()).isEqualTo(1);
+        });
+        assertThat(effects.counts(consumer).get(key)).hasValue(1);
+    }
+
+    /**
+     * Issue 19, A5: the container stops while the ledger cannot be reached. Spring Kafka's shutdown
+     * commits the pending acks and unsubscribes before it closes the consumer, and stopped there when
+     * either threw: the consumer stayed in its group and the poll's claims were renewed for ever.
+     * Now the consumer is closed, renewal stops, nothing is committed, the claims lapse, and a
+     * restart runs the records again and completes them.
+     */
+    @Test
+    void aContainerStoppedWhileTheLedgerIsUnreachableClosesItsConsumerAndLetsItsClaimsLapse() throws Exception {
+        send(List.of(record("pc.stop", "st0"), record("pc.stop", "st1"), record("pc.stop", "st2")));
+        MessageListenerContainer container = registry.getListenerContainer("pc-stop");
+        container.start();
+        assertThat(effects.stopEntered.await(30, TimeUnit.SECONDS)).isTrue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> members("pc-stop") == 1);
+
+        calls.unreachable.add("pc-stop"); // from here the ledger fails every call of this consumer
+        CountDownLatch stopped = new CountDownLatch(1);
+        container.stop(stopped::countDown);
+        effects.stopProceed.countDown(); // st0 returns: its completion, and st1's and st2's, cannot be written
+
+        await().atMost(Duration.ofSeconds(30))
+                .alias("the consumer was closed: it left its group")
+                .until(() -> members("pc-stop") == 0);
+        assertThat(stopped.await(30, TimeUnit.SECONDS))
+                .as("the container stopped")
+                .isTrue();
+        assertThat(committed("pc-stop", "pc.stop")).as("nothing committed").isZero();
+
+        calls.unreachable.remove("pc-stop"); // the ledger is back
+        int renewals = calls.renewAllCount("pc-stop");
+        Map<String, Instant> leases = new ConcurrentHashMap<>();
+        for (int i = 0; i < 3; i++) {
+            ProcessedMessage row = store.find("pc-stop", "st" + i).orElseThrow();
+            assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
+            leases.put(row.messageId(), row.leaseUntil());
+        }
+        Instant last = leases.values().stream().max(Instant::compareTo).orElseThrow();
+        // Renewed, the leases would move on (a third of the 3 s lease at a time) and never end.
+        await().atMost(Duration.ofSeconds(20)).until(() -> dbNow().isAfter(last.plusMillis(500)));
+        for (int i = 0; i < 3; i++) {
+            assertThat(store.find("pc-stop", "st" + i))
+                    .get()
+                    .extracting(ProcessedMessage::leaseUntil)
+                    .as("st" + i + " not renewed after the stop")
+                    .isEqualTo(leases.get("st" + i));
+        }
+        assertThat(calls.renewAllCount("pc-stop"))
+                .as("no renewal after the stop")
+                .isEqualTo(renewals);
+
+        container.start(); // nothing lost: the records come again and are taken over
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed("pc-stop", "pc.stop") == 3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(store.find("pc-stop", "st" + i))
+                    .get()
+                    .extracting(ProcessedMessage::status)
+                    .isEqualTo(MessageStatus.COMPLETED);
+        }
+        container.stop();
+    }
+
+    Instant dbNow() {
+        return new JdbcTemplate(dataSource)
+                .queryForObject("SELECT statement_timestamp()", Timestamp.class)
+                .toInstant();
+    }
+
+    int heldForReconciliation(String consumer) {
+        Integer held = new JdbcTemplate(dataSource)
+                .queryForObject(
+                        "SELECT COUNT(*) FROM processed_messages WHERE consumer = ? AND status = 'RECONCILE'",
+                        Integer.class,
+                        consumer);
+        return held == null ? 0 : held;
+    }
+
+    int members(String group) throws Exception {
+        try (AdminClient client = AdminClient.create(admin.getConfigurationProperties())) {
+            ConsumerGroupDescription description = client.describeConsumerGroups(List.of(group))
+                    .all()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(group);
+            return description == null ? 0 : description.members().size();
         }
     }
 
@@ -388,6 +584,10 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
         final Set<String> failOnce = ConcurrentHashMap.newKeySet();
+        /** pc-stop: st0's handler says it runs, then waits for the test to let it return. */
+        final CountDownLatch stopEntered = new CountDownLatch(1);
+
+        final CountDownLatch stopProceed = new CountDownLatch(1);
 
         void run(String consumer, String key) {
             attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
@@ -418,6 +618,14 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
     static class StoreCalls {
         final Map<String, List<Integer>> claimAll = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> completeAll = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> renewAll = new ConcurrentHashMap<>();
+        /** Consumers for which every ledger call fails, as if the database could not be reached. */
+        final Set<String> unreachable = ConcurrentHashMap.newKeySet();
+
+        int renewAllCount(String consumer) {
+            AtomicInteger count = renewAll.get(consumer);
+            return count == null ? 0 : count.get();
+        }
 
         void reset(String consumer) {
             claimAll.remove(consumer);
@@ -541,6 +749,47 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
             effects.run("pc-fail", record.key());
         }
 
+        @KafkaListener(id = "pc-held", topics = "pc.held", groupId = "pc-held", autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-held", reconcileAfter = "2s")
+        void held(ConsumerRecord<String, String> record) {
+            effects.run("pc-held", record.key());
+        }
+
+        @KafkaListener(
+                id = "pc-filter",
+                topics = "pc.filter",
+                groupId = "pc-filter",
+                autoStartup = "false",
+                filter = "skipMarked")
+        @IdempotentHandler(consumer = "pc-filter", reconcileAfter = "1h")
+        void filtered(ConsumerRecord<String, String> record) {
+            effects.run("pc-filter", record.key());
+        }
+
+        @KafkaListener(
+                id = "pc-poison",
+                topics = "pc.poison",
+                groupId = "pc-poison",
+                autoStartup = "false",
+                properties = {
+                    "value.deserializer=org.springframework.kafka.support.serializer.ErrorHandlingDeserializer",
+                    "spring.deserializer.value.delegate.class=io.sumi.autoconfigure.PoisonPillDeserializer"
+                })
+        @IdempotentHandler(consumer = "pc-poison", reconcileAfter = "1h")
+        void poison(ConsumerRecord<String, String> record) {
+            effects.run("pc-poison", record.key());
+        }
+
+        @KafkaListener(id = "pc-stop", topics = "pc.stop", groupId = "pc-stop", autoStartup = "false")
+        @IdempotentHandler(consumer = "pc-stop", lease = "3s")
+        void stop(ConsumerRecord<String, String> record) throws InterruptedException {
+            if (record.key().equals("st0")) {
+                effects.stopEntered.countDown();
+                effects.stopProceed.await(30, TimeUnit.SECONDS);
+            }
+            effects.run("pc-stop", record.key());
+        }
+
         @KafkaListener(id = "pc-slow", topics = "pc.slow", groupId = "pc-slow", autoStartup = "false")
         @IdempotentHandler(consumer = "pc-slow", lease = "1s")
         void slow(ConsumerRecord<String, String> record) throws InterruptedException {
@@ -633,10 +882,20 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                     new NewTopic("pc.order", 1, (short) 1),
                     new NewTopic("pc.busy", 1, (short) 1),
                     new NewTopic("pc.fail", 1, (short) 1),
+                    new NewTopic("pc.held", 1, (short) 1),
+                    new NewTopic("pc.filter", 1, (short) 1),
+                    new NewTopic("pc.poison", 1, (short) 1),
+                    new NewTopic("pc.stop", 1, (short) 1),
                     new NewTopic("pc.slow", 1, (short) 1),
                     new NewTopic("pc.slow.bounded", 1, (short) 1),
                     new NewTopic("pc.shared", 3, (short) 1),
                     new NewTopic("pc.rebalance", 4, (short) 1));
+        }
+
+        /** Drops the records marked with a {@code test-skip} header before the listener sees them. */
+        @Bean
+        RecordFilterStrategy<String, String> skipMarked() {
+            return record -> record.headers().lastHeader("test-skip") != null;
         }
 
         /** Counts the ledger's batch calls (a proxy: the store is used through its interface). */
@@ -654,6 +913,22 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                             getClass().getClassLoader(),
                             new Class<?>[] {ProcessedMessageStore.class},
                             (proxy, method, args) -> {
+                                if (args != null
+                                        && args.length > 0
+                                        && args[0] instanceof String consumer
+                                        && method.getName().equals("renewAll")) {
+                                    calls.getObject()
+                                            .renewAll
+                                            .computeIfAbsent(consumer, k -> new AtomicInteger())
+                                            .incrementAndGet();
+                                }
+                                if (args != null
+                                        && args.length > 0
+                                        && args[0] instanceof String consumer
+                                        && calls.getObject().unreachable.contains(consumer)) {
+                                    throw new DataAccessResourceFailureException(
+                                            "ledger unreachable (injected) at " + method.getName());
+                                }
                                 if (method.getName().equals("claimAll")) {
                                     calls.getObject()
                                             .claimAll

@@ -162,13 +162,25 @@ public final class CrashInjector {
 
         @Override
         public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
+            List<String> alive = alive(consumer, claimToken, messageIds);
+            return alive.isEmpty() ? 0 : super.releaseAll(consumer, claimToken, alive, error);
+        }
+
+        @Override
+        public int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
+            List<String> alive = alive(consumer, claimToken, messageIds);
+            return alive.isEmpty() ? 0 : super.releaseUnrun(consumer, claimToken, alive);
+        }
+
+        /** The claims among {@code messageIds} whose JVM did not crash: a dead one gives nothing back. */
+        private List<String> alive(String consumer, long claimToken, Collection<String> messageIds) {
             List<String> alive = new ArrayList<>(messageIds.size());
             for (String id : messageIds) {
                 if (!injector.dead.contains(claimId(consumer, claimToken, id))) {
                     alive.add(id);
                 }
             }
-            return alive.isEmpty() ? 0 : super.releaseAll(consumer, claimToken, alive, error);
+            return alive;
         }
     }
 }

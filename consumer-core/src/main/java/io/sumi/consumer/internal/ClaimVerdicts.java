@@ -198,6 +198,20 @@ final class ClaimVerdicts {
         }
     }
 
+    /**
+     * Gives back one claim whose handler never started ({@link ProcessedMessageStore#releaseUnrun}):
+     * it counts no attempt and cannot make the message look uncertain later; a failing release is
+     * attached to {@code failure}.
+     */
+    void releaseUnrunQuietly(ProcessedMessage claim, Throwable failure) {
+        try {
+            store.releaseUnrun(claim.consumer(), claim.claimToken(), List.of(claim.messageId()));
+        } catch (RuntimeException ex) {
+            // The original failure matters more; the lease will expire on its own.
+            failure.addSuppressed(ex);
+        }
+    }
+
     static ReconciliationRequiredException awaitingReconciliation(HandlerDefinition handler, ProcessedMessage row) {
         return new ReconciliationRequiredException(
                 handler.consumer(),

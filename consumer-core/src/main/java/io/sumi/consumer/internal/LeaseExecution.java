@@ -88,7 +88,8 @@ final class LeaseExecution {
         try {
             verdicts.checkFingerprint(handler, request, row);
         } catch (FingerprintMismatchException ex) {
-            verdicts.releaseQuietly(row, ex);
+            // Rejected before the handler ran: given back without counting an attempt.
+            verdicts.releaseUnrunQuietly(row, ex);
             throw ex;
         }
         if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
@@ -159,8 +160,9 @@ final class LeaseExecution {
             }
             int stop = plan.stop();
             Throwable cause = refusal != null ? refusal : keyStop;
-            // Claims taken at or beyond the stop are not run now: give them back so the redelivery can run them.
-            held.release(plan.release(), "not run: the batch stopped at index " + stop);
+            // Claims taken at or beyond the stop are not run now: give them back so the redelivery can
+            // run them, without counting an attempt (their handler never started).
+            held.releaseUnrun(plan.release());
             if (plan.run().isEmpty()) {
                 return new BatchRun(0, plan.duplicates(), stop, cause, null);
             }
@@ -304,12 +306,15 @@ final class LeaseExecution {
             return notCompleted;
         }
 
-        /** Releases claims that are not run; if the ledger call throws, they stay held (for {@link #releaseRest}). */
-        void release(List<String> notRun, String reason) {
+        /**
+         * Gives back claims that are not run, counting no attempt ({@link ProcessedMessageStore#releaseUnrun});
+         * if the ledger call throws, they stay held (for {@link #releaseRest}).
+         */
+        void releaseUnrun(List<String> notRun) {
             if (notRun.isEmpty()) {
                 return;
             }
-            store.releaseAll(consumer, token, notRun, reason);
+            store.releaseUnrun(consumer, token, notRun);
             notRun.forEach(keys::remove);
         }
 

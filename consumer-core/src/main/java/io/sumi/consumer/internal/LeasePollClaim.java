@@ -144,7 +144,8 @@ final class LeasePollClaim implements PollClaim {
                 verdicts.checkFingerprint(handler, request, row);
             } catch (FingerprintMismatchException ex) {
                 release(request, state);
-                verdicts.releaseQuietly(row, ex);
+                // Rejected before the handler ran: no attempt counted.
+                verdicts.releaseUnrunQuietly(row, ex);
                 throw ex;
             }
             if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
@@ -233,11 +234,15 @@ final class LeasePollClaim implements PollClaim {
             return;
         }
         held.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.RELEASED);
-        String reason = "not run: the listener container did not deliver it from the poll that claimed it"
-                + " (an earlier record failed, a rebalance, a stop)";
+        // The container did not deliver these records from this poll (an earlier record failed or was
+        // busy and the error handler sought back, a filter, a pause, a rebalance, a stop): their handler
+        // never started, so the claims are given back without counting an attempt. A poll blocked behind
+        // a busy or failing record re-claims the records after it with every retry; counted, each
+        // re-claim was a take-over, and once the block outlasted reconcile-after the records were held
+        // for reconciliation without ever having run (issue 19, A1).
         for (int attempt = 1; ; attempt++) {
             try {
-                store.releaseAll(handler.consumer(), token, held, reason);
+                store.releaseUnrun(handler.consumer(), token, held);
                 return;
             } catch (RuntimeException ex) {
                 if (attempt == 2) {
@@ -252,6 +257,27 @@ final class LeasePollClaim implements PollClaim {
                     return;
                 }
             }
+        }
+    }
+
+    @Override
+    public void abandon() {
+        // Renewal stops before anything else, so no renewal lands after this returns: the claims
+        // lapse one lease after the last renewal at most.
+        renewal.close();
+        List<String> open = inStatus(Status.HELD);
+        open.addAll(inStatus(Status.PENDING));
+        open.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.RELEASED);
+        if (!open.isEmpty()) {
+            log.warn(
+                    "Consumer '{}' abandoned {} claim(s) of a poll without writing their completions or releasing"
+                            + " them (e.g. {}): the ledger could not be reached while the consumer shut down. Their"
+                            + " offsets were not committed; they are delivered again and taken over once their lease of"
+                            + " {} ends",
+                    handler.consumer(),
+                    open.size(),
+                    open.get(0),
+                    handler.lease());
         }
     }
 

@@ -286,6 +286,8 @@ final class ExecutorModel implements AutoCloseable {
             batch(batch);
         } else if (step instanceof Step.Poll poll) {
             poll(poll);
+        } else if (step instanceof Step.Unrun unrun) {
+            unrun(unrun);
         } else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
         } else if (step instanceof ConcurrentBatches batches) {
@@ -790,6 +792,95 @@ final class ExecutorModel implements AutoCloseable {
         for (int i = 0; i < stop; i++) {
             ack(keys.get(i), "record " + i + " of a poll, acked at the offset commit");
         }
+    }
+
+    /**
+     * Claims given back without the handler running ({@link Step.Unrun}): they must count no
+     * attempt and never make a key uncertain. The ledger's rows of the keys are compared before and
+     * after the give-backs; then every key that had no row before is delivered to a handler of the
+     * same namespace whose reconcile-after window is 1 ms, which holds any take-over for
+     * reconciliation: it must run (a first claim), never RECONCILE.
+     */
+    private void unrun(Step.Unrun step) {
+        Instance instance = instances[step.instance()];
+        List<String> keys = step.keys().stream().map(ExecutorModel::key).toList();
+        Set<String> distinct = new TreeSet<>(keys);
+        instance.store.clearInjected();
+        Map<String, Optional<ProcessedMessage>> before = new HashMap<>();
+        distinct.forEach(key -> before.put(key, reader.find(consumer, key)));
+        for (int round = 0; round < step.rounds(); round++) {
+            PollClaim claim = instance.executor.claimPoll(handler, messages(keys));
+            if (config.transactional() || config.budgeted()) {
+                expect(claim == null, "no poll claim (transactional mode, or a budget)", String.valueOf(claim));
+                return;
+            }
+            if (claim == null) {
+                fail("expected a poll claim in lease mode");
+                return;
+            }
+            keys.forEach(this::noteDelivered); // fetched, not acked: the broker delivers them again
+            claim.completePending(); // nothing ran: nothing to complete
+            claim.releaseUnrun();
+        }
+        for (String key : distinct) {
+            Optional<ProcessedMessage> was = before.get(key);
+            Optional<ProcessedMessage> now = reader.find(consumer, key);
+            String what = key + " after " + step.rounds() + " claim(s) given back unrun: ledger had "
+                    + was.map(ExecutorModel::summary).orElse("no row") + ", has "
+                    + now.map(ExecutorModel::summary).orElse("no row");
+            if (was.isEmpty()) {
+                expect(now.isEmpty(), "no row (the claims that created it gave it back unrun)", what);
+            } else {
+                expect(
+                        now.isPresent()
+                                && now.get().status() == was.get().status()
+                                && now.get().attempts() == was.get().attempts()
+                                && now.get().firstSeenAt().equals(was.get().firstSeenAt())
+                                && java.util.Objects.equals(
+                                        now.get().lastError(), was.get().lastError()),
+                        "the row as it was (same status, attempts, first claim, last error)",
+                        what);
+            }
+        }
+        // Never uncertain: a key first claimed by the give-backs alone runs as a first claim, even
+        // with a window that holds every take-over for reconciliation.
+        HandlerDefinition strict = HandlerDefinition.builder(consumer)
+                .mode(config.mode())
+                .lease(LEASE)
+                .reconcileAfter(Duration.ofMillis(1))
+                .build();
+        for (String key : distinct) {
+            if (before.get(key).isPresent() || stateOf(key) != KeyState.FREE) {
+                continue;
+            }
+            Probe probe = new Probe();
+            HandlerResult<?> result = null;
+            Throwable thrown = null;
+            try {
+                result = instance.executor.execute(strict, message(key), () -> {
+                    probe.calls.add(List.of(0));
+                    effect(key);
+                    return key;
+                });
+            } catch (Throwable ex) {
+                thrown = ex;
+            }
+            String outcome = describe(result, thrown) + " for " + key
+                    + " after its claims were given back unrun, under a 1 ms reconcile-after window";
+            expect(
+                    thrown == null && result != null && result.outcome() == MessageOutcome.PROCESSED,
+                    "PROCESSED (never claimed by a run: a first claim, not an uncertain take-over)",
+                    outcome);
+            if (thrown == null) {
+                setState(key, KeyState.COMPLETED);
+                ack(key, "PROCESSED after claims given back unrun");
+            }
+        }
+    }
+
+    private static String summary(ProcessedMessage row) {
+        return row.status() + " attempts " + row.attempts() + " first seen " + row.firstSeenAt() + " last error "
+                + row.lastError();
     }
 
     /** The same key at the same moment on {@code copies} instances, each on a thread of its own. */

@@ -228,4 +228,24 @@ class ExecutorModelRegressionTests {
                         Step.expireLeases(),
                         Step.poll(1, List.of(1, 3, 0, 1), -1, false)));
     }
+
+    /*
+     * Issue 19, A1: claims released without the handler running. k1 ran once and failed (a real
+     * attempt); a poll blocked behind the busy k0 (instance 1 died holding it) claims k1, k2 and k3
+     * three times and gives them back unrun each time: no attempt counted (k2 and k3 have no row,
+     * k1 keeps its one attempt), and k2 and k3 then run even under a 1 ms reconcile-after window.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void claimsGivenBackUnrunCountNoAttemptAndNeverMakeAKeyUncertain(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0b001, false, false, false),
+                List.of(
+                        deliver(1, 0, Step.Fault.CRASH_IN_HANDLER),
+                        deliver(0, 1, Step.Fault.FAIL_AFTER_EFFECT),
+                        Step.poll(0, List.of(0, 1, 2, 3), -1, false),
+                        Step.unrun(0, List.of(0, 1, 2, 3), 3),
+                        Step.unrun(2, List.of(1, 2, 3, 2), 1)));
+    }
 }

@@ -180,6 +180,12 @@ final class FaultInjectingStore extends ForwardingProcessedMessageStore {
     }
 
     @Override
+    public int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
+        before(Point.RELEASE, messageIds);
+        return super.releaseUnrun(consumer, claimToken, messageIds);
+    }
+
+    @Override
     public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
         if (dead) {
             throw new Crash("(already dead) at renewAll");

@@ -180,6 +180,21 @@ final class Shrinker {
             for (List<Integer> keys : lowerKeys(p.keys())) {
                 out.add(List.of(Step.poll(p.instance(), keys, p.failAt(), p.crashBeforeCommit())));
             }
+        } else if (step instanceof Step.Unrun u) {
+            for (int i = 0; u.keys().size() > 1 && i < u.keys().size(); i++) {
+                List<Integer> keys = new ArrayList<>(u.keys());
+                keys.remove(i);
+                out.add(List.of(Step.unrun(u.instance(), keys, u.rounds())));
+            }
+            if (u.rounds() > 1) {
+                out.add(List.of(Step.unrun(u.instance(), u.keys(), 1)));
+            }
+            if (u.instance() != 0) {
+                out.add(List.of(Step.unrun(0, u.keys(), u.rounds())));
+            }
+            for (List<Integer> keys : lowerKeys(u.keys())) {
+                out.add(List.of(Step.unrun(u.instance(), keys, u.rounds())));
+            }
         } else if (step instanceof Concurrently c) {
             if (c.copies() > 2) {
                 out.add(List.of(Step.concurrently(c.key(), 2)));

@@ -111,6 +111,26 @@ sealed interface Step {
         }
     }
 
+    /**
+     * Lease mode, claims released without the handler running: {@code rounds} times, a poll of
+     * {@code instance} claims {@code keys} and gives every claim back unrun (the container sought
+     * back behind a busy or failing record, a filter dropped them, a pause, a stop). Checked: the
+     * give-backs count no attempt (a row the claims created is gone, a row they took over has the
+     * attempts, first claim and last error it had), and a key that had no row before is then run
+     * even by a handler whose reconcile-after window is 1 ms: it is never held for reconciliation.
+     */
+    record Unrun(int instance, List<Integer> keys, int rounds) implements Step {
+        public Unrun {
+            keys = List.copyOf(keys);
+        }
+
+        @Override
+        public String toString() {
+            return "unrun(" + instance + ", List.of("
+                    + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), " + rounds + ")";
+        }
+    }
+
     /** {@code key} delivered at the same moment to instances {@code 0..copies-1}, each on a thread of its own. */
     record Concurrently(int key, int copies) implements Step {
         @Override
@@ -193,6 +213,10 @@ sealed interface Step {
 
     static Poll poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit) {
         return new Poll(instance, keys, failAt, crashBeforeCommit);
+    }
+
+    static Unrun unrun(int instance, List<Integer> keys, int rounds) {
+        return new Unrun(instance, keys, rounds);
     }
 
     static Concurrently concurrently(int key, int copies) {

@@ -118,6 +118,7 @@ final class StepGenerator {
         DELIVER(8),
         BATCH(4),
         POLL(3),
+        UNRUN(2),
         CONCURRENTLY(2),
         CONCURRENT_BATCHES(2),
         OVERTAKEN(1),
@@ -142,6 +143,7 @@ final class StepGenerator {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
+                        case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));
                         case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
                         case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
                         case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));

@@ -283,6 +283,26 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         }
     }
 
+    /**
+     * Two statements in one transaction on a connection of its own: the
+     * rows the claims inserted are deleted, the rows they took over get their attempt count back
+     * and a new token, so a retry of a call whose commit was not acknowledged matches nothing.
+     */
+    @Override
+    public int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
+        if (messageIds.isEmpty()) {
+            return 0;
+        }
+        Set<String> ids = new LinkedHashSet<>(messageIds);
+        long handBack = tokens.next();
+        try {
+            return JdbcRunner.inOwnTransaction(
+                    dataSource, connection -> dialect.releaseUnrun(connection, consumer, claimToken, handBack, ids));
+        } catch (SQLException ex) {
+            throw JdbcRunner.translate(jdbcTemplate.getExceptionTranslator(), "ledger release unrun", ex);
+        }
+    }
+
     @Override
     public int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
         Objects.requireNonNull(lease, "lease");

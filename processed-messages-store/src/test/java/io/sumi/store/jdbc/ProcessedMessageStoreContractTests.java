@@ -452,6 +452,105 @@ abstract class ProcessedMessageStoreContractTests {
                 });
     }
 
+    // ---------------------------------------------------------------- claims given back unrun (issue 19, A1)
+
+    @Test
+    void aReleaseOfAnUnrunClaimOfANewKeyLeavesNoRowAndCountsNoAttempt() {
+        ClaimResult first = store.claim(consumer, request("u1"), LEASE);
+
+        assertThat(store.releaseUnrun(consumer, first.message().claimToken(), List.of("u1")))
+                .isEqualTo(1);
+
+        assertThat(store.find(consumer, "u1")).isEmpty();
+        ClaimResult again = store.claim(consumer, request("u1"), LEASE);
+        assertThat(again.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(again.message().attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aReleaseOfAnUnrunTakeOverRestoresTheAttemptsTheErrorAndTheFirstClaim() {
+        ClaimResult ran = store.claim(consumer, request("u2"), LEASE);
+        assertThat(store.release(ran.message(), "SMTP 451")).isTrue(); // a real attempt that failed
+        age(Duration.ofHours(2));
+        Instant firstSeen = store.find(consumer, "u2").orElseThrow().firstSeenAt();
+        ClaimResult takeover = store.claim(consumer, request("u2"), LEASE);
+        assertThat(takeover.message().attempts()).isEqualTo(2);
+
+        assertThat(store.releaseUnrun(consumer, takeover.message().claimToken(), List.of("u2")))
+                .isEqualTo(1);
+
+        assertThat(store.find(consumer, "u2")).get().satisfies(row -> {
+            assertThat(row.status()).isEqualTo(MessageStatus.IN_PROGRESS);
+            assertThat(row.attempts()).isEqualTo(1);
+            assertThat(row.lastError()).isEqualTo("SMTP 451");
+            assertThat(row.firstSeenAt()).isEqualTo(firstSeen);
+        });
+        // Its lease ended: the next delivery takes it over at once, as the second attempt.
+        ClaimResult next = store.claim(consumer, request("u2"), LEASE);
+        assertThat(next.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(next.message().attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void claimsGivenBackUnrunAgainAndAgainNeverCountAnAttempt() {
+        List<ClaimRequest> poll = List.of(request("p1"), request("p2"), request("p3"));
+        ClaimResult failed = store.claim(consumer, request("p3"), LEASE);
+        store.release(failed.message(), "boom"); // p3 ran once and failed
+        for (int round = 0; round < 5; round++) {
+            List<ClaimResult> results = store.claimAll(consumer, poll, LEASE);
+            assertThat(results)
+                    .allSatisfy(result -> assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED));
+            assertThat(store.releaseUnrun(consumer, results.get(0).message().claimToken(), List.of("p1", "p2", "p3")))
+                    .isEqualTo(3);
+        }
+
+        assertThat(store.claimAll(consumer, poll, LEASE))
+                .extracting(result -> result.message().attempts())
+                .containsExactly(1, 1, 2);
+    }
+
+    @Test
+    void aReleaseOfAnUnrunClaimIsAppliedOnceAndIsFencedOnItsToken() {
+        ClaimResult ran = store.claim(consumer, request("u3"), LEASE);
+        store.release(ran.message(), "boom");
+        ClaimResult takeover = store.claim(consumer, request("u3"), LEASE);
+        long token = takeover.message().claimToken();
+        assertThat(store.releaseUnrun(consumer, token, List.of("u3"))).isEqualTo(1);
+
+        // A retry (the first call's answer was lost) matches nothing: the row was handed back under another token.
+        assertThat(store.releaseUnrun(consumer, token, List.of("u3"))).isZero();
+        assertThat(store.find(consumer, "u3"))
+                .get()
+                .extracting(ProcessedMessage::attempts)
+                .isEqualTo(1);
+
+        // A claim lost to a take-over is not the loser's to give back.
+        ClaimResult mine = store.claim(consumer, request("u4"), LEASE);
+        age(LEASE.plusMinutes(1));
+        ClaimResult taker = store.claim(consumer, request("u4"), LEASE);
+        assertThat(taker.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        assertThat(store.releaseUnrun(consumer, mine.message().claimToken(), List.of("u4")))
+                .isZero();
+        assertThat(store.find(consumer, "u4")).get().satisfies(row -> {
+            assertThat(row.attempts()).isEqualTo(2);
+            assertThat(row.claimToken()).isEqualTo(taker.message().claimToken());
+            assertThat(row.leaseUntil()).isEqualTo(taker.message().leaseUntil());
+        });
+    }
+
+    @Test
+    void aReleaseOfAnUnrunClaimDoesNotTouchACompletedRow() {
+        ClaimResult first = store.claim(consumer, request("u5"), LEASE);
+        store.complete(first.message());
+
+        assertThat(store.releaseUnrun(consumer, first.message().claimToken(), List.of("u5")))
+                .isZero();
+        assertThat(store.find(consumer, "u5"))
+                .get()
+                .extracting(ProcessedMessage::status)
+                .isEqualTo(MessageStatus.COMPLETED);
+    }
+
     @Test
     void transactionalClaimCommitsWithTheTransaction() {
         ClaimResult result = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));

@@ -1,5 +1,6 @@
 package io.sumi.kafka.internal;
 
+import io.sumi.consumer.PollClaim;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -23,6 +24,15 @@ import org.springframework.kafka.core.ConsumerPostProcessor;
  * refuses fails the commit or the poll: no offset is committed for a record whose completion is
  * not durable.
  *
+ * <p>Shutdown always ends with {@code close()}. Spring Kafka's container, when it stops, commits the
+ * pending acks and unsubscribes before it closes the consumer, and goes no further if either
+ * throws: a ledger unreachable at that moment left the consumer open (its group member alive) and
+ * the poll's claims renewed for ever. So when the completions cannot be written during the
+ * container's shutdown, the commit commits nothing and returns, {@code unsubscribe()} abandons the
+ * poll instead of throwing ({@link PollClaim#abandon}: renewal stops, the claims lapse when their
+ * lease ends), and {@code close()} is reached. No offset of a record whose completion is not
+ * durable is committed: its redelivery takes the lapsed claim over and runs it again.
+ *
  * <p>Containers whose offsets are not committed through the consumer (Kafka transactions send
  * them through the producer; {@code enable.auto.commit} commits them inside the client) are
  * refused at start-up instead (see {@code PollClaimContainerCheck}).
@@ -42,6 +52,8 @@ public final class PollClaimingConsumer implements InvocationHandler {
 
     private final Consumer<?, ?> delegate;
     private @Nullable PollState current;
+    /** A poll was abandoned at shutdown: no offset may be committed until the next poll. */
+    private boolean abandoned;
 
     private PollClaimingConsumer(Consumer<?, ?> delegate) {
         this.delegate = delegate;
@@ -64,6 +76,7 @@ public final class PollClaimingConsumer implements InvocationHandler {
         switch (method.getName()) {
             case "poll" -> {
                 settle();
+                abandoned = false;
                 Object records = call(method, args);
                 PollState state = records instanceof ConsumerRecords<?, ?> polled && !polled.isEmpty()
                         ? new PollState(polled)
@@ -73,30 +86,32 @@ public final class PollClaimingConsumer implements InvocationHandler {
                 return records;
             }
             case "commitSync", "commitAsync" -> {
+                if (abandoned) {
+                    // The completions of the poll were dropped: committing would skip its records.
+                    return null;
+                }
                 PollState state = current;
                 if (state != null) {
-                    state.completePending();
+                    try {
+                        state.completePending();
+                    } catch (RuntimeException ex) {
+                        if (!inContainerShutdown()) {
+                            throw ex; // the container goes on and commits again later: nothing is lost
+                        }
+                        // Thrown here, the exception would end the container's shutdown before
+                        // unsubscribe() and close(): commit nothing and let the shutdown go on.
+                        abandon(ex);
+                        return null;
+                    }
                 }
                 return call(method, args);
             }
             case "unsubscribe" -> {
-                settle();
+                settleOrAbandon();
                 return call(method, args);
             }
             case "close" -> {
-                try {
-                    settle();
-                } catch (RuntimeException ex) {
-                    // Closed anyway: no offset was committed for the records whose completion failed
-                    // (every commit writes the completions first), so they are delivered again.
-                    log.warn(
-                            "Could not write the completions of the last poll before closing the consumer; its records"
-                                    + " were not committed and will be delivered again",
-                            ex);
-                } finally {
-                    current = null;
-                    PollState.bind(null);
-                }
+                settleOrAbandon();
                 return call(method, args);
             }
             case "equals" -> {
@@ -122,6 +137,57 @@ public final class PollClaimingConsumer implements InvocationHandler {
             current = null;
             PollState.bind(null);
         }
+    }
+
+    /**
+     * Before the consumer leaves its group: completes what ran and releases what did not, or, if the
+     * ledger fails (or already failed during this shutdown), abandons the poll; never throws, so the
+     * consumer is always closed.
+     */
+    private void settleOrAbandon() {
+        PollState state = current;
+        if (state == null) {
+            return;
+        }
+        try {
+            state.settle();
+            current = null;
+            PollState.bind(null);
+        } catch (RuntimeException ex) {
+            abandon(ex);
+        }
+    }
+
+    /** Ends the current poll without the ledger: renewal stops, the claims lapse, no offset is committed until the next poll. */
+    private void abandon(RuntimeException cause) {
+        PollState state = current;
+        current = null;
+        PollState.bind(null);
+        abandoned = true;
+        if (state != null) {
+            state.abandon();
+        }
+        log.warn(
+                "Could not write the completions of the last poll while the consumer shuts down; nothing of it was"
+                        + " committed, its claims are left to lapse and its records will be delivered again",
+                cause);
+    }
+
+    /**
+     * Whether this call comes from the listener container's shutdown ({@code wrapUp} of Spring
+     * Kafka's {@code KafkaMessageListenerContainer}, which commits the pending acks and unsubscribes
+     * before it closes the consumer, and skips the rest if either throws). Asked only when the
+     * ledger has failed, so the stack walk costs nothing on the normal path. Outside a shutdown the
+     * commit must throw (the container commits again later; returning would let it believe the
+     * offsets committed). Should a later Spring Kafka rename that method, the commit would throw
+     * during shutdown as before; {@code KafkaPollClaimIntegrationTests} pins the shutdown against
+     * the real container, so an upgrade that does so fails the build.
+     */
+    private static boolean inContainerShutdown() {
+        return StackWalker.getInstance()
+                .walk(frames -> frames.anyMatch(frame -> frame.getMethodName().equals("wrapUp")
+                        && frame.getClassName()
+                                .startsWith("org.springframework.kafka.listener.KafkaMessageListenerContainer")));
     }
 
     private @Nullable Object call(Method method, @Nullable Object[] args) throws Throwable {

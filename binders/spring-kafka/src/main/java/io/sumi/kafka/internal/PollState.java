@@ -102,6 +102,13 @@ public final class PollState {
         }
     }
 
+    /** Ends the poll without a ledger call: renewal stops, kept completions are dropped, the claims lapse. */
+    void abandon() {
+        for (Optional<PollClaim> claim : claims.values()) {
+            claim.ifPresent(PollClaim::abandon);
+        }
+    }
+
     /** Completes what ran and releases what was not run; throws (after releasing) if a completion fails. */
     void settle() {
         try {

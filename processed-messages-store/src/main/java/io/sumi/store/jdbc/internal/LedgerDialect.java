@@ -102,6 +102,28 @@ public abstract class LedgerDialect {
              WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND ${messageIdIn}
             """;
 
+    /**
+     * Gives back claims whose handler never started, step 1: the rows the claims inserted (a claim
+     * inserts with {@code attempts = 1}, a take-over counts at least 2) are deleted, as if never
+     * claimed. Parameters: consumer, claim token, the ids.
+     */
+    private static final String SQL_STATEMENT_DELETE_UNRUN = """
+            DELETE FROM ${table}
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND attempts <= 1 AND ${messageIdIn}
+            """;
+
+    /**
+     * Step 2: the rows the claims took over get the attempt count they had before (the take-over
+     * added one; {@code first_seen_at} and {@code last_error} were left as they were), their lease
+     * ends now as on {@link #SQL_STATEMENT_RELEASE}, and a token nobody holds, so that this cannot
+     * be applied twice. Parameters: the new token, consumer, claim token, the ids.
+     */
+    private static final String SQL_STATEMENT_RESTORE_UNRUN = """
+            UPDATE ${table}
+               SET attempts = attempts - 1, lease_until = ${now}, claim_token = ?
+             WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS' AND attempts > 1 AND ${messageIdIn}
+            """;
+
     /** Parameters: reason, consumer, claim token, message id. */
     private static final String SQL_STATEMENT_MARK_FOR_RECONCILIATION = """
             UPDATE ${table}
@@ -154,6 +176,8 @@ public abstract class LedgerDialect {
     private final String prunable;
     private final String complete;
     private final String release;
+    private final String deleteUnrun;
+    private final String restoreUnrun;
     private final String markForReconciliation;
     private final String find;
     private final String oldestLiveClaims;
@@ -174,6 +198,8 @@ public abstract class LedgerDialect {
         this.prunable = SqlTemplate.fill(SQL_CONDITION_PRUNABLE, "now", now);
         this.complete = SqlTemplate.fill(SQL_STATEMENT_COMPLETE, "table", table, "now", now);
         this.release = SqlTemplate.fill(SQL_STATEMENT_RELEASE, "table", table, "now", now);
+        this.deleteUnrun = SqlTemplate.fill(SQL_STATEMENT_DELETE_UNRUN, "table", table);
+        this.restoreUnrun = SqlTemplate.fill(SQL_STATEMENT_RESTORE_UNRUN, "table", table, "now", now);
         this.markForReconciliation = SqlTemplate.fill(SQL_STATEMENT_MARK_FOR_RECONCILIATION, "table", table);
         this.find = SqlTemplate.fill(SQL_STATEMENT_FIND, "table", table);
         this.completeReconciled = SqlTemplate.fill(SQL_STATEMENT_COMPLETE_RECONCILED, "table", table, "now", now);
@@ -330,6 +356,36 @@ public abstract class LedgerDialect {
             bindMessageIds(statement, 4, messageIds);
             return statement.executeUpdate();
         }
+    }
+
+    /**
+     * Gives back claims whose handler never started, so they count no attempt: deletes the rows
+     * they inserted and restores the attempt count of the rows they took over, handing those back
+     * under {@code handBackToken}. Run both statements in one transaction (the caller's), so that a
+     * failure between them leaves nothing half given back.
+     *
+     * @return how many claims were given back
+     */
+    public int releaseUnrun(
+            Connection connection, String consumer, long claimToken, long handBackToken, Collection<String> messageIds)
+            throws SQLException {
+        int count;
+        try (PreparedStatement statement = connection.prepareStatement(
+                SqlTemplate.fill(deleteUnrun, "messageIdIn", messageIdIn(messageIds.size())))) {
+            statement.setString(1, consumer);
+            statement.setLong(2, claimToken);
+            bindMessageIds(statement, 3, messageIds);
+            count = statement.executeUpdate();
+        }
+        try (PreparedStatement statement = connection.prepareStatement(
+                SqlTemplate.fill(restoreUnrun, "messageIdIn", messageIdIn(messageIds.size())))) {
+            statement.setLong(1, handBackToken);
+            statement.setString(2, consumer);
+            statement.setLong(3, claimToken);
+            bindMessageIds(statement, 4, messageIds);
+            count += statement.executeUpdate();
+        }
+        return count;
     }
 
     /**
