@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
@@ -158,6 +159,11 @@ final class LeasePollClaim implements PollClaim {
                 // Released at once so the error handler's redelivery can claim it again.
                 release(request, state);
                 verdicts.releaseQuietly(row, ex);
+                if (ex instanceof NotDoneSignal notDone) {
+                    // A nack: released as a failure, returned (the container seeks it back itself).
+                    recorder.message(consumer, Outcome.NOT_DONE);
+                    return notDone(notDone);
+                }
                 throw ex;
             }
         } catch (Exception | Error ex) {
@@ -167,6 +173,12 @@ final class LeasePollClaim implements PollClaim {
         state.status = Status.PENDING;
         recorder.message(consumer, Outcome.PROCESSED);
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    // A NotDoneSignal carries the value of the body it came from, of type T.
+    @SuppressWarnings("unchecked")
+    private static <T> HandlerResult<T> notDone(NotDoneSignal notDone) {
+        return new HandlerResult<>(MessageOutcome.NOT_DONE, (T) notDone.value());
     }
 
     /** The claim is given up: no longer renewed (no renewal lands after its release), then released by the caller. */
