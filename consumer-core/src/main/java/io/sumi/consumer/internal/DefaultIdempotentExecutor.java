@@ -145,6 +145,11 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         this.transactional = new TransactionalExecution(store, transactions, verdicts, recorder);
     }
 
+    /** Where handled messages are observed; the poll claim observes its records there too. */
+    ObservationRegistry observations() {
+        return observations;
+    }
+
     @Override
     public MessageKeyResolver keyResolver() {
         return keyResolver;
