@@ -133,11 +133,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
+                KafkaInboundMessage message = new KafkaInboundMessage(current);
                 if (pollClaim != null) {
                     int index = pollIndex(current);
-                    return settled(ack, () -> pollClaim.execute(index, body(invocation, ack)));
+                    // The record as dispatched (after the container's interceptors): its key wins.
+                    return settled(ack, () -> pollClaim.execute(index, message, body(invocation, ack)));
                 }
-                KafkaInboundMessage message = new KafkaInboundMessage(current);
                 return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
             }
         }

@@ -141,6 +141,24 @@ final class LeasePollClaim implements PollClaim {
         }
     }
 
+    @Override
+    public <T> HandlerResult<T> execute(int index, InboundMessage dispatched, HandlerBody<T> body) throws Exception {
+        ClaimRequest request = requests.get(index);
+        String key;
+        try {
+            key = executor.keyResolver().resolve(handler, dispatched);
+        } catch (RuntimeException ex) {
+            key = null; // refused on the ordinary path, with its own message
+        }
+        if (request == null || !request.messageId().equals(key)) {
+            // An interceptor changed the record's key after the poll was claimed (or gave it one):
+            // it runs under the key it is dispatched with, as without the poll claim. The claim of
+            // its old key, if any, stays HELD and is released with the unrun ones.
+            return executor.execute(handler, dispatched, body);
+        }
+        return execute(index, body);
+    }
+
     /** A record whose key this poll claimed (or completed): every way out reports its outcome once, to both. */
     // The scope is a guard: try-with-resources closes it; the body never names it.
     @SuppressWarnings("try")
