@@ -9,5 +9,14 @@ public enum MessageOutcome {
     PROCESSED,
 
     /** The ledger already had the message completed: the handler did not run. Acknowledge it. */
-    DUPLICATE
+    DUPLICATE,
+
+    /**
+     * The handler ran and said the message is not done (a nack, see {@link NotDoneSignal}): its
+     * claim was released (lease mode) or its transaction rolled back (transactional mode), never
+     * completed; the broker delivers it again as the handler asked.
+     *
+     * @since 0.1.0
+     */
+    NOT_DONE
 }

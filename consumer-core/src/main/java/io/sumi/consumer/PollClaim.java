@@ -31,6 +31,21 @@ public interface PollClaim {
     <T> HandlerResult<T> execute(int index, HandlerBody<T> body) throws Exception;
 
     /**
+     * Runs {@code body} for the message at {@code index} as the container dispatches it:
+     * {@code dispatched} is that message after the container's per-record interceptors, which may
+     * have rewritten its key headers since the poll was claimed. Its key is resolved again; if it
+     * differs from the key the poll claimed, the message takes the executor's ordinary path under
+     * its dispatched key (the claim of the old key is released with the unrun ones by
+     * {@link #releaseUnrun()}), so a message runs under one key: the one it has without the poll
+     * claim. Otherwise as {@link #execute(int, HandlerBody)}. This default ignores {@code dispatched}.
+     *
+     * @since 0.1.0
+     */
+    default <T> HandlerResult<T> execute(int index, InboundMessage dispatched, HandlerBody<T> body) throws Exception {
+        return execute(index, body);
+    }
+
+    /**
      * Writes the kept completions in one statement (tried twice); a failure is thrown and they stay
      * kept, so the offsets must not be committed then.
      *

@@ -97,4 +97,38 @@ class MessageHandlingObservationTests extends H2ExecutorTestSupport {
                 .extracting(context -> tags(context).get("outcome"))
                 .containsExactly("processed", "duplicate");
     }
+
+    /**
+     * Issue 19, A6: the records of a claimed poll ({@code sumi.kafka.poll-claim}) are observed as
+     * every other handled message (docs/tracing.md); before, the poll claim's path recorded
+     * {@code sumi.messages} but started no observation.
+     */
+    @Test
+    void eachRecordOfAClaimedPollIsObservedWithItsOutcome() throws Exception {
+        PollClaim poll = executor.claimPoll(lease(), List.of(message("p0"), message("p1"), message("p0")));
+        assertThat(poll).isNotNull();
+        Observation[] inHandler = new Observation[1];
+        poll.execute(0, () -> {
+            inHandler[0] = observations.getCurrentObservation();
+            return null;
+        });
+        assertThatThrownBy(() -> poll.execute(1, () -> {
+                    throw new IllegalStateException("boom");
+                }))
+                .hasMessage("boom");
+        poll.execute(2, () -> null);
+        poll.completePending();
+        poll.releaseUnrun();
+
+        assertThat(stopped)
+                .extracting(MessageHandlingObservationTests::tags)
+                .containsExactly(
+                        Map.of("consumer", consumer, "mode", "lease", "outcome", "processed"),
+                        Map.of("consumer", consumer, "mode", "lease", "outcome", "failed"),
+                        Map.of("consumer", consumer, "mode", "lease", "outcome", "duplicate"));
+        assertThat(inHandler[0])
+                .as("the handler runs in the observation's scope")
+                .isNotNull();
+        assertThat(inHandler[0].getContext().getName()).isEqualTo("sumi.message.handling");
+    }
 }

@@ -1,5 +1,6 @@
 package io.sumi.kafka;
 
+import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerMethods;
@@ -7,14 +8,17 @@ import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
+import io.sumi.kafka.internal.DeferredAcknowledgment;
 import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -106,6 +110,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 : invocation.getMethod().getDeclaringClass();
         HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
         Object[] args = invocation.getArguments();
+        // The handler's acknowledge() / nack() reach the container only once the message is
+        // settled: a nack is not success, and nothing is committed before its completion is written.
+        DeferredAcknowledgment ack = DeferredAcknowledgment.install(args);
 
         // The record (or batch) on the thread belongs to the listener method the container invokes,
         // not to another annotated method that listener calls: that one is guarded with the
@@ -118,29 +125,28 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (batch != null) {
                 List<ConsumerRecord<?, ?>> records = new ArrayList<>(batch.count());
                 batch.forEach(records::add);
-                return invokeBatch(invocation, definition, records);
+                return invokeBatch(invocation, definition, records, ack);
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
             if (current != null && definition.storeReply()) {
-                return invokeReplying(invocation, definition, new KafkaInboundMessage(current));
+                return invokeReplying(invocation, definition, new KafkaInboundMessage(current), ack);
             }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
+                KafkaInboundMessage message = new KafkaInboundMessage(current);
                 if (pollClaim != null) {
-                    return pollClaim
-                            .execute(pollIndex(current), () -> proceed(invocation))
-                            .value();
+                    int index = pollIndex(current);
+                    // The record as dispatched (after the container's interceptors): its key wins.
+                    return settled(ack, () -> pollClaim.execute(index, message, body(invocation, ack)));
                 }
-                return executor()
-                        .execute(definition, new KafkaInboundMessage(current), () -> proceed(invocation))
-                        .value();
+                return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
             }
         }
         InboundMessage message = singleMessage(args);
         if (message == null) {
             List<ConsumerRecord<?, ?>> records = recordListArgument(args);
             if (records != null) {
-                return invokeBatch(invocation, definition, records);
+                return invokeBatch(invocation, definition, records, ack);
             }
             throw new IllegalStateException(
                     "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
@@ -153,11 +159,47 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                                             + " @IdempotentHandler on the @KafkaListener method"));
         }
         if (definition.storeReply()) {
-            return invokeReplying(invocation, definition, message);
+            return invokeReplying(invocation, definition, message, ack);
         }
-        return executor()
-                .execute(definition, message, () -> proceed(invocation))
-                .value();
+        return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
+    }
+
+    /** A call of the executor for one message, for {@link #settled}. */
+    @FunctionalInterface
+    private interface RecordCall<T> {
+        HandlerResult<T> call() throws Exception;
+    }
+
+    /**
+     * Runs {@code call} and passes the handler's kept acknowledgement on by how it ended: a nack
+     * after a {@code NOT_DONE}, an acknowledgement after any other result, nothing after an
+     * exception (the error handler decides).
+     */
+    private static <T> @Nullable T settled(@Nullable DeferredAcknowledgment ack, RecordCall<T> call) throws Exception {
+        HandlerResult<T> result;
+        try {
+            result = call.call();
+        } catch (Exception | Error ex) {
+            if (ack != null) {
+                ack.abandon();
+            }
+            throw ex;
+        }
+        if (ack != null) {
+            ack.settleRecord(result.outcome() == MessageOutcome.NOT_DONE);
+        }
+        return result.value();
+    }
+
+    /** The listener's call, which says "not done" to the executor when the listener nacked. */
+    private static HandlerBody<Object> body(MethodInvocation invocation, @Nullable DeferredAcknowledgment ack) {
+        return () -> {
+            Object value = proceed(invocation);
+            if (ack != null) {
+                ack.checkDone(value);
+            }
+            return value;
+        };
     }
 
     /**
@@ -168,10 +210,30 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * no reply returns {@code null}: nothing is sent, as without {@code storeReply}.
      */
     private @Nullable Object invokeReplying(
-            MethodInvocation invocation, HandlerDefinition definition, InboundMessage message) throws Exception {
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            InboundMessage message,
+            @Nullable DeferredAcknowledgment ack)
+            throws Exception {
         MessageReplyCodec codec = replyCodec.get();
-        HandlerResult<HandlerReply> result =
-                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        HandlerResult<HandlerReply> result;
+        try {
+            result = executor().executeReplying(definition, message, () -> {
+                HandlerReply reply = codec.encode(proceed(invocation));
+                if (ack != null) {
+                    ack.checkDone(reply);
+                }
+                return reply;
+            });
+        } catch (Exception | Error ex) {
+            if (ack != null) {
+                ack.abandon();
+            }
+            throw ex;
+        }
+        if (ack != null) {
+            ack.settleRecord(result.outcome() == MessageOutcome.NOT_DONE);
+        }
         return codec.listenerResult(result, invocation.getMethod());
     }
 
@@ -284,15 +346,25 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
     }
 
     private @Nullable Object invokeBatch(
-            MethodInvocation invocation, HandlerDefinition definition, List<ConsumerRecord<?, ?>> records)
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            List<ConsumerRecord<?, ?>> records,
+            @Nullable DeferredAcknowledgment ack)
             throws Exception {
         List<InboundMessage> messages = new ArrayList<>(records.size());
         records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
         Object[] args = invocation.getArguments();
+        BatchResult result;
         try {
-            executor().executeBatch(definition, messages, indexes -> {
+            result = executor().executeBatch(definition, messages, indexes -> {
+                if (ack != null) {
+                    ack.view(indexes);
+                }
                 try {
                     proceedClone(invocation, indexes.size() == records.size() ? args : filter(args, records, indexes));
+                    if (ack != null) {
+                        ack.checkDone(null);
+                    }
                 } catch (BatchListenerFailedException ex) {
                     int original = originalIndex(ex, records, indexes);
                     if (original < 0) {
@@ -302,6 +374,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 }
             });
         } catch (BatchFailedException ex) {
+            if (ack != null) {
+                ack.abandon();
+            }
             Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
             ConsumerRecord<?, ?> failed = records.get(ex.index());
             throw new BatchListenerFailedException(
@@ -309,6 +384,14 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                             + ex.index() + ") failed: " + cause.getMessage(),
                     cause,
                     ex.index());
+        } catch (Exception | Error ex) {
+            if (ack != null) {
+                ack.abandon();
+            }
+            throw ex;
+        }
+        if (ack != null) {
+            ack.settleBatch(result.notDoneFrom());
         }
         return null;
     }

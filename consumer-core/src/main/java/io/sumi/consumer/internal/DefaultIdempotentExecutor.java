@@ -11,6 +11,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.exception.BatchFailedException;
@@ -144,6 +145,11 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         this.transactional = new TransactionalExecution(store, transactions, verdicts, recorder);
     }
 
+    /** Where handled messages are observed; the poll claim observes its records there too. */
+    ObservationRegistry observations() {
+        return observations;
+    }
+
     @Override
     public MessageKeyResolver keyResolver() {
         return keyResolver;
@@ -156,8 +162,9 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     }
 
     @Override
-    // The observation's scope is opened for the handler (spans it creates are its children), never read.
-    @SuppressWarnings("try")
+    // The observation's scope is opened for the handler (spans it creates are its children), never
+    // read; a NotDoneSignal carries the value of the body it came from, of type T.
+    @SuppressWarnings({"try", "unchecked"})
     public <T> HandlerResult<T> execute(HandlerDefinition handler, InboundMessage message, HandlerBody<T> body)
             throws Exception {
         String consumer = handler.consumer();
@@ -170,6 +177,12 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             result = mode == IdempotencyMode.TRANSACTIONAL
                     ? transactional.execute(handler, request, body, run)
                     : lease.execute(handler, request, body, run);
+        } catch (NotDoneSignal notDone) {
+            // The handler said not done (a nack): the modes released its claim or rolled its
+            // transaction back, as for a failure; the container settles the nack itself.
+            recorder.message(consumer, Outcome.NOT_DONE);
+            observation.stop(Outcome.NOT_DONE, null);
+            return new HandlerResult<>(MessageOutcome.NOT_DONE, (T) notDone.value());
         } catch (Exception | Error ex) {
             Outcome outcome = Outcome.of(ex, run.started());
             recorder.message(consumer, outcome);
@@ -224,13 +237,19 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         // A batch is observed once: processed if its handler ran for any message, else duplicate;
         // a message that stopped it makes it failed (or what the message was refused for).
         Throwable stopped = result.reported() != null ? result.reported() : result.cause();
+        boolean notDone = stopped instanceof NotDoneSignal;
         observation.stop(
                 stopped != null
                         ? Outcome.of(stopped, run.started())
                         : result.processed() > 0 ? Outcome.PROCESSED : Outcome.DUPLICATE,
-                stopped);
+                notDone ? null : stopped);
         if (result.reported() != null) {
             throw result.reported();
+        }
+        if (notDone) {
+            // The handler nacked from stop on: the messages before it are done, the rest released
+            // or rolled back; the container settles the nack itself.
+            return new BatchResult(result.processed(), result.duplicates(), result.stop());
         }
         if (result.stop() < messages.size()) {
             throw new BatchFailedException(result.stop(), Objects.requireNonNull(result.cause()));

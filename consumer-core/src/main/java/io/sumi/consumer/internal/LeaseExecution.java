@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.IdempotencyException;
@@ -194,6 +195,33 @@ final class LeaseExecution {
                     return stopAtLost(handler, plan, notCompleted);
                 }
                 return new BatchRun(done.size(), 0, reported.index(), causeOf(reported), reported);
+            } catch (NotDoneSignal notDone) {
+                // The handler nacked from an index: as a reported failure there, except that
+                // nothing is thrown (the dispatcher returns the index, the container seeks back).
+                List<String> done = new ArrayList<>();
+                for (int k = 0; k < plan.run().size() && plan.run().get(k) < notDone.index(); k++) {
+                    done.add(plan.runKeys().get(k));
+                }
+                List<String> notCompleted;
+                try {
+                    notCompleted = held.complete(done);
+                } catch (RuntimeException completeFailed) {
+                    // As for a reported failure: nothing of the batch is done, all of it comes again.
+                    completeFailed.addSuppressed(notDone);
+                    held.releaseRest(notDone, completeFailed);
+                    throw completeFailed;
+                }
+                held.releaseRest(notDone, notDone);
+                if (!notCompleted.isEmpty()) {
+                    return stopAtLost(handler, plan, notCompleted);
+                }
+                int duplicatesBefore = 0;
+                for (int i = 0; i < notDone.index() && i < plan.stop(); i++) {
+                    if (!plan.run().contains(i)) {
+                        duplicatesBefore++;
+                    }
+                }
+                return new BatchRun(done.size(), duplicatesBefore, Math.min(notDone.index(), stop), notDone, null);
             }
             List<String> notCompleted = held.complete(plan.runKeys());
             if (!notCompleted.isEmpty()) {

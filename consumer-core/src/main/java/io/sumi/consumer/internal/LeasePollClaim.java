@@ -1,5 +1,6 @@
 package io.sumi.consumer.internal;
 
+import io.micrometer.observation.Observation;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
@@ -7,6 +8,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
@@ -121,21 +123,54 @@ final class LeasePollClaim implements PollClaim {
         this.renewal = renewer.start(handler, token, inStatus(Status.HELD));
     }
 
-    // The scope is a guard: try-with-resources closes it; the body never names it.
+    // The scopes are guards: try-with-resources closes them; the body never names them.
     @SuppressWarnings("try")
     @Override
     public <T> HandlerResult<T> execute(int index, HandlerBody<T> body) throws Exception {
         ClaimRequest request = requests.get(index);
         KeyState state = request == null ? null : keys.get(request.messageId());
         if (request == null || state == null || state.status == Status.RELEASED) {
+            // Observed by the executor.
             return executor.execute(handler, messages.get(index), body);
         }
+        // Observed as the executor observes a record; the handler runs in the observation's scope.
+        MessageHandlingObservation observation =
+                MessageHandlingObservation.start(executor.observations(), handler.consumer(), IdempotencyMode.LEASE);
+        try (Observation.Scope scope = observation.openScope()) {
+            return executeClaimed(request, state, body, observation);
+        }
+    }
+
+    @Override
+    public <T> HandlerResult<T> execute(int index, InboundMessage dispatched, HandlerBody<T> body) throws Exception {
+        ClaimRequest request = requests.get(index);
+        String key;
+        try {
+            key = executor.keyResolver().resolve(handler, dispatched);
+        } catch (RuntimeException ex) {
+            key = null; // refused on the ordinary path, with its own message
+        }
+        if (request == null || !request.messageId().equals(key)) {
+            // An interceptor changed the record's key after the poll was claimed (or gave it one):
+            // it runs under the key it is dispatched with, as without the poll claim. The claim of
+            // its old key, if any, stays HELD and is released with the unrun ones.
+            return executor.execute(handler, dispatched, body);
+        }
+        return execute(index, body);
+    }
+
+    /** A record whose key this poll claimed (or completed): every way out reports its outcome once, to both. */
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
+    private <T> HandlerResult<T> executeClaimed(
+            ClaimRequest request, KeyState state, HandlerBody<T> body, MessageHandlingObservation observation)
+            throws Exception {
         String consumer = handler.consumer();
         ProcessedMessage row = state.result.message();
         if (state.status == Status.PENDING || state.status == Status.DONE) {
             // Completed before the poll, or ran earlier in this poll (its completion is written
             // before any offset commit).
-            return duplicate(request, row);
+            return duplicate(request, row, observation);
         }
         HandlerRun run = recorder.handlerRun(consumer);
         T value;
@@ -159,15 +194,26 @@ final class LeasePollClaim implements PollClaim {
                 // Released at once so the error handler's redelivery can claim it again.
                 release(request, state);
                 verdicts.releaseQuietly(row, ex);
+                if (ex instanceof NotDoneSignal notDone) {
+                    // A nack: released as a failure, returned (the container seeks it back itself).
+                    report(observation, Outcome.NOT_DONE, null);
+                    return notDone(notDone);
+                }
                 throw ex;
             }
         } catch (Exception | Error ex) {
-            recorder.message(consumer, Outcome.of(ex, run.started()));
+            report(observation, Outcome.of(ex, run.started()), ex);
             throw ex;
         }
         state.status = Status.PENDING;
-        recorder.message(consumer, Outcome.PROCESSED);
+        report(observation, Outcome.PROCESSED, null);
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    // A NotDoneSignal carries the value of the body it came from, of type T.
+    @SuppressWarnings("unchecked")
+    private static <T> HandlerResult<T> notDone(NotDoneSignal notDone) {
+        return new HandlerResult<>(MessageOutcome.NOT_DONE, (T) notDone.value());
     }
 
     /** The claim is given up: no longer renewed (no renewal lands after its release), then released by the caller. */
@@ -176,15 +222,22 @@ final class LeasePollClaim implements PollClaim {
         renewal.forget(List.of(request.messageId()));
     }
 
-    private <T> HandlerResult<T> duplicate(ClaimRequest request, ProcessedMessage row) {
+    private <T> HandlerResult<T> duplicate(
+            ClaimRequest request, ProcessedMessage row, MessageHandlingObservation observation) {
         try {
             verdicts.checkFingerprint(handler, request, row);
         } catch (FingerprintMismatchException ex) {
-            recorder.message(handler.consumer(), Outcome.REJECTED);
+            report(observation, Outcome.REJECTED, ex);
             throw ex;
         }
-        recorder.message(handler.consumer(), Outcome.DUPLICATE);
+        report(observation, Outcome.DUPLICATE, null);
         return HandlerResult.duplicate();
+    }
+
+    /** A record's outcome: counted in {@code sumi.messages} and ends its observation. */
+    private void report(MessageHandlingObservation observation, Outcome outcome, @Nullable Throwable failure) {
+        recorder.message(handler.consumer(), outcome);
+        observation.stop(outcome, failure);
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -64,7 +65,9 @@ final class OutcomeRecorder {
         BUSY,
         FAILED,
         REJECTED,
-        RECONCILE;
+        RECONCILE,
+        /** The handler ran and said the message is not done (a nack): released or rolled back, not completed. */
+        NOT_DONE;
 
         final String tag = name().toLowerCase(Locale.ROOT);
 
@@ -74,6 +77,9 @@ final class OutcomeRecorder {
          * could not complete or commit it); before that, what Sumi refused it for.
          */
         static Outcome of(Throwable failure, boolean handlerRan) {
+            if (failure instanceof NotDoneSignal) {
+                return NOT_DONE;
+            }
             if (handlerRan) {
                 return FAILED;
             }
@@ -292,7 +298,8 @@ final class OutcomeRecorder {
                 body.run(indexes);
             } catch (Exception | Error ex) {
                 handlerDuration(consumer, false, System.nanoTime() - start);
-                count(consumer, Outcome.FAILED, 1);
+                // A nack is counted once per nacking run, as a failure is.
+                count(consumer, ex instanceof NotDoneSignal ? Outcome.NOT_DONE : Outcome.FAILED, 1);
                 batchFailure = ex;
                 throw ex;
             }

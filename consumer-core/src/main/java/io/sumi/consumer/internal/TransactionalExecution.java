@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
@@ -162,6 +163,10 @@ final class TransactionalExecution {
                 throw stopped;
             }
             return new Pass(0, 0, stopped.index(), stopped.getCause() != null ? stopped.getCause() : stopped);
+        } catch (NotDoneSignal notDone) {
+            // The handler nacked from an index: the pass rolled back (the exception did it), and
+            // the next pass runs the messages before it. Always a strictly shorter prefix.
+            return new Pass(0, 0, Math.min(notDone.index(), prefix.size() - 1), notDone);
         }
     }
 }

@@ -123,7 +123,8 @@ public final class MessageReplyCodec {
         if (reply == null) {
             return null;
         }
-        if (result.outcome() == MessageOutcome.PROCESSED) {
+        if (result.outcome() != MessageOutcome.DUPLICATE) {
+            // The handler ran (processed, or not done): its own reply.
             return reply.value();
         }
         StoredReply stored = reply.stored();

@@ -8,6 +8,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.budget.BudgetConfig;
@@ -356,7 +357,9 @@ final class ExecutorModel implements AutoCloseable {
             fail("the handler of " + key + " ran " + probe.calls.size() + " times in one delivery");
         }
         boolean ran = !probe.calls.isEmpty();
-        if (outer != null && outer.joined && (thrown != null || probe.markedRollbackOnly)) {
+        boolean nacked = result != null && result.outcome() == MessageOutcome.NOT_DONE;
+        if (outer != null && outer.joined && (thrown != null || probe.markedRollbackOnly || nacked)) {
+            // A nack in a joined transaction marks it rollback-only, as a failure does.
             outer.doomed = true;
         }
         String outcome = describe(result, thrown);
@@ -371,7 +374,7 @@ final class ExecutorModel implements AutoCloseable {
             } else {
                 loose.put(key, EnumSet.allOf(KeyState.class));
             }
-            if (thrown == null && fault != Fault.CRASH_BEFORE_ACK) {
+            if (thrown == null && fault != Fault.CRASH_BEFORE_ACK && !nacked) {
                 ack(key, "record delivery " + outcome);
             }
             return thrown;
@@ -404,6 +407,13 @@ final class ExecutorModel implements AutoCloseable {
         switch (fault) {
             case FAIL_BEFORE_EFFECT, FAIL_AFTER_EFFECT, FAIL_CHECKED, STORE_ERROR_AT_RELEASE -> {
                 expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
+                setState(key, KeyState.FREE);
+            }
+            case NACK -> {
+                expect(
+                        thrown == null && nacked,
+                        "NOT_DONE (the handler nacked: released or rolled back, not acked)",
+                        outcome);
                 setState(key, KeyState.FREE);
             }
             case ROLLBACK_ONLY -> {
@@ -468,6 +478,8 @@ final class ExecutorModel implements AutoCloseable {
             case FAIL_CHECKED -> throw probe.fail(new CheckedHandlerFailure("handler of " + key + " fails (checked)"));
             case ROLLBACK_ONLY -> markRollbackOnly(probe);
             case CRASH_IN_HANDLER -> throw instance.store.die("in the handler of " + key);
+            // What a binder's body does after a listener that nacked returned.
+            case NACK -> throw NotDoneSignal.of(key);
             default -> {}
         }
         return key;

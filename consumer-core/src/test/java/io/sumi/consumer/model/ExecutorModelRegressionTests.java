@@ -248,4 +248,24 @@ class ExecutorModelRegressionTests {
                         Step.unrun(0, List.of(0, 1, 2, 3), 3),
                         Step.unrun(2, List.of(1, 2, 3, 2), 1)));
     }
+
+    /*
+     * Issue 19 item A3 (the "nack" step). config(LEASE, 0, false, false, false) and the same in
+     * TRANSACTIONAL mode, with the front cache on instance 0:
+     *   deliver(0, 0, NACK), deliver(0, 0, NONE)
+     * The handler nacked and returned: before NotDoneSignal the executor completed the row, and the
+     * redelivery the nack asked for was a DUPLICATE (acked, never run again). Now the first call
+     * returns NOT_DONE with the row released (rolled back, with its effect row, in transactional
+     * mode) and nothing acked, and the redelivery runs the handler.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aNackedDeliveryIsNotCompletedAndItsRedeliveryRunsIt(TestDatabase database) {
+        for (IdempotencyMode mode : List.of(LEASE, TRANSACTIONAL)) {
+            ExecutorModel.check(
+                    database,
+                    config(mode, 1, false, false, false),
+                    List.of(deliver(0, 0, Fault.NACK), deliver(0, 0, Fault.NONE)));
+        }
+    }
 }

@@ -34,7 +34,13 @@ sealed interface Step {
         /** Lease mode: the ledger call that marks the claim COMPLETED fails once (the instance lives on). */
         STORE_ERROR_AT_COMPLETE,
         /** Lease mode: the handler fails after its effect and the release of its claim fails once. */
-        STORE_ERROR_AT_RELEASE
+        STORE_ERROR_AT_RELEASE,
+        /**
+         * The handler makes its effect, nacks the message and returns (the binder's body then throws
+         * {@code NotDoneSignal}): the executor returns {@code NOT_DONE}, the row is not COMPLETED
+         * (released, or rolled back with the effect), nothing is acked, the redelivery runs it.
+         */
+        NACK
     }
 
     /** What goes wrong during one batch delivery (besides {@code failAt}). */

@@ -77,7 +77,8 @@ final class StepGenerator {
                     Fault.CRASH_AT_COMPLETE,
                     Fault.CRASH_BEFORE_ACK,
                     Fault.STORE_ERROR_AT_COMPLETE,
-                    Fault.STORE_ERROR_AT_RELEASE
+                    Fault.STORE_ERROR_AT_RELEASE,
+                    Fault.NACK
                 },
                 new BatchFault[] {
                     BatchFault.FAIL_WHOLE,
@@ -101,7 +102,8 @@ final class StepGenerator {
                     Fault.ROLLBACK_ONLY,
                     Fault.CRASH_BEFORE_CLAIM,
                     Fault.CRASH_IN_HANDLER,
-                    Fault.CRASH_BEFORE_ACK
+                    Fault.CRASH_BEFORE_ACK,
+                    Fault.NACK
                 },
                 new BatchFault[] {
                     BatchFault.FAIL_WHOLE,

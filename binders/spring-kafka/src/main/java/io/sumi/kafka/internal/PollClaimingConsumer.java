@@ -96,7 +96,11 @@ public final class PollClaimingConsumer implements InvocationHandler {
                         state.completePending();
                     } catch (RuntimeException ex) {
                         if (!inContainerShutdown()) {
-                            throw ex; // the container goes on and commits again later: nothing is lost
+                            // The container goes on and commits again later: nothing is lost, and
+                            // the poll is sought back so that every path (even one that never
+                            // seeks, as a filtering RecordInterceptor in RECORD mode) delivers it again.
+                            seekBack(state, ex);
+                            throw ex;
                         }
                         // Thrown here, the exception would end the container's shutdown before
                         // unsubscribe() and close(): commit nothing and let the shutdown go on.
@@ -127,6 +131,25 @@ public final class PollClaimingConsumer implements InvocationHandler {
                 return call(method, args);
             }
         }
+    }
+
+    /**
+     * A completion failed at a commit, and the error goes to the container, some of whose paths
+     * never seek back (RECORD ack mode after a filtering {@code RecordInterceptor}, a nack): the rest
+     * of the poll would be neither run nor delivered again. Seeking the poll's partitions back to its
+     * first records makes the next poll deliver them again whatever the container does (a seek of
+     * its own to a later offset wins, and is as safe: the kept completions are written before any
+     * later commit). Records completed meanwhile come back as duplicates.
+     */
+    private void seekBack(PollState state, RuntimeException failure) {
+        state.firstOffsets().forEach((partition, offset) -> {
+            try {
+                delegate.seek(partition, offset);
+            } catch (RuntimeException ex) {
+                // No longer assigned (revoked meanwhile): its new owner starts from the committed offset.
+                failure.addSuppressed(ex);
+            }
+        });
     }
 
     private void settle() {

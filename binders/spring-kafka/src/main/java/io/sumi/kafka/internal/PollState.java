@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -79,6 +80,18 @@ public final class PollState {
             claims.put(handler, claim);
         }
         return claim.orElse(null);
+    }
+
+    /** The offset of this poll's first record on each of its partitions. */
+    Map<TopicPartition, Long> firstOffsets() {
+        Map<TopicPartition, Long> first = new LinkedHashMap<>();
+        for (TopicPartition partition : records.partitions()) {
+            List<? extends ConsumerRecord<?, ?>> polled = records.records(partition);
+            if (!polled.isEmpty()) {
+                first.put(partition, polled.get(0).offset());
+            }
+        }
+        return first;
     }
 
     /** Writes the completions kept so far; throws (and keeps them) if the ledger fails. */
