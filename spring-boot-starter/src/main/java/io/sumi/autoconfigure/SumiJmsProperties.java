@@ -11,8 +11,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param busyRetryInterval how long a consumer thread waits before it runs a message whose key
  *     another consumer holds again; also the wait before a message awaiting reconciliation is
  *     rolled back
- * @param busyMaxWait how long a consumer thread holds a busy message before it rolls it back to the
- *     broker (a redelivery the broker counts towards its limit)
+ * @param busyMaxWait the least time a consumer thread holds a busy message (or one awaiting
+ *     reconciliation) before it rolls it back to the broker (a redelivery the broker counts towards
+ *     its limit); a busy key is held at least until the holder's lease it met has ended, by the
+ *     database's clock, however short this is
  * @param deadLetterQueue the queue Sumi sends rejected messages to (no key, invalid key, rejected
  *     fingerprint) in the listener's session; unset: they are rolled back until the broker's
  *     redelivery limit dead-letters them

@@ -54,8 +54,8 @@ class SumiRabbitAutoConfiguration {
     @Bean
     static SumiRabbitListenerContainerFactoryPostProcessor sumiRabbitListenerContainerFactoryPostProcessor(
             ObjectProvider<SumiRabbitProperties> properties, ObjectProvider<RabbitBudgetListenerStopper> stopper) {
-        return new SumiRabbitListenerContainerFactoryPostProcessor(
-                () -> properties.getObject().busyRetryInterval(), stopper::getIfAvailable);
+        return SumiRabbitListenerContainerFactoryPostProcessor.withBusyPolicy(
+                () -> properties.getObject().busyPolicy(), stopper::getIfAvailable);
     }
 
     /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka). */

@@ -13,7 +13,7 @@ import org.springframework.amqp.core.MessageProperties;
  * {@code RabbitTemplate}, as the {@code idempotency-key} header (which Sumi's consumers read when
  * there is no {@code outbox-id}), so chained consumers deduplicate too. Register it with
  * {@code RabbitTemplate.addBeforePublishPostProcessors} (the starter does, on every
- * {@code RabbitTemplate} bean; {@code sumi.passthrough.rabbit.enabled=false} turns it off).
+ * {@code RabbitTemplate} bean; {@code sumi.rabbit.passthrough.enabled=false} turns it off).
  *
  * <p>The template runs before-publish post processors on the thread that calls {@code send}, so
  * inside an idempotent handler the current {@link IdempotencyContext} is there; outside one

@@ -11,6 +11,7 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.messaging.internal.BatchArguments;
@@ -113,8 +114,19 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 return invokeReplying(invocation, definition, new RabbitInboundMessage(current), current);
             }
             if (current != null) {
-                HandlerResult<@Nullable Object> result =
-                        executor().execute(definition, new RabbitInboundMessage(current), () -> proceed(invocation));
+                boolean[] ran = {false};
+                HandlerResult<@Nullable Object> result;
+                try {
+                    result = executor().execute(definition, new RabbitInboundMessage(current), () -> {
+                        ran[0] = true;
+                        return proceed(invocation);
+                    });
+                } catch (RuntimeException ex) {
+                    if (!ran[0] && Verdict.find(ex) != null) {
+                        CurrentDelivery.refusedAtEntry(ex);
+                    }
+                    throw ex;
+                }
                 if (result.outcome() == MessageOutcome.DUPLICATE) {
                     CurrentDelivery.skipped(List.of(current));
                 }
@@ -216,7 +228,8 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
 
     /**
      * The definition of an annotated method: its annotation, completed by the defaults. The
-     * consumer name defaults to the {@code @RabbitListener} id, else {@code Class.method}.
+     * consumer name defaults to the {@code @RabbitListener} id (for a {@code @RabbitHandler} method,
+     * the id of its class's {@code @RabbitListener}), else {@code Class.method}.
      *
      * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
      */
@@ -226,6 +239,10 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 targetClass,
                 m -> {
                     RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
+                    if (listener == null && AnnotatedElementUtils.hasAnnotation(m, RabbitHandler.class)) {
+                        // A @RabbitHandler method of a class-level @RabbitListener: that listener's id.
+                        listener = AnnotatedElementUtils.findMergedAnnotation(targetClass, RabbitListener.class);
+                    }
                     return listener != null ? listener.id() : null;
                 },
                 (m, definition) -> {
@@ -266,6 +283,38 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
         batch.forEach(message -> messages.add(new RabbitInboundMessage(message)));
         Object[] args = invocation.getArguments();
         List<Integer> ran = new ArrayList<>();
+        try {
+            runBatch(invocation, definition, batch, messages, args, ran);
+        } catch (BatchFailedException ex) {
+            // The executor stopped the batch at a message it refused (claimed, not run): the
+            // delivery's own refusal, which the container advice may hold and run again in place.
+            if (batch == CurrentDelivery.batch() && Verdict.find(ex) == ex) {
+                CurrentDelivery.refusedAtEntry(ex);
+            }
+            throw ex;
+        } finally {
+            // Also when the batch stopped: a held delivery's next run must know what the listener saw.
+            if (ran.size() < batch.size() && batch == CurrentDelivery.batch()) {
+                List<Message> skipped = new ArrayList<>();
+                for (int i = 0; i < batch.size(); i++) {
+                    if (!ran.contains(i)) {
+                        skipped.add(batch.get(i));
+                    }
+                }
+                CurrentDelivery.skipped(skipped);
+            }
+        }
+        return null;
+    }
+
+    private void runBatch(
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            List<Message> batch,
+            List<InboundMessage> messages,
+            Object[] args,
+            List<Integer> ran)
+            throws Exception {
         executor().executeBatch(definition, messages, indexes -> {
             ran.clear();
             ran.addAll(indexes);
@@ -282,16 +331,6 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 throw new BatchFailedException(indexes.get(index), ex.getCause() != null ? ex.getCause() : ex);
             }
         });
-        if (ran.size() < batch.size() && batch == CurrentDelivery.batch()) {
-            List<Message> skipped = new ArrayList<>();
-            for (int i = 0; i < batch.size(); i++) {
-                if (!ran.contains(i)) {
-                    skipped.add(batch.get(i));
-                }
-            }
-            CurrentDelivery.skipped(skipped);
-        }
-        return null;
     }
 
     /**

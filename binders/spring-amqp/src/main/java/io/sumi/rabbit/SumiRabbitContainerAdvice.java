@@ -1,6 +1,8 @@
 package io.sumi.rabbit;
 
 import com.rabbitmq.client.Channel;
+import io.sumi.consumer.binder.BusyHold;
+import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
@@ -9,8 +11,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.aopalliance.aop.Advice;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -21,6 +26,7 @@ import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
+import org.springframework.aop.ProxyMethodInvocation;
 
 /**
  * The two advices Sumi puts around a listener container's {@code invokeListener}, outside and
@@ -43,10 +49,15 @@ import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
  *   dead-letter exchange gets it (RabbitMQ adds {@code x-death} with reason {@code rejected}; Sumi
  *   logs why at WARN). In a consumer batch only that message is rejected; the messages before it
  *   are done and the batch is requeued (the done ones are skipped as duplicates on redelivery).</li>
- *   <li>a busy key (another consumer holds a live lease) or a message awaiting reconciliation: the
- *   consumer thread waits {@code busyInterval}, then the delivery is requeued. The wait is what
- *   keeps it from a hot requeue loop: RabbitMQ puts a requeued message back at the head of its
- *   queue, so the same consumer would get it again at once.</li>
+ *   <li>a busy key (another consumer holds a live lease) or a message awaiting reconciliation,
+ *   refused by the listener method's own guard: held by the consumer thread and run again in place
+ *   under the core's {@link BusyPolicy}, with no requeue (quorum queues count every requeue toward
+ *   {@code x-delivery-limit}): a busy key at least until the holder's lease it met has ended by the
+ *   database's clock (then it is claimed and run, or a duplicate) and the policy's least wait;
+ *   a reconciliation row for the least wait. Past that bound, or when the container stops, or for a
+ *   refusal by a guarded method the listener calls (after the listener's own work), the consumer
+ *   thread waits the retry interval and the delivery is requeued: one delivery the broker counts.
+ *   A consumer batch is held alike (its done messages are duplicates on the next run).</li>
  *   <li>a spent budget: the container is stopped (on another thread) by the
  *   {@link RabbitBudgetListenerStopper} and the delivery requeued; the stopper starts the container
  *   again when the budget's breaker half-opens.</li>
@@ -61,19 +72,39 @@ public final class SumiRabbitContainerAdvice {
     private static final Logger log = LoggerFactory.getLogger(SumiRabbitContainerAdvice.class);
 
     private final AbstractMessageListenerContainer container;
-    private final Duration busyInterval;
+    private final BusyPolicy busyPolicy;
     private final @Nullable RabbitBudgetListenerStopper budgetStopper;
 
+    /**
+     * An advice with the core's default least hold ({@link BusyPolicy#DEFAULT_MAX_WAIT}).
+     *
+     * @param busyInterval the wait between two runs of a held delivery (a zero wait is taken as 1 ms)
+     */
     public SumiRabbitContainerAdvice(
             AbstractMessageListenerContainer container,
             Duration busyInterval,
             @Nullable RabbitBudgetListenerStopper budgetStopper) {
+        this(container, policy(busyInterval), budgetStopper);
+    }
+
+    /**
+     * @param busyPolicy how busy keys and rows awaiting reconciliation are held in place
+     * @since 0.1.0
+     */
+    public SumiRabbitContainerAdvice(
+            AbstractMessageListenerContainer container,
+            BusyPolicy busyPolicy,
+            @Nullable RabbitBudgetListenerStopper budgetStopper) {
         this.container = Objects.requireNonNull(container, "container");
+        this.busyPolicy = Objects.requireNonNull(busyPolicy, "busyPolicy");
+        this.budgetStopper = budgetStopper;
+    }
+
+    static BusyPolicy policy(Duration busyInterval) {
         if (busyInterval.isNegative()) {
             throw new IllegalArgumentException("busyInterval must not be negative, was " + busyInterval);
         }
-        this.busyInterval = busyInterval;
-        this.budgetStopper = budgetStopper;
+        return BusyPolicy.of(busyInterval.isZero() ? Duration.ofMillis(1) : busyInterval, BusyPolicy.DEFAULT_MAX_WAIT);
     }
 
     /**
@@ -86,7 +117,21 @@ public final class SumiRabbitContainerAdvice {
             Advice @Nullable [] chain,
             Duration busyInterval,
             @Nullable RabbitBudgetListenerStopper budgetStopper) {
-        SumiRabbitContainerAdvice advice = new SumiRabbitContainerAdvice(container, busyInterval, budgetStopper);
+        return wrap(container, chain, policy(busyInterval), budgetStopper);
+    }
+
+    /**
+     * {@link #wrap(AbstractMessageListenerContainer, Advice[], Duration, RabbitBudgetListenerStopper)}
+     * with a busy policy.
+     *
+     * @since 0.1.0
+     */
+    public static Advice[] wrap(
+            AbstractMessageListenerContainer container,
+            Advice @Nullable [] chain,
+            BusyPolicy busyPolicy,
+            @Nullable RabbitBudgetListenerStopper budgetStopper) {
+        SumiRabbitContainerAdvice advice = new SumiRabbitContainerAdvice(container, busyPolicy, budgetStopper);
         List<Advice> advices = new ArrayList<>();
         advices.add(advice.new Outer());
         if (chain != null) {
@@ -111,13 +156,37 @@ public final class SumiRabbitContainerAdvice {
             }
             CurrentDelivery.set(data);
             try {
-                Object result = invocation.proceed();
-                RuntimeException verdict = CurrentDelivery.takeVerdict();
-                if (verdict != null) {
-                    act(verdict, channel, data);
+                BusyHold hold = busyPolicy.start();
+                // Messages the listener saw in an earlier run of a held delivery: acknowledged by it.
+                Set<Message> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+                // Cloned before it proceeds: a clone starts at this advice, so a run in place passes
+                // the application's advices and Sumi's inner one again.
+                ProxyMethodInvocation fresh = invocation instanceof ProxyMethodInvocation proxied
+                        ? (ProxyMethodInvocation) proxied.invocableClone()
+                        : null;
+                MethodInvocation run = invocation;
+                while (true) {
+                    Object result = run.proceed();
+                    RuntimeException verdict = CurrentDelivery.takeVerdict();
+                    boolean entry = verdict != null && CurrentDelivery.takeEntryRefusal(verdict);
+                    List<Message> skipped = CurrentDelivery.takeSkipped();
+                    if (verdict != null && entry && fresh != null && hold.retry(verdict, container::isRunning)) {
+                        // The core's busy policy: held and run again in place, no requeue (a quorum
+                        // queue counts requeues toward x-delivery-limit). A clone can proceed again.
+                        if (data instanceof List<?> batch) {
+                            batch.stream()
+                                    .filter(m -> m instanceof Message && !skipped.contains(m))
+                                    .forEach(m -> seen.add((Message) m));
+                        }
+                        run = fresh.invocableClone();
+                        continue;
+                    }
+                    if (verdict != null) {
+                        act(verdict, channel, data);
+                    }
+                    acknowledgeSkipped(channel, skipped, seen);
+                    return result;
                 }
-                acknowledgeSkipped(channel);
-                return result;
             } finally {
                 CurrentDelivery.clear();
             }
@@ -128,14 +197,17 @@ public final class SumiRabbitContainerAdvice {
      * With MANUAL acknowledgement the listener acknowledges what it saw; the duplicates Sumi kept
      * from it are acknowledged here, or they would stay unacknowledged until the channel closes.
      */
-    private void acknowledgeSkipped(@Nullable Channel channel) throws IOException {
-        List<Message> skipped = CurrentDelivery.takeSkipped();
+    private void acknowledgeSkipped(@Nullable Channel channel, List<Message> skipped, Set<Message> seen)
+            throws IOException {
         if (channel == null
                 || skipped.isEmpty()
                 || !container.getAcknowledgeMode().isManual()) {
             return;
         }
         for (Message message : skipped) {
+            if (seen.contains(message)) {
+                continue; // the listener saw it in an earlier run of this delivery and settled it
+            }
             channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
         }
     }
@@ -190,6 +262,8 @@ public final class SumiRabbitContainerAdvice {
             }
             throw requeue("budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")", cause);
         }
+        // Past the busy policy's bound, or refused by a guarded method the listener called (after
+        // the listener's own work, which only a redelivery redoes): back to the broker.
         sleep();
         throw requeue(cause.getMessage(), cause);
     }
@@ -224,7 +298,7 @@ public final class SumiRabbitContainerAdvice {
 
     private void sleep() {
         try {
-            Thread.sleep(busyInterval.toMillis());
+            Thread.sleep(busyPolicy.retryInterval().toMillis());
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         }

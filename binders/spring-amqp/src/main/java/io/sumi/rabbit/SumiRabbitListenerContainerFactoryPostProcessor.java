@@ -1,5 +1,6 @@
 package io.sumi.rabbit;
 
+import io.sumi.consumer.binder.BusyPolicy;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Objects;
@@ -23,16 +24,40 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
     private static final @Nullable Field CUSTOMIZER =
             ReflectionUtils.findField(AbstractRabbitListenerContainerFactory.class, "containerCustomizer");
 
-    private final Supplier<Duration> busyInterval;
+    private final Supplier<BusyPolicy> busyPolicy;
     private final Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper;
 
     /**
-     * @param busyInterval the wait before a busy key is requeued (looked up when a container is created)
+     * @param busyInterval the wait between two runs of a held busy key (looked up when a container
+     *     is created); the least hold is {@link BusyPolicy#DEFAULT_MAX_WAIT}
      * @param budgetStopper the stopper for spent budgets, or a supplier of {@code null} for none
      */
     public SumiRabbitListenerContainerFactoryPostProcessor(
             Supplier<Duration> busyInterval, Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper) {
-        this.busyInterval = Objects.requireNonNull(busyInterval, "busyInterval");
+        this(budgetStopper, (PolicyLookup) () -> SumiRabbitContainerAdvice.policy(busyInterval.get()));
+    }
+
+    /**
+     * A post processor whose containers hold busy keys under {@code busyPolicy}.
+     *
+     * @param busyPolicy how busy keys are held in place (looked up when a container is created)
+     * @param budgetStopper the stopper for spent budgets, or a supplier of {@code null} for none
+     * @since 0.1.0
+     */
+    public static SumiRabbitListenerContainerFactoryPostProcessor withBusyPolicy(
+            Supplier<BusyPolicy> busyPolicy, Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper) {
+        return new SumiRabbitListenerContainerFactoryPostProcessor(budgetStopper, busyPolicy::get);
+    }
+
+    /** The policy's lookup, a type of its own so this constructor does not clash with the public one. */
+    private interface PolicyLookup {
+        BusyPolicy get();
+    }
+
+    private SumiRabbitListenerContainerFactoryPostProcessor(
+            Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper, PolicyLookup busyPolicy) {
+        Objects.requireNonNull(busyPolicy, "busyPolicy");
+        this.busyPolicy = busyPolicy::get;
         this.budgetStopper = Objects.requireNonNull(budgetStopper, "budgetStopper");
     }
 
@@ -79,7 +104,7 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
                 delegate.configure(container);
             }
             container.setAdviceChain(SumiRabbitContainerAdvice.wrap(
-                    container, factory.getAdviceChain(), busyInterval.get(), budgetStopper.get()));
+                    container, factory.getAdviceChain(), busyPolicy.get(), budgetStopper.get()));
         }
     }
 }

@@ -251,7 +251,7 @@ class RabbitListenerIdempotencyIntegrationTests {
     }
 
     @Test
-    void aBusyKeyIsRequeuedAfterADelayUntilTheOtherConsumerLetsGoAndNeverDeadLettered() throws Exception {
+    void aBusyKeyIsHeldAndRunAgainInPlaceUntilTheOtherConsumerLetsGoAndNeverDeadLettered() throws Exception {
         String key = RUN + "-busy";
         ClaimResult holder = store.claim("Listeners.busy", new ClaimRequest(key, null), Duration.ofSeconds(60));
         assertThat(holder.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
@@ -262,7 +262,7 @@ class RabbitListenerIdempotencyIntegrationTests {
         double before = count("Listeners.busy", "busy");
         Thread.sleep(1500);
         double during = count("Listeners.busy", "busy") - before;
-        // Not a hot loop: one redelivery per BUSY_INTERVAL (300 ms) at most, i.e. about 5 in 1.5 s.
+        // Not a hot loop: one run per BUSY_INTERVAL (300 ms) at most, i.e. about 5 in 1.5 s.
         assertThat(during).isBetween(1.0, 1.0 + (System.nanoTime() - startedAt) / (double) BUSY_INTERVAL.toNanos());
         assertThat(listeners.attempts("busy:" + key)).isZero();
 

@@ -1,9 +1,11 @@
 package io.sumi.jms;
 
+import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.jms.internal.CurrentJmsDelivery;
 import jakarta.jms.BytesMessage;
+import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Destination;
 import jakarta.jms.JMSException;
 import jakarta.jms.MapMessage;
@@ -25,6 +27,7 @@ import org.springframework.jms.listener.AbstractPollingMessageListenerContainer;
 import org.springframework.jms.listener.DefaultMessageListenerContainer;
 import org.springframework.jms.listener.SessionAwareMessageListener;
 import org.springframework.jms.listener.SubscriptionNameProvider;
+import org.springframework.transaction.support.ResourceTransactionManager;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -45,13 +48,16 @@ import org.springframework.util.ReflectionUtils;
  *   {@code sumi_original_message_id}, and the message is consumed. Without one, the exception is
  *   thrown (the session rolls back) and the broker's redelivery limit dead-letters it (Artemis:
  *   {@code max-delivery-attempts}, {@code dead-letter-address}); Sumi logs why at {@code WARN}.</li>
- *   <li>{@code BUSY} (another consumer holds a live lease on the key): the consumer thread keeps the
- *   message, waits {@code busyRetryInterval} and runs it again, until the holder is done (then it
- *   is a duplicate) or lets go, for at most {@code busyMaxWait}; then (or when the container
- *   stops) the session rolls back. No broker redelivery, so a busy key is never a hot loop nor a
- *   step towards the dead-letter queue.</li>
- *   <li>{@code RECONCILE} (the row awaits an operator): a wait of {@code busyRetryInterval}, then
- *   the session rolls back: the broker redelivers it and, past its limit, dead-letters it.</li>
+ *   <li>{@code BUSY} (another consumer holds a live lease on the key) and {@code RECONCILE} (the row
+ *   awaits an operator): the core's {@link io.sumi.consumer.binder.BusyPolicy}
+ *   ({@link SumiJmsSettings#busyPolicy()}). The consumer thread keeps the message, waits
+ *   {@code busyRetryInterval} and runs it again: a busy key until the holder is done (then it is a
+ *   duplicate) or its lease ends (then it is claimed and run), and at least until the holder's lease
+ *   it first met has ended by the database's clock, however short {@code busyMaxWait} is; past
+ *   that and {@code busyMaxWait} (or when the container stops) the session rolls back, one broker
+ *   delivery. A row awaiting reconciliation is held for {@code busyMaxWait}, then rolled back, so
+ *   the broker's limit dead-letters it next to its ledger row. A busy key whose holder died
+ *   therefore never reaches the dead-letter queue while the lease lives.</li>
  *   <li>{@code BUDGET}: the container is stopped by the {@link JmsBudgetListenerStopper} (on its
  *   own thread) and this consumer thread keeps the message until the stopper starts the container
  *   again, then runs it. Without a stopper (or on a container other than
@@ -120,7 +126,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
         if (container.isSessionTransacted()
                 || container.getSessionAcknowledgeMode() == Session.CLIENT_ACKNOWLEDGE
                 || !(container instanceof DefaultMessageListenerContainer)
-                || hasTransactionManager(container)) {
+                || transactsTheSession(container)) {
             return;
         }
         log.warn(
@@ -136,12 +142,30 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
     private static final @Nullable Method GET_TRANSACTION_MANAGER =
             ReflectionUtils.findMethod(AbstractPollingMessageListenerContainer.class, "getTransactionManager");
 
-    private static boolean hasTransactionManager(AbstractMessageListenerContainer container) {
+    /**
+     * Whether the container's transaction manager makes its JMS session transacted: a
+     * {@code JmsTransactionManager} (its resource is a JMS {@code ConnectionFactory}) or JTA. Any
+     * other one (a {@code DataSourceTransactionManager}, say) leaves the session as configured, so
+     * {@code AUTO_ACKNOWLEDGE} still acknowledges before the listener runs.
+     */
+    private static boolean transactsTheSession(AbstractMessageListenerContainer container) {
         if (GET_TRANSACTION_MANAGER == null) {
             return false;
         }
         ReflectionUtils.makeAccessible(GET_TRANSACTION_MANAGER);
-        return ReflectionUtils.invokeMethod(GET_TRANSACTION_MANAGER, container) != null;
+        Object manager = ReflectionUtils.invokeMethod(GET_TRANSACTION_MANAGER, container);
+        return (manager instanceof ResourceTransactionManager resource
+                        && resource.getResourceFactory() instanceof ConnectionFactory)
+                || (manager != null && isJta(manager.getClass()));
+    }
+
+    private static boolean isJta(Class<?> type) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            if (c.getName().equals("org.springframework.transaction.jta.JtaTransactionManager")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The destination a container listens to, for log messages. */
@@ -169,7 +193,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
     public void onMessage(Message message, @Nullable Session session) throws JMSException {
         CurrentJmsDelivery.set(message);
         try {
-            long busySince = System.nanoTime();
+            BusyHold hold = settings.busyPolicy().start();
             while (true) {
                 try {
                     invokeDelegate(message, session);
@@ -193,11 +217,10 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             reject(message, session, refusal, ex);
                             return;
                         }
-                        case BUSY -> {
-                            if (!container.isRunning()
-                                    || System.nanoTime() - busySince
-                                            >= settings.busyMaxWait().toNanos()
-                                    || !sleep()) {
+                        case BUSY, RECONCILE -> {
+                            // The core's busy policy: held in place at least until the holder's lease
+                            // ended (by the database's answers) and busyMaxWait passed.
+                            if (!hold.retry(refusal, container::isRunning)) {
                                 throw ex;
                             }
                         }
@@ -205,10 +228,6 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             if (!holdWhileStopped(message, (BudgetExhaustedException) refusal)) {
                                 throw ex;
                             }
-                        }
-                        case RECONCILE -> {
-                            sleep();
-                            throw ex;
                         }
                     }
                 }

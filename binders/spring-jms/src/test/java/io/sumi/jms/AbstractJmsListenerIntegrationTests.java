@@ -431,9 +431,18 @@ abstract class AbstractJmsListenerIntegrationTests {
             deliveryCounts.put("busy:" + key, message.getIntProperty("JMSXDeliveryCount"));
         }
 
+        @JmsListener(destination = "busy-shorthold", containerFactory = "shortBusyHold")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void busyShortHold(TextMessage message) throws JMSException {
+            String key = IdempotencyContext.current().key();
+            attempt("busy-shorthold:" + key);
+            deliveryCounts.put("busy-shorthold:" + key, message.getIntProperty("JMSXDeliveryCount"));
+        }
+
         @JmsListener(destination = "busy-nohold", containerFactory = "noBusyHold")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
-        public void busyNoHold(String payload) {
+        public void busyNoHold(TextMessage message) {
+            // A message parameter: without Sumi's listener the delivery is found through the arguments.
             attempt("busy-nohold:" + IdempotencyContext.current().key());
         }
 
@@ -517,6 +526,10 @@ abstract class AbstractJmsListenerIntegrationTests {
         }
     }
 
+    /** A factory the context's post processor leaves alone: its containers get no Sumi listener. */
+    static final class UnwrappedFactory extends DefaultJmsListenerContainerFactory
+            implements SumiJmsListenerContainerFactoryPostProcessor.SumiWrapped {}
+
     @Configuration(proxyBeanMethods = false)
     @EnableJms
     static class Config {
@@ -544,11 +557,21 @@ abstract class AbstractJmsListenerIntegrationTests {
                     new SettingsFactory(new SumiJmsSettings(BUSY_INTERVAL, Duration.ofMinutes(1), null), null), broker);
         }
 
-        /** A busy key is rolled back at once instead of held: the negative control of the busy hold. */
+        /**
+         * Containers without Sumi's listener: a busy key is rolled back at once instead of held (the
+         * negative control of the busy hold).
+         */
         @Bean
         DefaultJmsListenerContainerFactory noBusyHold(EmbeddedArtemis broker) {
+            return configure(new UnwrappedFactory(), broker);
+        }
+
+        /** A least hold (busyMaxWait) far shorter than the holder's lease. */
+        @Bean
+        DefaultJmsListenerContainerFactory shortBusyHold(EmbeddedArtemis broker) {
             return configure(
-                    new SettingsFactory(new SumiJmsSettings(BUSY_INTERVAL, Duration.ZERO, SUMI_DLQ), null), broker);
+                    new SettingsFactory(new SumiJmsSettings(BUSY_INTERVAL, BUSY_INTERVAL.multipliedBy(2), null), null),
+                    broker);
         }
 
         /** No budget stopper: a refused message is rolled back after a wait (the negative control of the budget hold). */

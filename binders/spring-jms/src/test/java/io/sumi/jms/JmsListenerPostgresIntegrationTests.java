@@ -211,7 +211,7 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
 
     @Test
     void withoutTheHoldABusyKeyIsRedeliveredByTheBrokerUntilItsLimitDeadLettersIt() {
-        // Negative control of the test above: busyMaxWait = 0 rolls a busy key back at once.
+        // Negative control of the busy hold: a container without Sumi's listener rolls a busy key back at once.
         String key = run + "-busy-nohold";
         ClaimResult holder = store.claim("Listeners.busyNoHold", new ClaimRequest(key, null), Duration.ofSeconds(60));
         assertThat(holder.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
@@ -221,6 +221,30 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
         assertThat(count("Listeners.busyNoHold", "busy")).isEqualTo(EmbeddedArtemis.MAX_DELIVERY_ATTEMPTS);
         assertThat(listeners.attempts("busy-nohold:" + key)).isZero();
         store.release(holder.message(), "done");
+    }
+
+    @Test
+    void aBusyKeyWhoseHolderDiedIsHeldUntilTheHoldersLeaseEndsAlthoughBusyMaxWaitTimesTheBrokersLimitIsShorter() {
+        // busy-max-wait (2 x 200 ms) x max-delivery-attempts (3) is far shorter than the dead holder's
+        // lease: the hold must last until the database says the lease ended, then the key runs once.
+        String key = run + "-busy-shorthold";
+        ClaimResult holder = store.claim("Listeners.busyShortHold", new ClaimRequest(key, null), Duration.ofSeconds(5));
+        assertThat(holder.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
+        sendTagged("busy-shorthold", key, key, "busy payload");
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        listeners.attempts("busy-shorthold:" + key) == 1 || receive(EmbeddedArtemis.DLQ, key) != null);
+        assertThat(listeners.attempts("busy-shorthold:" + key))
+                .as("the held key ran once its holder's lease ended, not dead-lettered")
+                .isEqualTo(1);
+        assertThat(listeners.deliveryCount("busy-shorthold:" + key))
+                .as("held by its consumer, never redelivered by the broker")
+                .isEqualTo(1);
+        assertThat(store.find("Listeners.busyShortHold", key))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @Test

@@ -8,10 +8,14 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import jakarta.jms.MessageListener;
 import jakarta.jms.Session;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jms.connection.JmsTransactionManager;
 import org.springframework.jms.listener.DefaultMessageListenerContainer;
 
 /** Wrapping a container: once, and with a warning when its acknowledge mode loses failed messages. */
@@ -60,6 +64,28 @@ class SumiJmsMessageListenerTests {
                 .isSameAs(original);
         assertThat(warnings()).isEqualTo(1);
         assertThat(logs.list.get(0).getFormattedMessage()).contains("queue orders");
+    }
+
+    @Test
+    void aNonTransactedSessionIsWarnedAboutAlthoughTheContainerHasAJdbcTransactionManager() {
+        // A DataSourceTransactionManager does not make the JMS session transacted: AUTO_ACKNOWLEDGE
+        // still acknowledges before the listener runs.
+        DefaultMessageListenerContainer container = container(false, Session.AUTO_ACKNOWLEDGE);
+        container.setTransactionManager(new DataSourceTransactionManager(new SimpleDriverDataSource()));
+
+        SumiJmsMessageListener.wrap(container, SumiJmsSettings.defaults(), null);
+
+        assertThat(warnings()).isEqualTo(1);
+    }
+
+    @Test
+    void aContainerWithAJmsTransactionManagerIsNotWarnedAbout() {
+        DefaultMessageListenerContainer container = container(false, Session.AUTO_ACKNOWLEDGE);
+        container.setTransactionManager(new JmsTransactionManager(new ActiveMQConnectionFactory("vm://0")));
+
+        SumiJmsMessageListener.wrap(container, SumiJmsSettings.defaults(), null);
+
+        assertThat(warnings()).isZero();
     }
 
     @Test

@@ -224,9 +224,12 @@ final class ClaimVerdicts {
     }
 
     static MessageBusyException busy(HandlerDefinition handler, ProcessedMessage holder) {
-        return new MessageBusyException("Key '" + holder.messageId() + "' of consumer '" + handler.consumer()
-                + "' is being processed by another consumer (attempt " + holder.attempts() + ", lease until "
-                + holder.leaseUntil() + "); it must be delivered again later");
+        return new MessageBusyException(
+                "Key '" + holder.messageId() + "' of consumer '" + handler.consumer()
+                        + "' is being processed by another consumer (attempt " + holder.attempts() + ", lease until "
+                        + holder.leaseUntil() + "); it must be delivered again later",
+                holder.claimToken(),
+                holder.leaseUntil());
     }
 
     static String summary(Throwable failure) {

@@ -16,6 +16,7 @@ public final class CurrentDelivery {
     private static final ThreadLocal<@Nullable Object> DATA = new ThreadLocal<>();
     private static final ThreadLocal<@Nullable RuntimeException> VERDICT = new ThreadLocal<>();
     private static final ThreadLocal<@Nullable List<Message>> SKIPPED = new ThreadLocal<>();
+    private static final ThreadLocal<@Nullable Throwable> ENTRY_REFUSAL = new ThreadLocal<>();
 
     private CurrentDelivery() {}
 
@@ -23,12 +24,30 @@ public final class CurrentDelivery {
         DATA.set(messageOrBatch);
         VERDICT.remove();
         SKIPPED.remove();
+        ENTRY_REFUSAL.remove();
     }
 
     public static void clear() {
         DATA.remove();
         VERDICT.remove();
         SKIPPED.remove();
+        ENTRY_REFUSAL.remove();
+    }
+
+    /**
+     * Records that the listener method's guard refused the delivery before the listener's own code
+     * ran for it: only such a refusal may be held and run again in place (a refusal from a guarded
+     * method the listener calls comes after the listener's own work, which a redelivery redoes).
+     */
+    public static void refusedAtEntry(Throwable refusal) {
+        ENTRY_REFUSAL.set(refusal);
+    }
+
+    /** Whether {@code refusal} (or the refusal it wraps) is the guard's refusal of the delivery; forgets it. */
+    public static boolean takeEntryRefusal(Throwable refusal) {
+        Throwable recorded = ENTRY_REFUSAL.get();
+        ENTRY_REFUSAL.remove();
+        return recorded != null && (recorded == refusal || recorded == refusal.getCause());
     }
 
     /**

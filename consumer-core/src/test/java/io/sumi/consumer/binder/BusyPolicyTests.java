@@ -1,0 +1,103 @@
+package io.sumi.consumer.binder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.MissingIdempotencyKeyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class BusyPolicyTests {
+
+    private final AtomicLong now = new AtomicLong();
+    private final BusyPolicy policy =
+            BusyPolicy.of(Duration.ofSeconds(1), Duration.ofSeconds(5), now::get, d -> now.addAndGet(d.toNanos()));
+
+    private static MessageBusyException busy(long token, Instant leaseUntil) {
+        return new MessageBusyException("busy", token, leaseUntil);
+    }
+
+    @Test
+    void busyKeyIsHeldPastMaxWaitWhileTheDatabaseSaysTheSameLeaseLives() {
+        BusyHold hold = policy.start();
+        Instant lease = Instant.parse("2026-01-01T00:00:20Z");
+        for (int i = 0; i < 60; i++) {
+            assertThat(hold.retry(busy(7, lease), () -> true)).isTrue();
+        }
+        assertThat(hold.retries()).isEqualTo(60);
+        assertThat(hold.firstLeaseEnded()).isFalse();
+    }
+
+    @Test
+    void busyKeyIsHandedBackOnceTheFirstLeaseEndedAndMaxWaitPassed() {
+        BusyHold hold = policy.start();
+        Instant lease = Instant.parse("2026-01-01T00:00:20Z");
+        assertThat(hold.retry(busy(7, lease), () -> true)).isTrue();
+        // Renewed by a live holder before maxWait: still held until maxWait.
+        assertThat(hold.retry(busy(7, lease.plusSeconds(20)), () -> true)).isTrue();
+        assertThat(hold.firstLeaseEnded()).isTrue();
+        while (now.get() < Duration.ofSeconds(5).toNanos()) {
+            assertThat(hold.retry(busy(7, lease.plusSeconds(20)), () -> true)).isTrue();
+        }
+        assertThat(hold.retry(busy(7, lease.plusSeconds(20)), () -> true)).isFalse();
+    }
+
+    @Test
+    void takeOverByAnotherClaimEndsTheFirstLease() {
+        BusyHold hold = policy.start();
+        Instant lease = Instant.parse("2026-01-01T00:00:20Z");
+        hold.retry(busy(7, lease), () -> true);
+        now.addAndGet(Duration.ofSeconds(10).toNanos());
+        assertThat(hold.retry(busy(7, lease), () -> true)).isTrue();
+        assertThat(hold.retry(busy(8, lease), () -> true)).isFalse();
+    }
+
+    @Test
+    void reconciliationIsHeldForMaxWaitThenHandedBack() {
+        BusyHold hold = policy.start();
+        ReconciliationRequiredException reconcile = new ReconciliationRequiredException("c", "k", "reconcile");
+        int runs = 0;
+        while (hold.retry(reconcile, () -> true)) {
+            runs++;
+        }
+        assertThat(runs).isEqualTo(5);
+    }
+
+    @Test
+    void aBatchFailureStandsForItsCause() {
+        BusyHold hold = policy.start();
+        assertThat(hold.retry(new BatchFailedException(2, busy(1, Instant.EPOCH)), () -> true))
+                .isTrue();
+    }
+
+    @Test
+    void otherRefusalsAndAStoppedContainerAreNotHeld() {
+        BusyHold hold = policy.start();
+        assertThat(hold.retry(new MissingIdempotencyKeyException("no key"), () -> true))
+                .isFalse();
+        assertThat(hold.retry(busy(1, Instant.EPOCH), () -> false)).isFalse();
+    }
+
+    @Test
+    void anInterruptEndsTheHoldAndKeepsTheFlag() {
+        BusyHold hold = BusyPolicy.of(Duration.ofSeconds(1), Duration.ZERO, now::get, d -> {
+                    throw new InterruptedException();
+                })
+                .start();
+        assertThat(hold.retry(busy(1, Instant.EPOCH), () -> true)).isFalse();
+        assertThat(Thread.interrupted()).isTrue();
+    }
+
+    @Test
+    void invalidBoundsAreRefused() {
+        assertThatThrownBy(() -> BusyPolicy.of(Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> BusyPolicy.of(Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
