@@ -162,6 +162,7 @@ final class LeaseExecution {
             // Claims taken at or beyond the stop are not run now: give them back so the redelivery can run them.
             held.release(plan.release(), "not run: the batch stopped at index " + stop);
             if (plan.run().isEmpty()) {
+                recorder.skippedDuplicates(consumer, requests, results, plan);
                 return new BatchRun(0, plan.duplicates(), stop, cause, null);
             }
             try (LeaseRenewer.Renewal renewal = renewer.start(handler, plan.token(), plan.runKeys())) {
@@ -197,6 +198,7 @@ final class LeaseExecution {
             if (!notCompleted.isEmpty()) {
                 return stopAtLost(handler, plan, notCompleted);
             }
+            recorder.skippedDuplicates(consumer, requests, results, plan);
             return new BatchRun(plan.run().size(), plan.duplicates(), stop, cause, null);
         } catch (Exception | Error ex) {
             // Attempt to release everything not completed; the original error goes on unchanged.

@@ -182,6 +182,7 @@ final class LeasePollClaim implements PollClaim {
             recorder.message(handler.consumer(), Outcome.REJECTED);
             throw ex;
         }
+        recorder.skippedDuplicate(handler.consumer(), request.messageId(), row.processedAt());
         recorder.message(handler.consumer(), Outcome.DUPLICATE);
         return HandlerResult.duplicate();
     }
