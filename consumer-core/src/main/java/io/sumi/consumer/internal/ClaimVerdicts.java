@@ -61,6 +61,8 @@ final class ClaimVerdicts {
             throw busy(handler, claim.message());
         }
         checkFingerprint(handler, request, claim.message());
+        recorder.skippedDuplicate(
+                handler.consumer(), request.messageId(), claim.message().processedAt());
         return replies.duplicate(handler, request.messageId());
     }
 

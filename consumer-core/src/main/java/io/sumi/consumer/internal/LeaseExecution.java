@@ -165,6 +165,7 @@ final class LeaseExecution {
             // run them, without counting an attempt (their handler never started).
             held.releaseUnrun(plan.release());
             if (plan.run().isEmpty()) {
+                recorder.skippedDuplicates(consumer, requests, results, plan);
                 return new BatchRun(0, plan.duplicates(), stop, cause, null);
             }
             try (LeaseRenewer.Renewal renewal = renewer.start(handler, plan.token(), plan.runKeys())) {
@@ -227,6 +228,7 @@ final class LeaseExecution {
             if (!notCompleted.isEmpty()) {
                 return stopAtLost(handler, plan, notCompleted);
             }
+            recorder.skippedDuplicates(consumer, requests, results, plan);
             return new BatchRun(plan.run().size(), plan.duplicates(), stop, cause, null);
         } catch (Exception | Error ex) {
             // Attempt to release everything not completed; the original error goes on unchanged.

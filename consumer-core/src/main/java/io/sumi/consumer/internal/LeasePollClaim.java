@@ -230,6 +230,7 @@ final class LeasePollClaim implements PollClaim {
             report(observation, Outcome.REJECTED, ex);
             throw ex;
         }
+        recorder.skippedDuplicate(handler.consumer(), request.messageId(), row.processedAt());
         report(observation, Outcome.DUPLICATE, null);
         return HandlerResult.duplicate();
     }

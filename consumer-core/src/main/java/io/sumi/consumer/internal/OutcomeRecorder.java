@@ -9,13 +9,20 @@ import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
+import io.sumi.store.ClaimResult;
+import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one place where the executor's outcomes reach Micrometer: {@code sumi.messages} by outcome,
@@ -34,6 +41,12 @@ import org.jspecify.annotations.Nullable;
  *   failure of the call that the handler did not throw.</li>
  *   <li>Handler time is recorded by {@link HandlerRun} around the handler alone.</li>
  * </ul>
+ *
+ * <p>Skipped duplicates are also logged, one line each at DEBUG on the logger
+ * {@value #DUPLICATES_LOGGER} ({@link #skippedDuplicate}), and once at INFO on the same logger when
+ * a consumer's first {@value #LEADING_DUPLICATES_NOTICE} messages were all duplicates: a consumer
+ * whose handler never runs (a rerun against an old ledger) must not look like one that receives
+ * nothing.
  */
 final class OutcomeRecorder {
 
@@ -94,12 +107,25 @@ final class OutcomeRecorder {
         }
     }
 
+    /** The logger of skipped duplicates (named in docs/operations.md). */
+    static final String DUPLICATES_LOGGER = "io.sumi.consumer.duplicates";
+
+    /** After this many leading duplicates of a consumer (and nothing else), one INFO line says so. */
+    static final int LEADING_DUPLICATES_NOTICE = 100;
+
+    private static final Logger duplicatesLog = LoggerFactory.getLogger(DUPLICATES_LOGGER);
+
+    /** Marks a consumer whose leading run of duplicates is over (a message ended otherwise, or the notice was logged). */
+    private static final int LEADING_OVER = -1;
+
     private record Key(String consumer, String what) {}
 
     private final MeterRegistry registry;
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
     private final Set<String> consumers = ConcurrentHashMap.newKeySet();
+    /** Per consumer: how many messages it has seen, all duplicates, or {@link #LEADING_OVER}. */
+    private final Map<String, AtomicInteger> leadingDuplicates = new ConcurrentHashMap<>();
 
     OutcomeRecorder(MeterRegistry registry) {
         this.registry = registry;
@@ -138,6 +164,46 @@ final class OutcomeRecorder {
     void batch(String consumer, int processed, int duplicates) {
         count(consumer, Outcome.PROCESSED, processed);
         count(consumer, Outcome.DUPLICATE, duplicates);
+    }
+
+    /**
+     * Logs a message skipped as a duplicate (DEBUG, logger {@value #DUPLICATES_LOGGER}); counted
+     * with its outcome elsewhere.
+     *
+     * @param processedAt when its row was completed, {@code null} if the ledger's answer did not say
+     */
+    void skippedDuplicate(String consumer, String key, @Nullable Instant processedAt) {
+        if (duplicatesLog.isDebugEnabled()) {
+            duplicatesLog.debug(
+                    "Skipped duplicate: consumer '{}', key '{}' was completed at {}; the handler did not run",
+                    consumer,
+                    key,
+                    processedAt != null ? processedAt : "(not known)");
+        }
+    }
+
+    /** Logs the duplicates a batch plan skipped: the messages before its stop that it does not run. */
+    void skippedDuplicates(String consumer, List<ClaimRequest> requests, List<ClaimResult> results, BatchPlan plan) {
+        if (!duplicatesLog.isDebugEnabled() || plan.duplicates() == 0) {
+            return;
+        }
+        Set<Integer> run = Set.copyOf(plan.run());
+        for (int i = 0; i < plan.stop() && i < results.size(); i++) {
+            if (run.contains(i)) {
+                continue;
+            }
+            ClaimResult result = results.get(i);
+            if (result.outcome() == ClaimOutcome.CLAIMED) {
+                // Claimed by this batch for an earlier message with the same key.
+                duplicatesLog.debug(
+                        "Skipped duplicate: consumer '{}', key '{}' is repeated in the batch; the handler runs it once",
+                        consumer,
+                        requests.get(i).messageId());
+            } else {
+                skippedDuplicate(
+                        consumer, requests.get(i).messageId(), result.message().processedAt());
+            }
+        }
     }
 
     /** A message of a batch was not run because of {@code refusal} (a live claim, a fingerprint, reconciliation). */
@@ -232,6 +298,33 @@ final class OutcomeRecorder {
     private void count(String consumer, Outcome outcome, int amount) {
         if (amount > 0) {
             messages(consumer, outcome).increment(amount);
+            watchLeadingDuplicates(consumer, outcome, amount);
+        }
+    }
+
+    /**
+     * One INFO line when a consumer's first {@value #LEADING_DUPLICATES_NOTICE} messages were all
+     * duplicates. Counted loosely across threads (a message of another outcome racing the notice
+     * may or may not stop it); after the run is over, one map read per message.
+     */
+    private void watchLeadingDuplicates(String consumer, Outcome outcome, int amount) {
+        AtomicInteger seen = leadingDuplicates.computeIfAbsent(consumer, c -> new AtomicInteger());
+        if (seen.get() == LEADING_OVER) {
+            return;
+        }
+        if (outcome != Outcome.DUPLICATE) {
+            seen.set(LEADING_OVER);
+            return;
+        }
+        int total = seen.addAndGet(amount);
+        if (total >= LEADING_DUPLICATES_NOTICE && seen.getAndSet(LEADING_OVER) != LEADING_OVER) {
+            duplicatesLog.info(
+                    "Consumer '{}': its first {} messages were all duplicates (their keys are COMPLETED in the ledger), so"
+                            + " its handler has not run; expected after a redelivery, surprising for a fresh run against"
+                            + " an old ledger. Each skipped duplicate is logged at DEBUG: logging.level.{}=DEBUG",
+                    consumer,
+                    total,
+                    DUPLICATES_LOGGER);
         }
     }
 

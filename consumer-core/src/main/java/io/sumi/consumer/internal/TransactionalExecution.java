@@ -153,6 +153,7 @@ final class TransactionalExecution {
                 if (!planned.run().isEmpty()) {
                     run.run(body, planned.run());
                 }
+                recorder.skippedDuplicates(consumer, prefix, results, planned);
                 return planned;
             });
             return new Pass(plan.run().size(), plan.duplicates(), prefix.size(), null);
