@@ -61,8 +61,9 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
 
     @Override
     public Map<Scenario, String> notApplicable() {
-        String noNack = "JMS has no negative acknowledgement of one message: a listener fails by throwing"
-                + " (the failure rows), CLIENT_ACKNOWLEDGE acknowledges the whole session";
+        String noNack = "a @JmsListener has no per-message ack or nack: the session settles it (transacted, or"
+                + " CLIENT_ACKNOWLEDGE, which acknowledges every message of the session) and a failure is a thrown"
+                + " exception (the failure rows)";
         String noAsync = "Spring JMS acknowledges when the method returns and sends a returned future as a"
                 + " reply: an async return type cannot defer the acknowledgement (Sumi must refuse it at"
                 + " start-up, issue 19 A2, a start-up test)";
