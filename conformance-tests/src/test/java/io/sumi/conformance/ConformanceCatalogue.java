@@ -93,7 +93,9 @@ public abstract class ConformanceCatalogue {
         bodies.put(Scenario.TRANSACTIONAL_JDBC_CONTROL, () -> transactionalJdbcControl(kind));
         bodies.put(Scenario.BAD_KEY_TRANSACTED_CONTAINER, () -> badKeyTransactedContainer(kind));
         bodies.put(Scenario.MANUAL_ACK, () -> manualAck(kind));
-        bodies.put(Scenario.MANUAL_NACK, () -> manualNack(kind));
+        bodies.put(Scenario.MANUAL_NACK, () -> manualNegative(kind, false));
+        bodies.put(Scenario.MANUAL_REJECT, () -> manualNegative(kind, true));
+        bodies.put(Scenario.MANUAL_MULTIPLE, () -> manualMultiple(kind));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE, () -> asyncFailedFuture(kind, Role.ASYNC));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE_CONTROL, () -> asyncFailedFuture(kind, Role.PLAIN_ASYNC));
         Executable body = bodies.get(scenario);
@@ -485,15 +487,20 @@ public abstract class ConformanceCatalogue {
         assertThat(work.effects(payload)).as("effects").hasSize(1);
     }
 
-    private static void manualNack(ListenerKind kind) throws Exception {
+    /** A message nacked (or rejected) with requeue once has not succeeded: its redelivery runs. */
+    private static void manualNegative(ListenerKind kind, boolean reject) throws Exception {
         Work work = kind.work();
         Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("nack");
-        String payload = unique("nack-payload");
-        work.script(payload).nack(1);
+        String what = reject ? "reject" : "nack";
+        String key = unique(what);
+        String payload = unique(what + "-payload");
+        Work.Script script = work.script(payload).nack(1);
+        if (reject) {
+            script.reject();
+        }
         kind.send(Role.MANUAL, List.of(new Outgoing(payload, key)));
         waitFor(
-                "the nacked message redelivered and run",
+                "the " + what + "ed message redelivered and run",
                 PATIENCE,
                 kind,
                 Role.MANUAL,
@@ -501,7 +508,61 @@ public abstract class ConformanceCatalogue {
                 key,
                 () -> work.effects(payload).size() == 1
                         && "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL), key)));
-        assertThat(work.calls(payload)).as("runs: the nack, then the work").isEqualTo(2);
+        assertThat(work.calls(payload)).as("runs: the %s, then the work", what).isEqualTo(2);
+    }
+
+    private static void manualMultiple(ListenerKind kind) throws Exception {
+        Work work = kind.work();
+        Ledger ledger = new Ledger(kind.dataSource());
+        String keyA = unique("deferred");
+        String payloadA = unique("deferred-payload");
+        String payloadB = unique("keyless-payload");
+        String keyC = unique("after");
+        String payloadC = unique("after-payload");
+        work.script(payloadA).defer();
+        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadA, keyA)));
+        waitFor(
+                "A run and kept unacknowledged",
+                PATIENCE,
+                kind,
+                Role.MANUAL_DEFER,
+                payloadA,
+                keyA,
+                () -> work.deferredAck(payloadA) != null);
+        double duplicatesBefore = kind.outcomes(Role.MANUAL_DEFER, "duplicate");
+        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadB, null)));
+        waitFor(
+                "the keyless B dead-lettered",
+                PATIENCE,
+                kind,
+                Role.MANUAL_DEFER,
+                payloadB,
+                null,
+                () -> work.deadLetters(payloadB) > 0);
+        // A requeued by a multiple nack comes back before C (a requeued message goes to the head).
+        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadC, keyC)));
+        waitFor(
+                "C run after B",
+                PATIENCE,
+                kind,
+                Role.MANUAL_DEFER,
+                payloadC,
+                keyC,
+                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL_DEFER), keyC)));
+        try {
+            assertThat(work.deadLetters(payloadA))
+                    .as("dead letters of A, which the application had not settled yet")
+                    .isZero();
+            assertThat(kind.outcomes(Role.MANUAL_DEFER, "duplicate"))
+                    .as("redeliveries of A (skipped as duplicates) after Sumi settled B")
+                    .isEqualTo(duplicatesBefore);
+            assertThat(work.effects(payloadA)).as("effects of A").hasSize(1);
+        } finally {
+            Runnable ack = work.deferredAck(payloadA);
+            if (ack != null) {
+                ack.run();
+            }
+        }
     }
 
     private static void asyncFailedFuture(ListenerKind kind, Role role) throws Exception {

@@ -19,6 +19,8 @@ public enum Role {
     PLAIN_TX,
     /** Lease mode, MANUAL acknowledgement. */
     MANUAL,
+    /** Lease mode, MANUAL acknowledgement, prefetch 2: the handler may keep a delivery unacknowledged. */
+    MANUAL_DEFER,
     /** Lease mode, the listener returns a CompletableFuture. */
     ASYNC,
     /** {@link #ASYNC}'s listener without Sumi. */

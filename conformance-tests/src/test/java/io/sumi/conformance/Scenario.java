@@ -78,6 +78,17 @@ public enum Scenario {
                     + " requeue) on the first delivery without doing its work. A nacked message has not"
                     + " succeeded: the redelivery runs the handler, the effect happens once, the row ends"
                     + " COMPLETED."),
+    MANUAL_REJECT(
+            "MANUAL acknowledgement: reject with requeue",
+            "The handler rejects the delivery with requeue (Rabbit basicReject) on the first delivery without"
+                    + " doing its work. A rejected message has not succeeded: the redelivery runs the handler, the"
+                    + " effect happens once, the row ends COMPLETED."),
+    MANUAL_MULTIPLE(
+            "MANUAL acknowledgement: Sumi's settlement leaves the application's own deliveries alone",
+            "With MANUAL acks and a prefetch of 2, the handler keeps delivery A unacknowledged (it acks later,"
+                    + " as batching applications do); then a keyless message B arrives, which Sumi refuses. B is"
+                    + " dead-lettered; A is neither dead-lettered nor redelivered (Sumi settles B alone, never with"
+                    + " multiple=true), and a later message still runs."),
     ASYNC_FAILED_FUTURE(
             "Async return type (CompletableFuture) that fails",
             "The listener returns a CompletableFuture that fails on the first delivery. The row is not"

@@ -23,6 +23,8 @@ public final class Work {
         volatile int failBefore;
         volatile int failAfterEffect;
         volatile int nacks;
+        volatile boolean reject;
+        volatile boolean defer;
         volatile @Nullable CountDownLatch entered;
         volatile @Nullable CountDownLatch release;
 
@@ -42,6 +44,26 @@ public final class Work {
         public Script nack(int n) {
             this.nacks = n;
             return this;
+        }
+
+        /** A MANUAL listener rejects (with requeue) instead of nacking. */
+        public Script reject() {
+            this.reject = true;
+            return this;
+        }
+
+        /** A MANUAL listener does the work but keeps the delivery unacknowledged ({@link #deferred}). */
+        public Script defer() {
+            this.defer = true;
+            return this;
+        }
+
+        public boolean rejects() {
+            return reject;
+        }
+
+        public boolean defers() {
+            return defer;
         }
 
         /** The first run waits on a latch until {@link #release()}; later runs do not wait. */
@@ -74,6 +96,7 @@ public final class Work {
     private final Map<String, List<Effect>> effects = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> deadLetters = new ConcurrentHashMap<>();
     private final Map<String, List<String>> reasons = new ConcurrentHashMap<>();
+    private final Map<String, Runnable> deferredAcks = new ConcurrentHashMap<>();
     private final @Nullable JdbcTemplate jdbc;
 
     public Work(@Nullable JdbcTemplate jdbc) {
@@ -140,6 +163,21 @@ public final class Work {
             return true;
         }
         return false;
+    }
+
+    /** The script of {@code payload}, or the default one (succeed), without creating one. */
+    public Script scriptOf(String payload) {
+        return scripts.getOrDefault(payload, DEFAULT);
+    }
+
+    /** A delivery a MANUAL listener kept unacknowledged: how to acknowledge it later. */
+    public void deferred(String payload, Runnable ack) {
+        deferredAcks.put(payload, ack);
+    }
+
+    /** The later acknowledgement of a deferred delivery, or {@code null}. */
+    public @Nullable Runnable deferredAck(String payload) {
+        return deferredAcks.get(payload);
     }
 
     /** Called by the dead-letter listeners, with what the broker or recoverer said about why. */

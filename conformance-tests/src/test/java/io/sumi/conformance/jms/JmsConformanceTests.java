@@ -71,6 +71,8 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
                 Scenario.BAD_KEYS_IN_BATCH, "Spring JMS has no batch listeners",
                 Scenario.MANUAL_ACK, noNack,
                 Scenario.MANUAL_NACK, noNack,
+                Scenario.MANUAL_REJECT, noNack,
+                Scenario.MANUAL_MULTIPLE, noNack,
                 Scenario.ASYNC_FAILED_FUTURE, noAsync,
                 Scenario.ASYNC_FAILED_FUTURE_CONTROL, noAsync);
     }

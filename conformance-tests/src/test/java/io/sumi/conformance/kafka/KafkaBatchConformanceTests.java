@@ -26,6 +26,10 @@ class KafkaBatchConformanceTests extends KafkaCatalogueTests {
     @Override
     public Map<Scenario, String> notApplicable() {
         return Map.of(
+                Scenario.MANUAL_REJECT,
+                KafkaCatalogueTests.NO_REJECT,
+                Scenario.MANUAL_MULTIPLE,
+                KafkaCatalogueTests.NO_MULTIPLE,
                 Scenario.BAD_KEY_TRANSACTED_CONTAINER,
                 "a Kafka container has no broker transaction that could undo a settlement (Kafka"
                         + " transactions are covered by the starter's KafkaTransactionsIntegrationTests)");

@@ -40,6 +40,11 @@ import org.springframework.test.context.DynamicPropertySource;
         })
 abstract class KafkaCatalogueTests extends ConformanceCatalogue implements ListenerKind {
 
+    static final String NO_REJECT =
+            "Kafka's Acknowledgment has no reject: nack (the row above) is its only negative" + " acknowledgement";
+    static final String NO_MULTIPLE = "Kafka acknowledges offsets, and an offset covers every record before it by"
+            + " design: there is no per-delivery settlement Sumi could widen to the application's other records";
+
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
         TestDatabase.POSTGRESQL.registerDataSource(registry::add);

@@ -25,11 +25,15 @@ class KafkaPollClaimConformanceTests extends KafkaCatalogueTests {
     @Override
     public Map<Scenario, String> notApplicable() {
         return Map.of(
+                Scenario.MANUAL_REJECT,
+                KafkaCatalogueTests.NO_REJECT,
+                Scenario.MANUAL_MULTIPLE,
+                KafkaCatalogueTests.NO_MULTIPLE,
                 Scenario.BAD_KEYS_IN_BATCH,
-                        "a record listener has no batch (the keyless and invalid-key rows cover it; a poll with"
-                                + " bad keys is the ordinary path, docs/kafka-poll-claim.md)",
+                "a record listener has no batch (the keyless and invalid-key rows cover it; a poll with"
+                        + " bad keys is the ordinary path, docs/kafka-poll-claim.md)",
                 Scenario.BAD_KEY_TRANSACTED_CONTAINER,
-                        "the poll claim refuses containers with a transaction manager at start-up"
-                                + " (PollClaimContainerCheck)");
+                "the poll claim refuses containers with a transaction manager at start-up"
+                        + " (PollClaimContainerCheck)");
     }
 }

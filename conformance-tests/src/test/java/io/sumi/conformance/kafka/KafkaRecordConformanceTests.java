@@ -21,6 +21,10 @@ class KafkaRecordConformanceTests extends KafkaCatalogueTests {
     @Override
     public Map<Scenario, String> notApplicable() {
         return Map.of(
+                Scenario.MANUAL_REJECT,
+                KafkaCatalogueTests.NO_REJECT,
+                Scenario.MANUAL_MULTIPLE,
+                KafkaCatalogueTests.NO_MULTIPLE,
                 Scenario.BAD_KEYS_IN_BATCH,
                 "a record listener has no batch (the keyless and invalid-key rows cover it)",
                 Scenario.BAD_KEY_TRANSACTED_CONTAINER,

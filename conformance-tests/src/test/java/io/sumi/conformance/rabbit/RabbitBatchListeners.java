@@ -108,7 +108,11 @@ public class RabbitBatchListeners {
         for (Message message : messages) {
             long tag = message.getMessageProperties().getDeliveryTag();
             if (work.nacks(body(message))) {
-                channel.basicNack(tag, false, true);
+                if (work.scriptOf(body(message)).rejects()) {
+                    channel.basicReject(tag, true);
+                } else {
+                    channel.basicNack(tag, false, true);
+                }
                 continue;
             }
             work.run(body(message), keyHeader(message), false);

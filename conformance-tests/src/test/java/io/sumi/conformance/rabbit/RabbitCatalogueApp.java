@@ -150,6 +150,15 @@ public class RabbitCatalogueApp {
     }
 
     @Bean
+    SimpleRabbitListenerContainerFactory manualPrefetch2Factory(
+            SimpleRabbitListenerContainerFactoryConfigurer configurer, ConnectionFactory connections) {
+        SimpleRabbitListenerContainerFactory factory = factory(configurer, connections);
+        factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
+        factory.setPrefetchCount(2);
+        return factory;
+    }
+
+    @Bean
     SimpleRabbitListenerContainerFactory manualBatchFactory(
             SimpleRabbitListenerContainerFactoryConfigurer configurer, ConnectionFactory connections) {
         SimpleRabbitListenerContainerFactory factory = factory(configurer, connections);

@@ -74,10 +74,37 @@ public class RabbitRecordListeners {
     public void manual(Message message, Channel channel) throws IOException {
         long tag = message.getMessageProperties().getDeliveryTag();
         if (work.nacks(body(message))) {
-            channel.basicNack(tag, false, true);
+            if (work.scriptOf(body(message)).rejects()) {
+                channel.basicReject(tag, true);
+            } else {
+                channel.basicNack(tag, false, true);
+            }
             return;
         }
         work.run(body(message), IdempotencyContext.current().key(), false);
+        channel.basicAck(tag, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-record-manual-defer",
+            queues = "cat.record.manual-defer.${catalogue.run}",
+            containerFactory = "manualPrefetch2Factory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void manualDefer(Message message, Channel channel) throws IOException {
+        long tag = message.getMessageProperties().getDeliveryTag();
+        String payload = body(message);
+        work.run(payload, IdempotencyContext.current().key(), false);
+        if (work.scriptOf(payload).defers()) {
+            // Acknowledged later (a batching application): Sumi must not settle it meanwhile.
+            work.deferred(payload, () -> {
+                try {
+                    channel.basicAck(tag, false);
+                } catch (IOException | RuntimeException ex) {
+                    // The channel may be gone (e.g. closed by a stale tag): nothing to settle then.
+                }
+            });
+            return;
+        }
         channel.basicAck(tag, false);
     }
 
