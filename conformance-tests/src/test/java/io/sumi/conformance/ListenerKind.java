@@ -1,0 +1,61 @@
+package io.sumi.conformance;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * The driver a listener kind (Kafka record, Rabbit consumer batch, JMS, …) gives the catalogue: how
+ * to send to each {@link Role}'s listener, what its ledger namespace is, and which scenarios do not
+ * apply to it and why. Everything else (the handler, its effects, its dead letters) is the shared
+ * {@link Work}.
+ */
+public interface ListenerKind {
+
+    /** The column of {@code docs/guarantees.md}: {@code kafka-record}, {@code jms}, … */
+    String id();
+
+    /** Whether the listeners are batch listeners (a batch scenario's messages arrive as one batch). */
+    boolean batch();
+
+    /**
+     * Scenarios that do not apply to this kind, with the reason the table shows. Their tests are not
+     * generated (this is not a skip: the cell says why there is nothing to run).
+     */
+    Map<Scenario, String> notApplicable();
+
+    /**
+     * Scenarios that apply to this kind but have no test for it yet, with what is missing: the table
+     * shows them as gaps.
+     */
+    default Map<Scenario, String> notWritten() {
+        return Map.of();
+    }
+
+    /**
+     * Sends {@code messages} to {@code role}'s listener. For a {@link #batch()} kind they must reach
+     * the listener in one batch (the driver holds the container while it sends).
+     */
+    void send(Role role, List<Outgoing> messages) throws Exception;
+
+    /** The ledger namespace ({@code consumer} column) of {@code role}'s listener. */
+    String consumer(Role role);
+
+    Work work();
+
+    /** The ledger's (and the application's) DataSource. */
+    DataSource dataSource();
+
+    MeterRegistry meters();
+
+    /** {@code sumi.messages} with {@code outcome} for {@code role}'s listener, 0 before any. */
+    default double outcomes(Role role, String outcome) {
+        Counter counter = meters().find("sumi.messages")
+                .tag("consumer", consumer(role))
+                .tag("outcome", outcome)
+                .counter();
+        return counter == null ? 0 : counter.count();
+    }
+}

@@ -1,0 +1,122 @@
+package io.sumi.conformance.rabbit;
+
+import static io.sumi.conformance.rabbit.RabbitRecordListeners.body;
+import static io.sumi.conformance.rabbit.RabbitRecordListeners.keyHeader;
+
+import com.rabbitmq.client.Channel;
+import io.sumi.conformance.Work;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentHandler;
+import java.io.IOException;
+import java.util.List;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+
+/**
+ * One consumer-batch listener per role. The lease and plain roles have a second listener (lane 1,
+ * the same ledger namespace) on a queue of its own: the "second consumer" of the concurrent
+ * duplicates scenario.
+ */
+public class RabbitBatchListeners {
+
+    private final Work work;
+
+    public RabbitBatchListeners(Work work) {
+        this.work = work;
+    }
+
+    private void runAll(List<Message> messages, boolean jdbc) {
+        for (Message message : messages) {
+            work.run(body(message), keyHeader(message), jdbc);
+        }
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-lease",
+            queues = "cat.batch.lease.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void lease(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-lease-lane1",
+            queues = "cat.batch.lease.lane1.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(consumer = "rabbit-batch-lease", mode = IdempotencyMode.LEASE)
+    public void leaseLane1(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-plain",
+            queues = "cat.batch.plain.${catalogue.run}",
+            containerFactory = "batchFactory")
+    public void plain(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-plain-lane1",
+            queues = "cat.batch.plain.lane1.${catalogue.run}",
+            containerFactory = "batchFactory")
+    public void plainLane1(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-held",
+            queues = "cat.batch.held.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void held(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-plain-held",
+            queues = "cat.batch.plain-held.${catalogue.run}",
+            containerFactory = "batchFactory")
+    public void plainHeld(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-tx",
+            queues = "cat.batch.tx.${catalogue.run}",
+            containerFactory = "txBatchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
+    public void tx(List<Message> messages) {
+        runAll(messages, true);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-plain-tx",
+            queues = "cat.batch.plain-tx.${catalogue.run}",
+            containerFactory = "txBatchFactory")
+    public void plainTx(List<Message> messages) {
+        runAll(messages, true);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-manual",
+            queues = "cat.batch.manual.${catalogue.run}",
+            containerFactory = "manualBatchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void manual(List<Message> messages, Channel channel) throws IOException {
+        for (Message message : messages) {
+            long tag = message.getMessageProperties().getDeliveryTag();
+            if (work.nacks(body(message))) {
+                if (work.scriptOf(body(message)).rejects()) {
+                    channel.basicReject(tag, true);
+                } else {
+                    channel.basicNack(tag, false, true);
+                }
+                continue;
+            }
+            work.run(body(message), keyHeader(message), false);
+            channel.basicAck(tag, false);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.sumi.conformance.rabbit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.conformance.ConformanceCatalogue;
+import io.sumi.conformance.ListenerKind;
+import io.sumi.conformance.Outgoing;
+import io.sumi.conformance.Role;
+import io.sumi.conformance.Work;
+import io.sumi.testing.TestDatabase;
+import io.sumi.testing.TestRabbit;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageBuilder;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** The RabbitMQ kinds' driver: one context ({@link RabbitCatalogueApp}) for record and consumer-batch listeners. */
+@SpringBootTest(
+        classes = RabbitCatalogueApp.class,
+        properties = {
+            "spring.main.banner-mode=off",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "spring.rabbitmq.listener.simple.prefetch=1"
+        })
+abstract class RabbitCatalogueTests extends ConformanceCatalogue implements ListenerKind {
+
+    /** This JVM's queue-name suffix: runs never share a queue. */
+    static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+
+    @DynamicPropertySource
+    static void services(DynamicPropertyRegistry registry) {
+        TestDatabase.POSTGRESQL.registerDataSource(registry::add);
+        TestRabbit.requireBroker();
+        registry.add("spring.rabbitmq.host", () -> TestRabbit.HOST);
+        registry.add("spring.rabbitmq.port", () -> TestRabbit.PORT);
+        registry.add("catalogue.run", () -> RUN);
+    }
+
+    @Autowired
+    RabbitTemplate template;
+
+    @Autowired
+    RabbitListenerEndpointRegistry registry;
+
+    @Autowired
+    Work work;
+
+    @Autowired
+    DataSource dataSource;
+
+    @Autowired
+    MeterRegistry meters;
+
+    abstract String shape();
+
+    @Override
+    protected ListenerKind kind() {
+        return this;
+    }
+
+    @Override
+    public boolean batch() {
+        return "batch".equals(shape());
+    }
+
+    @Override
+    public void send(Role role, List<Outgoing> messages) {
+        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
+        boolean hold = batch() && messages.size() > 1 && container != null;
+        if (hold) {
+            // One batch: every message is in the queue before the consumer starts again.
+            container.stop();
+        }
+        for (Outgoing outgoing : messages) {
+            int lane = batch() && (role == Role.LEASE || role == Role.PLAIN) ? outgoing.lane() : 0;
+            MessageBuilder message = MessageBuilder.withBody(outgoing.payload().getBytes(StandardCharsets.UTF_8));
+            if (outgoing.key() != null) {
+                message.setHeader("idempotency-key", outgoing.key());
+            }
+            Message built = message.build();
+            template.send("", RabbitCatalogueApp.queue(shape(), role, lane, RUN), built);
+        }
+        if (hold) {
+            container.start();
+        }
+    }
+
+    String listenerId(Role role) {
+        return "rabbit-" + shape() + "-" + role.slug();
+    }
+
+    @Override
+    public String consumer(Role role) {
+        return listenerId(role);
+    }
+
+    @Override
+    public Work work() {
+        return work;
+    }
+
+    @Override
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    @Override
+    public MeterRegistry meters() {
+        return meters;
+    }
+}
