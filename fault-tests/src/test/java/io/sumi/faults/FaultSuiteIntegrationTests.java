@@ -13,6 +13,12 @@ import org.junit.jupiter.api.Test;
  * {@code full} with {@code -Pfaults-full}). The negative control runs the same faults against the
  * same listeners without Sumi and must show doubles: otherwise the faults are too gentle to prove
  * anything.
+ *
+ * <p>The RabbitMQ mode runs the same application on {@code @RabbitListener}s: a private RabbitMQ
+ * node, one quorum queue per consumer (explicit {@code x-delivery-limit}, a dead-letter
+ * exchange), the outbox publishing to RabbitMQ and the driver publishing some messages twice; a
+ * graceful broker restart (and, in the full version, a crash of the Erlang VM) beside the kills.
+ * Its negative control must double or lose orders.
  */
 class FaultSuiteIntegrationTests {
 
@@ -40,5 +46,29 @@ class FaultSuiteIntegrationTests {
                 .isEqualTo(FaultScenario.of(SCALE, true, SEED).kills());
         assertThat(guarded.postgresRestarts()).isEqualTo(1);
         assertThat(guarded.brokerRestarts()).isEqualTo(1);
+    }
+
+    @Test
+    void rabbitWithoutSumiTheSameFaultsDoubleOrLoseOrders() {
+        FaultScenario scenario = FaultScenario.of("rabbit", SCALE, false, SEED);
+        FaultReport control = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
+        System.out.println(control.summaryLine());
+        assertThat(control.orders()).as(control.summaryLine()).isEqualTo(control.expectedOrders());
+        assertThat(control.doubles() + control.losses())
+                .as("the faults must double or lose effects when nothing guards them: " + control.summaryLine())
+                .isPositive();
+        assertThat(control.passed()).as(control.summaryLine()).isFalse();
+    }
+
+    @Test
+    void rabbitWithSumiNothingIsLostNothingDoubledAndNothingDeadLetteredUnderKillsAndBrokerRestarts() {
+        FaultScenario scenario = FaultScenario.of("rabbit", SCALE, true, SEED);
+        FaultReport guarded = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
+        System.out.println(guarded.summaryLine());
+        assertThat(guarded.passed()).as(guarded.summaryLine()).isTrue();
+        assertThat(guarded.kills()).isEqualTo(scenario.kills());
+        assertThat(guarded.postgresRestarts()).isEqualTo(1);
+        assertThat(guarded.brokerRestarts()).isEqualTo(scenario.brokerFaults());
+        assertThat(guarded.duplicatesInjected()).isEqualTo(scenario.injectedDuplicates());
     }
 }

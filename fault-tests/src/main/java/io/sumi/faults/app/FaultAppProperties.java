@@ -14,6 +14,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     instance is up)
  * @param providerUrl the payment provider's base URL
  * @param topic the topic orders are published to
+ * @param broker {@code kafka} (the listeners are {@code @KafkaListener}s on {@code topic}) or
+ *     {@code rabbit} ({@code @RabbitListener}s on the quorum queues {@code shipments} and
+ *     {@code charges}, which the driver declares)
  * @param guard whether the listeners are Sumi's idempotent handlers (false: the negative control)
  */
 @ConfigurationProperties("fault")
@@ -25,4 +28,5 @@ public record FaultAppProperties(
         String goFile,
         String providerUrl,
         @DefaultValue("orders") String topic,
+        @DefaultValue("kafka") String broker,
         @DefaultValue("true") boolean guard) {}

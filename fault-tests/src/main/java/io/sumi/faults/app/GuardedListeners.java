@@ -8,6 +8,7 @@ import org.springframework.stereotype.Component;
 
 /** The listeners as a Sumi user writes them (the guarded run). */
 @Component
+@ConditionalOnProperty(name = "fault.broker", havingValue = "kafka", matchIfMissing = true)
 @ConditionalOnProperty(name = "fault.guard", havingValue = "true", matchIfMissing = true)
 public class GuardedListeners {
 

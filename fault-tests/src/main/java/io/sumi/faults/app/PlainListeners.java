@@ -11,6 +11,7 @@ import org.springframework.transaction.annotation.Transactional;
  * a crash then shows up as a second shipment or a second real charge.
  */
 @Component
+@ConditionalOnProperty(name = "fault.broker", havingValue = "kafka", matchIfMissing = true)
 @ConditionalOnProperty(name = "fault.guard", havingValue = "false")
 public class PlainListeners {
 

@@ -80,13 +80,21 @@ public final class FaultDriver {
         note("scenario " + scenario);
         List<AppInstance> instances = new ArrayList<>();
         PostgresCluster postgres = new PostgresCluster(runDir.resolve("pg"));
-        KafkaBroker broker = new KafkaBroker(
-                runDir.resolve("kafka"),
-                Processes.readClasspath(buildDir.resolve("broker.classpath")).get(0));
+        RabbitBroker rabbit =
+                scenario.rabbit() ? new RabbitBroker(runDir.resolve("rabbitmq"), scenario.deliveryLimit()) : null;
+        Broker broker = rabbit != null
+                ? rabbit
+                : new KafkaBroker(
+                        runDir.resolve("kafka"),
+                        Processes.readClasspath(buildDir.resolve("broker.classpath"))
+                                .get(0),
+                        TOPIC,
+                        PARTITIONS);
         AtomicInteger appRestarts = new AtomicInteger();
         int kills = 0;
         int postgresRestarts = 0;
         int brokerRestarts = 0;
+        int injected = 0;
         boolean quiescent = false;
         // If this JVM is stopped (Ctrl-C, a build timeout), take the processes it started with it.
         Thread cleanup = new Thread(() -> {
@@ -99,10 +107,13 @@ public final class FaultDriver {
             try {
                 postgres.initAndStart();
                 note("postgres up at " + postgres.jdbcUrl());
-                broker.formatAndStart();
-                broker.awaitReady(Duration.ofSeconds(90));
-                broker.createTopic(TOPIC, PARTITIONS);
-                note("broker up at " + broker.bootstrapServers());
+                broker.initAndStart();
+                note("broker up at " + broker.address()
+                        + (rabbit != null
+                                ? ": quorum queues " + RabbitBroker.QUEUES + ", x-delivery-limit="
+                                        + scenario.deliveryLimit() + ", dead-letter exchange "
+                                        + RabbitBroker.DEAD_LETTER_EXCHANGE
+                                : ""));
                 Path goFile = runDir.resolve("go");
                 List<String> command = appCommand(postgres, broker, provider, goFile);
                 for (int slot = 1; slot <= scenario.instances(); slot++) {
@@ -120,8 +131,16 @@ public final class FaultDriver {
                     long giveUp = loadMillis * 3 + 180_000;
                     int next = 0;
                     long quietUntil = 0;
+                    long nextDuplicate = 0;
                     while (true) {
                         supervise(instances, broker, appRestarts);
+                        if (rabbit != null
+                                && injected < scenario.injectedDuplicates()
+                                && System.nanoTime() >= nextDuplicate) {
+                            injected += injectDuplicate(postgres, rabbit) ? 1 : 0;
+                            nextDuplicate = System.nanoTime()
+                                    + loadMillis * 800_000L / Math.max(1, scenario.injectedDuplicates());
+                        }
                         long elapsed =
                                 Duration.between(loadStart, Instant.now()).toMillis();
                         if (next < events.size()
@@ -144,6 +163,10 @@ public final class FaultDriver {
                                     postgresRestarts++;
                                 }
                                 case "broker" -> {
+                                    crashBroker(broker, monitor);
+                                    brokerRestarts++;
+                                }
+                                case "broker-restart" -> {
                                     restartBroker(broker, monitor);
                                     brokerRestarts++;
                                 }
@@ -161,6 +184,17 @@ public final class FaultDriver {
                             break;
                         }
                         Processes.sleep(100);
+                    }
+                    while (rabbit != null && injected < scenario.injectedDuplicates()) {
+                        // the load ended early: the rest now, so every run has the same number
+                        if (injectDuplicate(postgres, rabbit)) {
+                            injected++;
+                        } else {
+                            Processes.sleep(250);
+                        }
+                    }
+                    if (rabbit != null) {
+                        note("driver published " + injected + " duplicate messages (same outbox-id)");
                     }
                     note("load done after "
                             + Duration.between(loadStart, Instant.now()).toMillis() + " ms: " + monitor.snapshot());
@@ -180,6 +214,8 @@ public final class FaultDriver {
                     FaultReport report = measure(
                             postgres,
                             provider,
+                            rabbit,
+                            injected,
                             kills,
                             postgresRestarts,
                             brokerRestarts,
@@ -223,13 +259,15 @@ public final class FaultDriver {
         if (scenario.brokerKill()) {
             events.add(new Event((long) (load * (0.60 + 0.10 * random.nextDouble())), "broker"));
         }
+        if (scenario.brokerRestart()) {
+            events.add(new Event((long) (load * (0.50 + 0.10 * random.nextDouble())), "broker-restart"));
+        }
         events.sort(Comparator.comparingLong(Event::atMillis));
         note("plan " + events);
         return events;
     }
 
-    private List<String> appCommand(
-            PostgresCluster postgres, KafkaBroker broker, PaymentProvider provider, Path goFile) {
+    private List<String> appCommand(PostgresCluster postgres, Broker broker, PaymentProvider provider, Path goFile) {
         String classpath = buildDir.resolve("classes")
                 + java.io.File.pathSeparator
                 + Processes.readClasspath(buildDir.resolve("app.classpath")).get(0);
@@ -243,7 +281,7 @@ public final class FaultDriver {
                 "io.sumi.faults.app.FaultApplication",
                 "--spring.datasource.url=" + postgres.jdbcUrl(),
                 "--spring.datasource.username=postgres",
-                "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
+                "--fault.broker=" + scenario.broker(),
                 "--fault.guard=" + scenario.guard(),
                 "--fault.error-handler=" + scenario.errorHandler(),
                 "--fault.orders=" + scenario.ordersPerInstance(),
@@ -251,6 +289,7 @@ public final class FaultDriver {
                 "--fault.topic=" + TOPIC,
                 "--fault.go-file=" + goFile,
                 "--fault.provider-url=" + provider.baseUrl()));
+        command.addAll(broker.appArguments());
         // Extra application arguments for experiments, e.g. -Dsumi.faults.app-args=--fault.error-handler=none
         String extra = System.getProperty("sumi.faults.app-args", "").trim();
         if (!extra.isEmpty()) {
@@ -283,7 +322,7 @@ public final class FaultDriver {
     }
 
     /** Restarts whatever exited on its own. */
-    private void supervise(List<AppInstance> instances, KafkaBroker broker, AtomicInteger appRestarts) {
+    private void supervise(List<AppInstance> instances, Broker broker, AtomicInteger appRestarts) {
         for (AppInstance instance : instances) {
             if (!instance.alive()) {
                 note("instance " + instance.slot() + " exited on its own; restarting");
@@ -317,19 +356,39 @@ public final class FaultDriver {
         monitor.faultEnded("postgres", Instant.now());
     }
 
-    private void restartBroker(KafkaBroker broker, ProgressMonitor monitor) {
-        note("broker: kill -9");
-        broker.kill9();
-        note("broker: process and ports gone");
-        broker.start();
-        broker.awaitReady(Duration.ofSeconds(90));
+    /** Publishes a second copy of a random dispatched order's message (RabbitMQ mode). */
+    private boolean injectDuplicate(PostgresCluster postgres, RabbitBroker rabbit) {
+        try (Connection connection = DriverManager.getConnection(
+                        postgres.jdbcUrl() + "?connectTimeout=2&socketTimeout=5", "postgres", "");
+                PreparedStatement statement = connection.prepareStatement(
+                        "SELECT CAST(id AS VARCHAR), aggregate_id FROM outbox WHERE dispatched_at IS NOT NULL"
+                                + " ORDER BY id DESC OFFSET ? LIMIT 1")) {
+            statement.setInt(1, random.nextInt(50));
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() && rabbit.publishDuplicate(rows.getString(1), rows.getString(2));
+            }
+        } catch (SQLException ex) {
+            return false; // PostgreSQL restarting: another one later
+        }
+    }
+
+    private void crashBroker(Broker broker, ProgressMonitor monitor) {
+        note("broker: kill -9, then start again once its process and ports are gone");
+        broker.crash();
         note("broker: up again (starts so far: " + broker.starts() + ")");
-        monitor.faultEnded("broker", Instant.now());
+        monitor.faultEnded("broker crash", Instant.now());
+    }
+
+    private void restartBroker(Broker broker, ProgressMonitor monitor) {
+        note("broker: graceful shutdown, then start again");
+        broker.restart();
+        note("broker: up again (starts so far: " + broker.starts() + ")");
+        monitor.faultEnded("broker restart", Instant.now());
     }
 
     /** Waits until every order is shipped and charged and no outbox row is pending, stable for 3 s. */
     private boolean drain(
-            List<AppInstance> instances, KafkaBroker broker, AtomicInteger appRestarts, ProgressMonitor monitor) {
+            List<AppInstance> instances, Broker broker, AtomicInteger appRestarts, ProgressMonitor monitor) {
         long deadline = System.nanoTime() + scenario.drainTimeout().toNanos();
         long stableSince = -1;
         while (System.nanoTime() < deadline) {
@@ -356,6 +415,8 @@ public final class FaultDriver {
     private FaultReport measure(
             PostgresCluster postgres,
             PaymentProvider provider,
+            RabbitBroker rabbit,
+            int injected,
             int kills,
             int postgresRestarts,
             int brokerRestarts,
@@ -397,6 +458,13 @@ public final class FaultDriver {
                     }
                 }
             }
+            // RabbitMQ mode: every message here was valid and should have run; a dead letter is a loss
+            // unless its order took effect anyway (then the count shows it, and the evidence says so).
+            List<RabbitBroker.DeadLetter> deadLetters = rabbit != null ? rabbit.deadLetters() : List.of();
+            for (RabbitBroker.DeadLetter letter : deadLetters) {
+                note("dead letter: queue=" + letter.queue() + " outbox-id=" + letter.outboxId() + " order="
+                        + letter.body() + " reason=" + letter.reason() + " x-delivery-count=" + letter.deliveryCount());
+            }
             note("provider: requests=" + provider.requests() + " real charges=" + provider.charges()
                     + " keyless requests=" + provider.keylessRequests() + " keys on two orders="
                     + provider.keysOnTwoOrders());
@@ -412,6 +480,9 @@ public final class FaultDriver {
                     chargedTwice.size(),
                     pending,
                     ledgerIncomplete.size(),
+                    deadLetters.size(),
+                    scenario.broker(),
+                    injected,
                     kills,
                     postgresRestarts,
                     brokerRestarts,
@@ -422,7 +493,18 @@ public final class FaultDriver {
                     catchUps,
                     (System.nanoTime() - startNanos) / 1_000_000_000L);
             if (!report.passed()) {
-                writeEvidence(connection, provider, unshipped, shippedTwice, uncharged, chargedTwice, ledgerIncomplete);
+                writeEvidence(
+                        connection,
+                        provider,
+                        unshipped,
+                        shippedTwice,
+                        uncharged,
+                        chargedTwice,
+                        ledgerIncomplete,
+                        deadLetters.stream()
+                                .map(RabbitBroker.DeadLetter::body)
+                                .distinct()
+                                .toList());
             }
             return report;
         } catch (SQLException ex) {
@@ -438,7 +520,8 @@ public final class FaultDriver {
             List<String> shippedTwice,
             List<String> uncharged,
             List<String> chargedTwice,
-            List<String> ledgerIncomplete)
+            List<String> ledgerIncomplete,
+            List<String> deadLettered)
             throws SQLException {
         StringBuilder out = new StringBuilder();
         Map<String, List<String>> groups = Map.of(
@@ -451,7 +534,9 @@ public final class FaultDriver {
                 "charged twice",
                 chargedTwice,
                 "ledger not COMPLETED",
-                ledgerIncomplete);
+                ledgerIncomplete,
+                "dead-lettered (RabbitMQ)",
+                deadLettered);
         for (Map.Entry<String, List<String>> group : groups.entrySet()) {
             out.append("== ")
                     .append(group.getKey())

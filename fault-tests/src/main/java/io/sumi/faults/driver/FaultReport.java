@@ -10,6 +10,11 @@ import java.util.Locale;
  *
  * @param ledgerIncomplete orders whose message has no COMPLETED ledger row in one of the two
  *     consumers at the end (guarded run only): acknowledged without being completed
+ * @param deadLettered RabbitMQ mode: messages in the dead-letter queues at the end (every message
+ *     of the run is valid, so each one is an order effect that should have run); 0 on Kafka
+ * @param broker {@code kafka} or {@code rabbit}
+ * @param duplicatesInjected RabbitMQ mode: messages the driver published a second time (same
+ *     {@code outbox-id}); 0 on Kafka
  * @param errorHandler the application's error handler ({@code retry} bean or {@code none})
  * @param recoveryMillis per fault, the time from its end until both consumers made progress again
  *     (the shipment count and the provider's request count both advanced); -1 if they never did
@@ -28,6 +33,9 @@ public record FaultReport(
         int chargesDouble,
         int pending,
         int ledgerIncomplete,
+        int deadLettered,
+        String broker,
+        int duplicatesInjected,
         int kills,
         int postgresRestarts,
         int brokerRestarts,
@@ -46,12 +54,18 @@ public record FaultReport(
                 && chargesMissing == 0
                 && chargesDouble == 0
                 && pending == 0
-                && ledgerIncomplete == 0;
+                && ledgerIncomplete == 0
+                && deadLettered == 0;
     }
 
     /** Orders shipped or charged more than once. */
     public int doubles() {
         return shipmentsDouble + chargesDouble;
+    }
+
+    /** Orders never shipped or never charged, and messages dead-lettered that should have run. */
+    public int losses() {
+        return shipmentsMissing + chargesMissing + deadLettered;
     }
 
     /** p50/max of the measured times, then how many never happened. */
@@ -68,8 +82,8 @@ public record FaultReport(
     public String summaryLine() {
         return String.format(
                 Locale.ROOT,
-                "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d ledger_incomplete=%d"
-                        + " kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
+                "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d ledger_incomplete=%d dead_lettered=%d"
+                        + " duplicates_injected=%d kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
                         + " wall_s=%d seed=%d result=%s",
                 name,
                 orders,
@@ -80,6 +94,8 @@ public record FaultReport(
                 chargesDouble,
                 pending,
                 ledgerIncomplete,
+                deadLettered,
+                duplicatesInjected,
                 kills,
                 postgresRestarts,
                 brokerRestarts,

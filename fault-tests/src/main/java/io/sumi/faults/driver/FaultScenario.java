@@ -15,12 +15,20 @@ import java.time.Duration;
  *     restarted at once)
  * @param postgresRestart whether PostgreSQL is stopped ({@code -m fast}) and started once
  * @param brokerKill whether the broker is killed ({@code kill -9}) and restarted once
+ * @param brokerRestart whether the broker is shut down gracefully and started again once
+ *     (RabbitMQ mode: {@code rabbitmqctl shutdown})
  * @param drainTimeout how long the run may take to become quiescent after the load
  * @param seed the random seed (printed, to replay the fault times)
  * @param errorHandler {@code none}: no error-handler bean, Spring Kafka's default applies, as in an
  *     application that configures none; {@code retry}: the application defines a
  *     {@code DefaultErrorHandler} bean retrying every 500 ms without limit (from
- *     {@code sumi.faults.error-handler}, default {@value #DEFAULT_ERROR_HANDLER})
+ *     {@code sumi.faults.error-handler}, default {@value #DEFAULT_ERROR_HANDLER}); in the RabbitMQ
+ *     mode always {@value #RABBIT_RETRY}: Boot's stateless retry interceptor
+ *     ({@code spring.rabbitmq.listener.simple.retry.*}), see {@code application-rabbit.properties}
+ * @param broker {@code kafka} (a Kafka broker JVM, topic {@code orders}) or {@code rabbit} (a
+ *     private RabbitMQ node, one quorum queue per consumer)
+ * @param deliveryLimit RabbitMQ mode: the quorum queues' {@code x-delivery-limit} (from
+ *     {@code sumi.faults.rabbit.delivery-limit}, default {@value #DEFAULT_DELIVERY_LIMIT})
  */
 public record FaultScenario(
         String name,
@@ -33,9 +41,23 @@ public record FaultScenario(
         boolean brokerKill,
         Duration drainTimeout,
         long seed,
-        String errorHandler) {
+        String errorHandler,
+        boolean brokerRestart,
+        String broker,
+        int deliveryLimit) {
 
     static final String DEFAULT_ERROR_HANDLER = "none";
+    static final String RABBIT_RETRY = "rabbit-retry";
+
+    /**
+     * Low, as an operator sets it to get a poison message out of the way within seconds; it is
+     * still several times what a message needs here (a kill or a broker restart returns it once).
+     */
+    static final int DEFAULT_DELIVERY_LIMIT = 5;
+
+    private static int configuredDeliveryLimit() {
+        return Integer.getInteger("sumi.faults.rabbit.delivery-limit", DEFAULT_DELIVERY_LIMIT);
+    }
 
     private static String configuredErrorHandler() {
         return System.getProperty("sumi.faults.error-handler", DEFAULT_ERROR_HANDLER);
@@ -54,7 +76,10 @@ public record FaultScenario(
                 true,
                 Duration.ofSeconds(120),
                 seed,
-                configuredErrorHandler());
+                configuredErrorHandler(),
+                false,
+                "kafka",
+                0);
     }
 
     /** The full version: 20,100 orders, 12 kills, one PostgreSQL restart, one broker crash. */
@@ -70,7 +95,69 @@ public record FaultScenario(
                 true,
                 Duration.ofSeconds(240),
                 seed,
-                configuredErrorHandler());
+                configuredErrorHandler(),
+                false,
+                "kafka",
+                0);
+    }
+
+    /**
+     * The RabbitMQ mode's CI version: 1,800 orders, 3 kills, one PostgreSQL restart, one graceful
+     * broker restart.
+     */
+    public static FaultScenario rabbitShortRun(boolean guard, long seed) {
+        return rabbit("short", guard, 600, 20, 3, false, Duration.ofSeconds(120), seed);
+    }
+
+    /**
+     * The RabbitMQ mode's full version: 12,000 orders, 12 kills, one PostgreSQL restart, one
+     * graceful broker restart and one broker crash ({@code kill -9} of the Erlang VM).
+     */
+    public static FaultScenario rabbitFullRun(boolean guard, long seed) {
+        return rabbit("full", guard, 4000, 40, 12, true, Duration.ofSeconds(240), seed);
+    }
+
+    private static FaultScenario rabbit(
+            String scale,
+            boolean guard,
+            int ordersPerInstance,
+            int rate,
+            int kills,
+            boolean brokerCrash,
+            Duration drainTimeout,
+            long seed) {
+        return new FaultScenario(
+                "rabbit-" + (guard ? "guarded" : "control") + "-" + scale,
+                guard,
+                3,
+                ordersPerInstance,
+                rate,
+                kills,
+                true,
+                brokerCrash,
+                drainTimeout,
+                seed,
+                RABBIT_RETRY,
+                true,
+                "rabbit",
+                configuredDeliveryLimit());
+    }
+
+    /** A scenario of the given broker ({@code kafka} or {@code rabbit}) and scale. */
+    public static FaultScenario of(String broker, String scale, boolean guard, long seed) {
+        return switch (broker) {
+            case "kafka" -> of(scale, guard, seed);
+            case "rabbit" ->
+                switch (scale) {
+                    case "short" -> rabbitShortRun(guard, seed);
+                    case "full" -> rabbitFullRun(guard, seed);
+                    case "tiny" -> rabbit("tiny", guard, 300, 20, 1, true, Duration.ofSeconds(60), seed);
+                    default ->
+                        throw new IllegalArgumentException(
+                                "sumi.faults.scale must be short, full or tiny, not " + scale);
+                };
+            default -> throw new IllegalArgumentException("The broker must be kafka or rabbit, not " + broker);
+        };
     }
 
     public static FaultScenario of(String scale, boolean guard, long seed) {
@@ -90,10 +177,30 @@ public record FaultScenario(
                         true,
                         Duration.ofSeconds(60),
                         seed,
-                        configuredErrorHandler());
+                        configuredErrorHandler(),
+                        false,
+                        "kafka",
+                        0);
             default ->
                 throw new IllegalArgumentException("sumi.faults.scale must be short, full or tiny, not " + scale);
         };
+    }
+
+    boolean rabbit() {
+        return broker.equals("rabbit");
+    }
+
+    /**
+     * RabbitMQ mode: how many messages the driver publishes a second time while the load runs (one
+     * order in 50), as the outbox does when a confirm is lost; 0 on Kafka.
+     */
+    public int injectedDuplicates() {
+        return rabbit() ? totalOrders() / 50 : 0;
+    }
+
+    /** How many broker outages the run has (crashes and graceful restarts). */
+    public int brokerFaults() {
+        return (brokerKill ? 1 : 0) + (brokerRestart ? 1 : 0);
     }
 
     int totalOrders() {

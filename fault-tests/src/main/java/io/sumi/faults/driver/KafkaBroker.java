@@ -17,7 +17,7 @@ import org.apache.kafka.common.Uuid;
  * A real Kafka broker (KRaft, combined broker and controller) as a JVM of its own, so that it can
  * be killed with SIGKILL and started again on the same ports and data.
  */
-final class KafkaBroker {
+final class KafkaBroker implements Broker {
 
     private final Path dir;
     private final String classpath;
@@ -28,11 +28,48 @@ final class KafkaBroker {
     private Process process;
     private int starts;
 
-    KafkaBroker(Path dir, String classpath) {
+    private final String topic;
+    private final int partitions;
+
+    KafkaBroker(Path dir, String classpath, String topic, int partitions) {
+        this.topic = topic;
+        this.partitions = partitions;
         this.dir = dir;
         this.classpath = classpath;
         this.properties = dir.resolve("server.properties");
         this.logback = dir.resolve("logback.xml");
+    }
+
+    @Override
+    public void initAndStart() {
+        formatAndStart();
+        awaitReady(Duration.ofSeconds(90));
+        createTopic(topic, partitions);
+    }
+
+    @Override
+    public void crash() {
+        kill9();
+        start();
+        awaitReady(Duration.ofSeconds(90));
+    }
+
+    @Override
+    public void restart() {
+        throw new UnsupportedOperationException("The Kafka mode crashes its broker; it has no graceful restart");
+    }
+
+    @Override
+    public String address() {
+        return bootstrapServers();
+    }
+
+    @Override
+    public List<String> appArguments() {
+        return List.of(
+                "--spring.kafka.bootstrap-servers=" + bootstrapServers(),
+                // The RabbitMQ mode's client stays off: no connection to anyone's RabbitMQ.
+                "--spring.autoconfigure.exclude=org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration");
     }
 
     void formatAndStart() {
@@ -97,7 +134,8 @@ final class KafkaBroker {
         start();
     }
 
-    synchronized void start() {
+    @Override
+    public synchronized void start() {
         starts++;
         try {
             process = new ProcessBuilder(
@@ -160,7 +198,8 @@ final class KafkaBroker {
                 10000));
     }
 
-    synchronized boolean alive() {
+    @Override
+    public synchronized boolean alive() {
         return process != null && process.isAlive();
     }
 
@@ -173,13 +212,15 @@ final class KafkaBroker {
         }
     }
 
-    synchronized void stop() {
+    @Override
+    public synchronized void stop() {
         if (process != null) {
             Processes.kill9(process);
         }
     }
 
-    int starts() {
+    @Override
+    public int starts() {
         return starts;
     }
 

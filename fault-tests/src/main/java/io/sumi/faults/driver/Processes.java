@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Small helpers to run commands and wait for ports. */
@@ -21,11 +22,17 @@ final class Processes {
 
     /** Runs a command to completion with its output appended to {@code log}; throws on failure. */
     static void run(List<String> command, Path log, Duration timeout) {
+        run(command, log, timeout, Map.of());
+    }
+
+    /** {@link #run(List, Path, Duration)} with extra environment variables. */
+    static void run(List<String> command, Path log, Duration timeout, Map<String, String> environment) {
         try {
-            Process process = new ProcessBuilder(command)
+            ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                    .start();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("Timed out after " + timeout + ": " + command + " (see " + log + ")");
