@@ -9,6 +9,7 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
@@ -124,6 +125,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (current != null && definition.storeReply()) {
                 return invokeReplying(invocation, definition, new KafkaInboundMessage(current));
             }
+            if (current != null
+                    && ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+                // Never poll-claimed: a poll claim's completions are written with the poll's commit,
+                // which does not wait for a record's future.
+                return invokeAsync(invocation, definition, new KafkaInboundMessage(current));
+            }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
                 if (pollClaim != null) {
@@ -155,9 +162,29 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         if (definition.storeReply()) {
             return invokeReplying(invocation, definition, message);
         }
+        if (ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+            return invokeAsync(invocation, definition, message);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a method returning a {@code CompletableFuture} or {@code Mono}: its row follows the
+     * future ({@link IdempotentExecutor#executeAsync}), and the container gets a future of the same
+     * type that completes only after the row is completed (or released). Spring Kafka acknowledges
+     * an asynchronous listener's record when that future succeeds and hands its failure to the
+     * error handler, so the acknowledgement always comes after the completion.
+     */
+    private Object invokeAsync(MethodInvocation invocation, HandlerDefinition definition, InboundMessage message)
+            throws Exception {
+        ListenerReturnTypes.Kind kind = ListenerReturnTypes.of(invocation.getMethod());
+        return ListenerReturnTypes.toResult(
+                kind,
+                executor()
+                        .executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)))
+                        .thenApply(HandlerResult::value));
     }
 
     /**
@@ -248,6 +275,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     return listener != null ? listener.id() : null;
                 },
                 (m, definition) -> {
+                    // Spring Kafka waits for a record listener's CompletableFuture / Mono before it acks.
+                    ListenerReturnTypes.check(m, true, "the Kafka listener container", definition.storeReply());
                     if (definition.storeReply()) {
                         KafkaReplies.checkReplying(m);
                     }
@@ -286,6 +315,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
     private @Nullable Object invokeBatch(
             MethodInvocation invocation, HandlerDefinition definition, List<ConsumerRecord<?, ?>> records)
             throws Exception {
+        // Before anything is claimed.
+        ListenerReturnTypes.checkBatch(invocation.getMethod());
         List<InboundMessage> messages = new ArrayList<>(records.size());
         records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
         Object[] args = invocation.getArguments();

@@ -116,6 +116,7 @@ final class StepGenerator {
     /** Step kinds and their weights: deliveries most often, then batches and listener transactions. */
     private enum Kind {
         DELIVER(8),
+        ASYNC_DELIVER(2),
         BATCH(4),
         POLL(3),
         CONCURRENTLY(2),
@@ -140,6 +141,7 @@ final class StepGenerator {
             steps.add(
                     switch (kind()) {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
+                        case ASYNC_DELIVER -> Step.asyncDeliver(instance(), key(), random.nextBoolean());
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
