@@ -15,6 +15,10 @@ import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -76,6 +80,94 @@ public interface IdempotentExecutor extends AutoCloseable {
         }
         // The executor reads storeReply from the definition; decorators forward execute unchanged.
         return execute(handler, message, body);
+    }
+
+    /**
+     * Runs an asynchronous handler for one message ({@link ListenerReturnTypes}): as
+     * {@link #execute}, but the message is done when the future {@code body} returns completes,
+     * not when {@code body} returns.
+     *
+     * <p>The key is claimed and {@code body} runs on the calling thread ({@link IdempotencyContext}
+     * is current while it runs, not in the future's callbacks); a refusal before the handler runs
+     * (a live claim elsewhere, no usable key, a rejected fingerprint) and an exception {@code body}
+     * throws are thrown by this call, as by {@link #execute}. Otherwise the returned future
+     * completes after the ledger has followed the handler's future: when it succeeds, the row is
+     * completed first and then the returned future completes {@code PROCESSED} with its value; when
+     * it fails, the claim is released (or rolled back) first and then the returned future fails
+     * with the same exception, unwrapped from a {@link java.util.concurrent.CompletionException}.
+     * A lease-mode claim is renewed until the handler's future completes (up to the handler's max
+     * run time). A duplicate returns a completed future ({@code DUPLICATE}). A {@code null} future
+     * counts as one completed with {@code null}.
+     *
+     * <p>A listener container must acknowledge the message only when the returned future succeeds
+     * (Spring Kafka and Spring AMQP do for listeners returning one), so that the acknowledgement
+     * always comes after the completion.
+     *
+     * <p>This default waits on the calling thread for the handler's future inside {@link #execute}
+     * (which is how transactional mode and budgeted handlers run it: the transaction or the budget
+     * permit is the calling thread's): the transaction commits, or the row is completed, only after
+     * the future succeeded; a failed future rolls back or releases, and fails the returned future.
+     *
+     * @throws Exception as {@link #execute}, for what happens before the handler's future exists
+     * @since 0.1.0
+     */
+    default <T> CompletableFuture<HandlerResult<T>> executeAsync(
+            HandlerDefinition handler, InboundMessage message, HandlerBody<CompletionStage<T>> body) throws Exception {
+        // The future's failure ends the returned future, as it does where the executor does not wait.
+        Exception[] futureFailure = new Exception[1];
+        try {
+            return CompletableFuture.completedFuture(execute(handler, message, () -> {
+                CompletionStage<T> stage = body.run();
+                try {
+                    return await(stage);
+                } catch (Exception ex) {
+                    futureFailure[0] = ex;
+                    throw ex;
+                }
+            }));
+        } catch (Exception ex) {
+            if (ex == futureFailure[0]) {
+                return CompletableFuture.failedFuture(ex);
+            }
+            throw ex;
+        }
+    }
+
+    /**
+     * Waits for {@code stage} and returns its value, or throws its failure unwrapped.
+     *
+     * @since 0.1.0
+     */
+    static <T> @Nullable T await(@Nullable CompletionStage<T> stage) throws Exception {
+        if (stage == null) {
+            return null;
+        }
+        try {
+            return stage.toCompletableFuture().get();
+        } catch (ExecutionException ex) {
+            throw rethrowable(ex.getCause() != null ? ex.getCause() : ex);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw ex;
+        }
+    }
+
+    /**
+     * {@code failure} unwrapped from the {@link java.util.concurrent.CompletionException}s a
+     * future's callbacks see, as an {@link Exception} to throw (an {@link Error} is thrown here).
+     *
+     * @since 0.1.0
+     */
+    static Exception rethrowable(Throwable failure) {
+        Throwable cause = failure;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        return cause instanceof Exception ex ? ex : new IllegalStateException(cause);
     }
 
     /**

@@ -9,6 +9,7 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
@@ -113,6 +114,10 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             if (current != null && definition.storeReply()) {
                 return invokeReplying(invocation, definition, new RabbitInboundMessage(current), current);
             }
+            if (current != null
+                    && ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+                return invokeAsync(invocation, definition, new RabbitInboundMessage(current));
+            }
             if (current != null) {
                 boolean[] ran = {false};
                 HandlerResult<@Nullable Object> result;
@@ -152,9 +157,30 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
         if (definition.storeReply()) {
             return invokeReplying(invocation, definition, message, null);
         }
+        if (ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+            return invokeAsync(invocation, definition, message);
+        }
         return executor()
                 .execute(definition, message, () -> proceed(invocation))
                 .value();
+    }
+
+    /**
+     * Runs a method returning a {@code CompletableFuture} or {@code Mono}: its row follows the
+     * future ({@link IdempotentExecutor#executeAsync}), and the container gets a future of the same
+     * type that completes only after the row is completed (or released). Spring AMQP switches a
+     * container with asynchronous listeners to MANUAL acknowledgement and acks the delivery when
+     * that future succeeds (nacks it, requeued, when it fails), so the ack always comes after the
+     * completion. A duplicate returns a completed future, which the container acks likewise: it is
+     * not handed to the container advice as a skipped delivery (that would ack it twice).
+     */
+    private Object invokeAsync(MethodInvocation invocation, HandlerDefinition definition, InboundMessage message)
+            throws Exception {
+        return ListenerReturnTypes.toResult(
+                ListenerReturnTypes.of(invocation.getMethod()),
+                executor()
+                        .executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)))
+                        .thenApply(HandlerResult::value));
     }
 
     /**
@@ -246,6 +272,8 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                     return listener != null ? listener.id() : null;
                 },
                 (m, definition) -> {
+                    // Spring AMQP waits for a listener's CompletableFuture / Mono before it acks.
+                    ListenerReturnTypes.check(m, true, "the RabbitMQ listener container", definition.storeReply());
                     if (definition.storeReply()) {
                         RabbitReplies.checkReplying(m);
                     }
@@ -279,6 +307,8 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
 
     private @Nullable Object invokeBatch(MethodInvocation invocation, HandlerDefinition definition, List<Message> batch)
             throws Exception {
+        // Before anything is claimed.
+        ListenerReturnTypes.checkBatch(invocation.getMethod());
         List<InboundMessage> messages = new ArrayList<>(batch.size());
         batch.forEach(message -> messages.add(new RabbitInboundMessage(message)));
         Object[] args = invocation.getArguments();

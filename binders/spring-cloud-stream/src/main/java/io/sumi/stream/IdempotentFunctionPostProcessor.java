@@ -4,6 +4,7 @@ import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.stream.internal.IdempotentConsumer;
@@ -155,6 +156,9 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             }
             ResolvableType functionType = annotated.type().as(function ? Function.class : Consumer.class);
             checkInput(functionType.getGeneric(0), function);
+            if (function) {
+                checkOutput(functionType.getGeneric(1));
+            }
             HandlerDefinition definition =
                     defaults.get().resolve(annotated.annotation(), beanName, false, "bean '" + beanName + "'");
             new MessageKeyResolver().validate(definition);
@@ -220,6 +224,25 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
             }
         }
         return null;
+    }
+
+    /**
+     * An asynchronous output ({@code Mono}, {@code Flux}, {@code CompletableFuture}) is refused
+     * (the one rule is {@link ListenerReturnTypes}): Sumi completes the row when the function
+     * returns, before such an output has produced anything, and the binding sends or acks the
+     * message without waiting for its completion in a way the ledger can follow.
+     */
+    private static void checkOutput(ResolvableType output) {
+        Class<?> raw = output.resolve(Object.class);
+        if (Message.class.isAssignableFrom(raw)) {
+            raw = output.getGeneric(0).resolve(Object.class);
+        }
+        if (ListenerReturnTypes.of(raw) != ListenerReturnTypes.Kind.SYNCHRONOUS) {
+            throw new IllegalStateException("reactive or asynchronous function outputs (" + raw.getSimpleName()
+                    + ") are not supported: Sumi completes the message's ledger row when the function returns, before"
+                    + " its " + raw.getSimpleName() + " completes, so a failure afterwards would never be retried."
+                    + " Return the result itself (an imperative Function<T, R>)");
+        }
     }
 
     private static void checkInput(ResolvableType input, boolean function) {

@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.jms.internal.CurrentJmsDelivery;
@@ -171,6 +172,9 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
                     return listener != null ? listener.id() : null;
                 },
                 (m, definition) -> {
+                    // A JMS container settles the message when the method returns, before a returned
+                    // future completes (Spring JMS only sends such a future's value as the reply).
+                    ListenerReturnTypes.check(m, false, "a JMS listener container", false);
                     if (definition.storeReply()) {
                         throw new IllegalStateException("@IdempotentHandler(storeReply = true) on "
                                 + ClassUtils.getQualifiedMethodName(m)

@@ -11,6 +11,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
+import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.BatchFailedException;
@@ -25,6 +26,7 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -131,6 +133,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             if (current != null && definition.storeReply()) {
                 return invokeReplying(invocation, definition, new KafkaInboundMessage(current), ack);
             }
+            if (current != null
+                    && ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+                // Never poll-claimed: a poll claim's completions are written with the poll's commit,
+                // which does not wait for a record's future.
+                return invokeAsync(invocation, definition, new KafkaInboundMessage(current), ack);
+            }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
                 KafkaInboundMessage message = new KafkaInboundMessage(current);
@@ -160,6 +168,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
         }
         if (definition.storeReply()) {
             return invokeReplying(invocation, definition, message, ack);
+        }
+        if (ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+            return invokeAsync(invocation, definition, message, ack);
         }
         return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
     }
@@ -200,6 +211,37 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             return value;
         };
+    }
+
+    /**
+     * Runs a method returning a {@code CompletableFuture} or {@code Mono}: its row follows the
+     * future ({@link IdempotentExecutor#executeAsync}), and the container gets a future of the same
+     * type that completes only after the row is completed (or released). Spring Kafka acknowledges
+     * an asynchronous listener's record when that future succeeds and hands its failure to the
+     * error handler, so the acknowledgement always comes after the completion.
+     */
+    private Object invokeAsync(
+            MethodInvocation invocation,
+            HandlerDefinition definition,
+            InboundMessage message,
+            @Nullable DeferredAcknowledgment ack)
+            throws Exception {
+        ListenerReturnTypes.Kind kind = ListenerReturnTypes.of(invocation.getMethod());
+        CompletableFuture<HandlerResult<Object>> result = executor()
+                .executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)));
+        if (ack != null) {
+            // The listener's own acknowledgement reaches the container only once the row followed
+            // the future, as for synchronous listeners (a nack inside an async listener is not
+            // seen as "not done": documented in docs/consumer-semantics.md).
+            result = result.whenComplete((settled, failure) -> {
+                if (failure != null) {
+                    ack.abandon();
+                } else {
+                    ack.settleRecord(settled.outcome() == MessageOutcome.NOT_DONE);
+                }
+            });
+        }
+        return ListenerReturnTypes.toResult(kind, result.thenApply(HandlerResult::value));
     }
 
     /**
@@ -310,6 +352,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     return listener != null ? listener.id() : null;
                 },
                 (m, definition) -> {
+                    // Spring Kafka waits for a record listener's CompletableFuture / Mono before it acks.
+                    ListenerReturnTypes.check(m, true, "the Kafka listener container", definition.storeReply());
                     if (definition.storeReply()) {
                         KafkaReplies.checkReplying(m);
                     }
@@ -351,6 +395,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             List<ConsumerRecord<?, ?>> records,
             @Nullable DeferredAcknowledgment ack)
             throws Exception {
+        // Before anything is claimed.
+        ListenerReturnTypes.checkBatch(invocation.getMethod());
         List<InboundMessage> messages = new ArrayList<>(records.size());
         records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
         Object[] args = invocation.getArguments();

@@ -85,17 +85,19 @@ public final class SumiKafkaErrorHandling {
     /**
      * Classifies Sumi's exceptions on {@code handler}, with the back-offs described above.
      *
-     * <p>This has <em>no effect</em> on a handler whose back-off allows no retry at all (such as
-     * {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}): Spring Kafka then gives
-     * every failure to the recoverer at once, a busy key included. Such a handler is logged at
-     * {@code WARN} here (this method also runs on handler beans that serve no Sumi listener), and
-     * {@link #configure(AbstractMessageListenerContainer, Duration)} refuses it; use
-     * {@link #withoutRetries(ConsumerRecordRecoverer, Duration)} instead.
+     * <p>A handler whose back-off allows no retry at all (such as
+     * {@code new DefaultErrorHandler(recoverer, new FixedBackOff(0, 0))}) is taught too: Spring Kafka
+     * would consult no back-off function for it and give a busy key to its recoverer at once, so
+     * Sumi first makes its failure tracker consult the back-off function ({@link #retryInPlace});
+     * Sumi's exceptions are then retried in place as above and every other failure still goes to
+     * the recoverer at once. Should that fail (a Spring Kafka whose internals changed), the handler
+     * is logged at {@code WARN} here and {@link #configure(AbstractMessageListenerContainer, Duration)}
+     * refuses it.
      *
      * @return {@code handler}
      */
     public static <T extends FailedRecordProcessor> T configure(T handler, Duration busyInterval) {
-        if (!allowsRetries(handler)) {
+        if (!retryInPlace(handler)) {
             log.warn(withoutRetriesMessage(
                     "The error handler " + handler.getClass().getName()));
         }
@@ -165,6 +167,41 @@ public final class SumiKafkaErrorHandling {
         }
     }
 
+    /**
+     * Makes {@code handler} consult its back-off function even when its own back-off allows no
+     * retry, so that Sumi's retried exceptions are retried in place whatever the back-off: Spring
+     * Kafka's failure tracker fixes a final {@code noRetries} from the constructor's back-off and
+     * then recovers every failure at once, consulting nothing. Cleared here (by reflection, as it
+     * is read), every other failure still ends at once: the back-off function answers
+     * {@code null} for it, so the tracker uses the handler's own back-off, which stops before the
+     * first retry, and gives the record to the recoverer as before.
+     *
+     * @return whether the handler now consults its back-off function (fail safe: {@code false}
+     *     when the field cannot be read or written, e.g. a Spring Kafka that renamed it)
+     */
+    static boolean retryInPlace(FailedRecordProcessor handler) {
+        if (allowsRetries(handler)) {
+            return true;
+        }
+        try {
+            if (FAILURE_TRACKER == null) {
+                return false;
+            }
+            ReflectionUtils.makeAccessible(FAILURE_TRACKER);
+            Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
+            Field noRetries =
+                    tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
+            if (noRetries == null) {
+                return false;
+            }
+            ReflectionUtils.makeAccessible(noRetries);
+            noRetries.setBoolean(tracker, false);
+        } catch (RuntimeException | IllegalAccessException ex) {
+            return false;
+        }
+        return allowsRetries(handler);
+    }
+
     private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval) {
         // The handler withoutRetries builds stops at once for other exceptions, however often it is taught.
         @Nullable BackOff otherwise = handler instanceof WithoutRetries ? new FixedBackOff(0, 0) : null;
@@ -226,7 +263,7 @@ public final class SumiKafkaErrorHandling {
             throw cannotTeach(container, "error handler", handler);
         }
         AfterRollbackProcessor<?, ?> rollback = container.getAfterRollbackProcessor();
-        if (rollback instanceof FailedRecordProcessor processor && allowsRetries(processor)) {
+        if (rollback instanceof FailedRecordProcessor processor && retryInPlace(processor)) {
             classify(processor, busyInterval);
         } else if (rollback instanceof FailedRecordProcessor processor && isTransactional(container)) {
             throw new IllegalStateException(withoutRetriesMessage(
@@ -240,7 +277,7 @@ public final class SumiKafkaErrorHandling {
     private static boolean teach(
             AbstractMessageListenerContainer<?, ?> container, CommonErrorHandler handler, Duration busyInterval) {
         if (handler instanceof FailedRecordProcessor processor) {
-            if (!allowsRetries(processor)) {
+            if (!retryInPlace(processor)) {
                 throw new IllegalStateException(withoutRetriesMessage(
                         "Kafka listener container '" + container.getListenerId() + "' has the error handler "
                                 + processor.getClass().getName() + ", which"));

@@ -119,35 +119,44 @@ class SumiKafkaErrorHandlingTests {
     }
 
     /**
-     * Spring Kafka consults no back-off function for a handler whose back-off allows no retry: taught
-     * in place, it gave a busy key to its recoverer on the first failure (dead-lettered or skipped).
+     * Issue 19, A4. Spring Kafka consults no back-off function for a handler whose back-off allows
+     * no retry: it gave a busy key to its recoverer on the first failure (dead-lettered or skipped).
+     * Sumi now makes it retry its own exceptions in place, whatever the back-off; other failures
+     * still go to the recoverer at once.
      */
     @Test
-    void aContainerWhoseHandlerAllowsNoRetryIsRefusedWithWhatToDo() {
-        container.setCommonErrorHandler(
-                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+    void aHandlerWithoutRetriesRetriesABusyKeyInPlaceAndRecoversOtherFailuresAtOnce() {
+        DefaultErrorHandler handler =
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0));
+        container.setCommonErrorHandler(handler);
 
-        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'orders'")
-                .hasMessageContaining("allows no retry")
-                .hasMessageContaining("SumiKafkaErrorHandling.withoutRetries(recoverer, interval)")
-                .hasMessageContaining("at least one retry");
+        SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
+
+        assertThat(container.getCommonErrorHandler()).isSameAs(handler);
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
+        assertThat(recovered).isEmpty();
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5))
+                .isEqualTo(1);
+        assertThat(recovered).containsExactly(record);
     }
 
     @Test
-    void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerIsRefused() {
+    void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerRetriesABusyKeyInPlace() {
         BudgetListenerPauser pauser = new BudgetListenerPauser(
                 io.sumi.consumer.budget.BudgetRegistry.builder().build(),
                 (ListenerContainerRegistry) null,
                 Duration.ofSeconds(1),
                 null);
-        container.setCommonErrorHandler(pauser.errorHandler(new DefaultErrorHandler(new FixedBackOff(0, 0))));
+        DefaultErrorHandler handler =
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0));
+        container.setCommonErrorHandler(pauser.errorHandler(handler));
 
-        assertThatThrownBy(() -> SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'orders'")
-                .hasMessageContaining("allows no retry");
+        SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
+
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
+        assertThat(recovered).isEmpty();
     }
 
     @Test
@@ -251,17 +260,20 @@ class SumiKafkaErrorHandlingTests {
         assertThat(configurer.isRunning()).isFalse();
     }
 
+    /** Issue 19, A4: taught in place, whatever the container runs (no refusal to be swallowed). */
     @Test
-    void theConfigurerRefusesAHandlerWithoutRetriesOnAContainerRunningAnIdempotentHandler() {
+    void theConfigurerTeachesAHandlerWithoutRetriesOnAnyContainer() {
         KafkaMessageListenerContainer<String, String> guarded = container("guarded", new GuardedListener());
-        guarded.setCommonErrorHandler(
-                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0)));
+        DefaultErrorHandler handler =
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0));
+        guarded.setCommonErrorHandler(handler);
         SumiErrorHandlerConfigurer configurer = new SumiErrorHandlerConfigurer(() -> registry(guarded), BUSY_INTERVAL);
 
-        assertThatThrownBy(configurer::start)
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'guarded'")
-                .hasMessageContaining("withoutRetries");
+        configurer.start();
+
+        assertThat(configurer.isRunning()).isTrue();
+        assertThat(failuresUntilRecovered(handler, new MessageBusyException("held by another consumer"), 50))
+                .isEqualTo(-1);
     }
 
     private static ListenerContainerRegistry registry(MessageListenerContainer... containers) {

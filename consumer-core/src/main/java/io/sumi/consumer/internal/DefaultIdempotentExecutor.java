@@ -27,6 +27,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -193,6 +195,43 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         recorder.message(consumer, outcome);
         observation.stop(outcome, null);
         return result;
+    }
+
+    /**
+     * Lease mode follows the handler's future without blocking ({@link LeaseExecution#executeAsync});
+     * transactional mode waits for it inside the transaction (the transaction is bound to the
+     * calling thread: it commits only once the future has succeeded, and rolls back when it fails).
+     * The message is counted and its observation stopped when the returned future completes.
+     */
+    @Override
+    // The observation's scope is opened for the handler (spans it creates are its children), never read.
+    @SuppressWarnings("try")
+    public <T> CompletableFuture<HandlerResult<T>> executeAsync(
+            HandlerDefinition handler, InboundMessage message, HandlerBody<CompletionStage<T>> body) throws Exception {
+        IdempotencyMode mode = mode(handler);
+        if (mode == IdempotencyMode.TRANSACTIONAL) {
+            return IdempotentExecutor.super.executeAsync(handler, message, body);
+        }
+        String consumer = handler.consumer();
+        MessageHandlingObservation observation = MessageHandlingObservation.start(observations, consumer, mode);
+        HandlerRun run = recorder.handlerRun(consumer);
+        CompletableFuture<HandlerResult<T>> result;
+        try (Observation.Scope scope = observation.openScope()) {
+            ClaimRequest request = new ClaimRequest(key(handler, message), message.fingerprint());
+            result = lease.executeAsync(handler, request, body, run);
+        } catch (Exception | Error ex) {
+            Outcome outcome = Outcome.of(ex, run.started());
+            recorder.message(consumer, outcome);
+            observation.stop(outcome, ex);
+            throw ex;
+        }
+        return result.whenComplete((value, failure) -> {
+            Outcome outcome = failure != null
+                    ? Outcome.of(failure, true)
+                    : value.outcome() == MessageOutcome.PROCESSED ? Outcome.PROCESSED : Outcome.DUPLICATE;
+            recorder.message(consumer, outcome);
+            observation.stop(outcome, failure);
+        });
     }
 
     @Override

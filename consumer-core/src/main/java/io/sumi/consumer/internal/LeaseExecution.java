@@ -4,6 +4,7 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.MessageOutcome;
@@ -25,6 +26,8 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -127,6 +130,75 @@ final class LeaseExecution {
             }
         }
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    /**
+     * Runs an asynchronous handler ({@link io.sumi.consumer.IdempotentExecutor#executeAsync}): the
+     * claim is taken and the body runs here, on the caller's thread (the context is current while it
+     * runs); the renewal stays open until the handler's future completes, and is closed before the
+     * claim is completed or released, on the thread that completes the future. The returned future
+     * completes only after that.
+     */
+    // The scope is a guard: try-with-resources closes it; the body never names it.
+    @SuppressWarnings("try")
+    <T> CompletableFuture<HandlerResult<T>> executeAsync(
+            HandlerDefinition handler, ClaimRequest request, HandlerBody<CompletionStage<T>> body, HandlerRun run)
+            throws Exception {
+        ClaimResult claim = store.claim(handler.consumer(), request, handler.lease());
+        if (claim.outcome() != ClaimOutcome.CLAIMED) {
+            return CompletableFuture.completedFuture(verdicts.notClaimed(handler, request, claim));
+        }
+        ProcessedMessage row = claim.message();
+        try {
+            verdicts.checkFingerprint(handler, request, row);
+        } catch (FingerprintMismatchException ex) {
+            verdicts.releaseQuietly(row, ex);
+            throw ex;
+        }
+        if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
+            throw verdicts.markUncertain(handler, row);
+        }
+        LeaseRenewer.Renewal renewal = renewer.start(handler, row.claimToken(), List.of(request.messageId()));
+        CompletionStage<T> stage;
+        try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
+                request.messageId(), handler.consumer(), row.attempts(), IdempotencyMode.LEASE))) {
+            stage = run.run(body);
+        } catch (Exception | Error ex) {
+            renewal.close();
+            verdicts.releaseQuietly(row, ex);
+            throw ex;
+        }
+        CompletableFuture<T> work =
+                stage != null ? stage.toCompletableFuture() : CompletableFuture.completedFuture(null);
+        CompletableFuture<HandlerResult<T>> done = new CompletableFuture<>();
+        work.whenComplete((value, failure) -> {
+            // Renewal stops before the row is completed or released, as for a synchronous handler.
+            renewal.close();
+            if (failure != null) {
+                Throwable cause;
+                try {
+                    cause = IdempotentExecutor.rethrowable(failure);
+                } catch (Error error) {
+                    cause = error;
+                }
+                verdicts.releaseQuietly(row, cause);
+                done.completeExceptionally(cause);
+                return;
+            }
+            try {
+                if (!store.complete(row)) {
+                    leaseLost(handler.consumer(), 1, request.messageId());
+                    if (!completed(handler.consumer(), request.messageId())) {
+                        throw lostBeforeCompletion(handler, request.messageId());
+                    }
+                }
+                done.complete(new HandlerResult<>(MessageOutcome.PROCESSED, value));
+            } catch (RuntimeException | Error ex) {
+                // Not completed: the message is delivered again (the container does not ack a failed future).
+                done.completeExceptionally(ex);
+            }
+        });
+        return done;
     }
 
     // ---------------------------------------------------------------- batches

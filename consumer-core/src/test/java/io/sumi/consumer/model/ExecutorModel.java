@@ -49,6 +49,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -283,6 +284,8 @@ final class ExecutorModel implements AutoCloseable {
         loose.clear();
         if (step instanceof Deliver deliver) {
             deliver(deliver);
+        } else if (step instanceof Step.AsyncDeliver async) {
+            asyncDeliver(async);
         } else if (step instanceof Batch batch) {
             batch(batch);
         } else if (step instanceof Step.Poll poll) {
@@ -454,6 +457,127 @@ final class ExecutorModel implements AutoCloseable {
             setState(key, KeyState.COMPLETED);
         }
         return thrown;
+    }
+
+    /** One record delivery with an asynchronous handler (see {@link Step.AsyncDeliver}). */
+    private void asyncDeliver(Step.AsyncDeliver step) {
+        Instance instance = instances[step.instance()];
+        String key = key(step.key());
+        noteDelivered(key);
+        KeyState before = stateOf(key);
+        instance.store.clearInjected();
+        // Transactional mode and budgeted handlers wait for the future on the calling thread.
+        boolean executorWaits = config.transactional() || handler.budget() != null;
+        HandlerFailure failure = new HandlerFailure("the future of " + key + " fails");
+        CompletableFuture<Object> work = new CompletableFuture<>();
+        AtomicInteger calls = new AtomicInteger();
+        CompletableFuture<HandlerResult<Object>> result = null;
+        Throwable thrown = null;
+        try {
+            result = instance.executor.executeAsync(handler, message(key), () -> {
+                calls.incrementAndGet();
+                if (executorWaits) {
+                    complete(work, key, step.succeeds(), failure);
+                }
+                return work;
+            });
+        } catch (Throwable ex) {
+            thrown = ex;
+        }
+        if (calls.get() > 1) {
+            fail("the handler of " + key + " ran " + calls.get() + " times in one delivery");
+        }
+        boolean ran = calls.get() == 1;
+        String outcome = describe(result, thrown);
+        if (instance.misconfigured()) {
+            if (ran && !work.isDone()) {
+                complete(work, key, step.succeeds(), failure);
+            }
+            loose.put(key, EnumSet.allOf(KeyState.class));
+            if (thrown == null && result != null && outcomeOf(result) != null) {
+                ack(key, "async delivery " + outcome);
+            }
+            return;
+        }
+        if (before == KeyState.COMPLETED) {
+            expect(
+                    thrown == null
+                            && result != null
+                            && result.isDone()
+                            && !ran
+                            && result.join().outcome() == MessageOutcome.DUPLICATE,
+                    "DUPLICATE (the key is completed)",
+                    outcome);
+            ack(key, "DUPLICATE");
+            return;
+        }
+        if (before == KeyState.HELD) {
+            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
+            return;
+        }
+        if (!ran || result == null) {
+            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+            return;
+        }
+        if (!executorWaits) {
+            // The row follows the future: the claim is still held, nothing is acked yet.
+            expect(!result.isDone(), "a pending result while the handler's future runs", outcome);
+            String status = jdbc.queryForObject(
+                    "SELECT status FROM processed_messages WHERE consumer = ? AND message_id = ?",
+                    String.class,
+                    consumer,
+                    key);
+            expect("IN_PROGRESS".equals(status), "the row IN_PROGRESS while the future runs", String.valueOf(status));
+            // Completed later, on another thread.
+            THREADS.submit(() -> complete(work, key, step.succeeds(), failure));
+        }
+        HandlerResult<Object> done = outcomeOf(result);
+        if (step.succeeds()) {
+            expect(
+                    done != null && done.outcome() == MessageOutcome.PROCESSED,
+                    "PROCESSED once the future succeeded",
+                    describe(done, null));
+            setState(key, KeyState.COMPLETED);
+            ack(key, "PROCESSED (async)");
+        } else {
+            Throwable cause = failureOf(result);
+            expect(
+                    cause == failure,
+                    "the future's own exception, unchanged, after the claim was released",
+                    describe(done, cause));
+            setState(key, KeyState.FREE);
+        }
+    }
+
+    /** The handler's asynchronous work: the effect, then success; or a failure before the effect. */
+    private void complete(CompletableFuture<Object> work, String key, boolean succeeds, HandlerFailure failure) {
+        if (succeeds) {
+            effect(key);
+            work.complete(key);
+        } else {
+            work.completeExceptionally(failure);
+        }
+    }
+
+    private static @Nullable HandlerResult<Object> outcomeOf(CompletableFuture<HandlerResult<Object>> result) {
+        try {
+            return result.get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException ex) {
+            return null;
+        } catch (InterruptedException | java.util.concurrent.TimeoutException ex) {
+            throw new AssertionError("the asynchronous result did not complete", ex);
+        }
+    }
+
+    private static @Nullable Throwable failureOf(CompletableFuture<HandlerResult<Object>> result) {
+        try {
+            result.get(30, TimeUnit.SECONDS);
+            return null;
+        } catch (java.util.concurrent.ExecutionException ex) {
+            return ex.getCause();
+        } catch (InterruptedException | java.util.concurrent.TimeoutException ex) {
+            throw new AssertionError("the asynchronous result did not complete", ex);
+        }
     }
 
     private void processed(

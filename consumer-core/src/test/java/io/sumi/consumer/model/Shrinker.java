@@ -142,6 +142,16 @@ final class Shrinker {
             if (d.key() != 0) {
                 out.add(List.of(Step.deliver(d.instance(), 0, d.fault())));
             }
+        } else if (step instanceof Step.AsyncDeliver a) {
+            if (!a.succeeds()) {
+                out.add(List.of(Step.asyncDeliver(a.instance(), a.key(), true)));
+            }
+            if (a.instance() != 0) {
+                out.add(List.of(Step.asyncDeliver(0, a.key(), a.succeeds())));
+            }
+            if (a.key() != 0) {
+                out.add(List.of(Step.asyncDeliver(a.instance(), 0, a.succeeds())));
+            }
         } else if (step instanceof Batch b) {
             for (int i = 0; b.keys().size() > 1 && i < b.keys().size(); i++) {
                 List<Integer> keys = new ArrayList<>(b.keys());

@@ -78,6 +78,21 @@ sealed interface Step {
     }
 
     /**
+     * Issue 19: one record delivery of {@code key} to {@code instance} whose handler is
+     * asynchronous ({@code IdempotentExecutor.executeAsync}): it returns a future that completes
+     * later, on another thread, after the executor has returned, successfully (after the effect)
+     * or exceptionally (before it). The row must follow the future: held while it runs, COMPLETED
+     * when it succeeds, released when it fails. (Where the executor waits for the future itself,
+     * transactional mode or a budgeted handler, the future completes inside the handler.)
+     */
+    record AsyncDeliver(int instance, int key, boolean succeeds) implements Step {
+        @Override
+        public String toString() {
+            return "asyncDeliver(" + instance + ", " + key + ", " + succeeds + ")";
+        }
+    }
+
+    /**
      * One batch delivery to {@code instance}. The handler processes the indexes it is given in
      * order and throws {@code BatchFailedException(failAt)} when it reaches {@code failAt}
      * (before that message's effect); {@code -1}: no message fails.
@@ -211,6 +226,10 @@ sealed interface Step {
 
     static Deliver deliver(int instance, int key, Fault fault) {
         return new Deliver(instance, key, fault);
+    }
+
+    static AsyncDeliver asyncDeliver(int instance, int key, boolean succeeds) {
+        return new AsyncDeliver(instance, key, succeeds);
     }
 
     static Batch batch(int instance, List<Integer> keys, int failAt, BatchFault fault) {

@@ -118,6 +118,7 @@ final class StepGenerator {
     /** Step kinds and their weights: deliveries most often, then batches and listener transactions. */
     private enum Kind {
         DELIVER(8),
+        ASYNC_DELIVER(2),
         BATCH(4),
         POLL(3),
         UNRUN(2),
@@ -143,6 +144,7 @@ final class StepGenerator {
             steps.add(
                     switch (kind()) {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
+                        case ASYNC_DELIVER -> Step.asyncDeliver(instance(), key(), random.nextBoolean());
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));

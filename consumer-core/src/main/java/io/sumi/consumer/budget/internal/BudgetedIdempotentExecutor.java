@@ -13,6 +13,8 @@ import io.sumi.consumer.budget.BudgetPermit;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -93,6 +95,19 @@ public final class BudgetedIdempotentExecutor implements IdempotentExecutor {
             end(permit, run);
             throw ex;
         }
+    }
+
+    /**
+     * Unbudgeted handlers follow their future without blocking; a budgeted one waits for it on the
+     * calling thread, inside its permit (the permit's scope and its cost are the calling thread's).
+     */
+    @Override
+    public <T> CompletableFuture<HandlerResult<T>> executeAsync(
+            HandlerDefinition handler, InboundMessage message, HandlerBody<CompletionStage<T>> body) throws Exception {
+        if (handler.budget() == null) {
+            return delegate.executeAsync(handler, message, body);
+        }
+        return IdempotentExecutor.super.executeAsync(handler, message, body);
     }
 
     // The scope is a guard: try-with-resources closes it; the body never names it.
