@@ -7,11 +7,13 @@ import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
+import io.sumi.rabbit.internal.SettlingChannel;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
@@ -155,6 +157,18 @@ public final class SumiRabbitContainerAdvice {
                 return invocation.proceed();
             }
             CurrentDelivery.set(data);
+            SettlingChannel settling = null;
+            if (channel != null
+                    && container.getAcknowledgeMode().isManual()
+                    && invocation instanceof ProxyMethodInvocation proxied) {
+                // The listener's own acks, nacks and rejects of this delivery wait until Sumi's ledger
+                // work is done (a nack is not success; an ack must not precede Sumi's commit).
+                settling = SettlingChannel.of(channel, tags(data));
+                Object[] wrapped = args.clone();
+                wrapped[0] = settling.channel();
+                proxied.setArguments(wrapped);
+                CurrentDelivery.settling(settling);
+            }
             try {
                 BusyHold hold = busyPolicy.start();
                 // Messages the listener saw in an earlier run of a held delivery: acknowledged by it.
@@ -166,7 +180,13 @@ public final class SumiRabbitContainerAdvice {
                         : null;
                 MethodInvocation run = invocation;
                 while (true) {
-                    Object result = run.proceed();
+                    Object result;
+                    try {
+                        result = run.proceed();
+                    } catch (Throwable ex) {
+                        release(settling, ex);
+                        throw ex;
+                    }
                     RuntimeException verdict = CurrentDelivery.takeVerdict();
                     boolean entry = verdict != null && CurrentDelivery.takeEntryRefusal(verdict);
                     List<Message> skipped = CurrentDelivery.takeSkipped();
@@ -181,10 +201,14 @@ public final class SumiRabbitContainerAdvice {
                         run = fresh.invocableClone();
                         continue;
                     }
-                    if (verdict != null) {
-                        act(verdict, channel, data);
+                    if (settling != null) {
+                        settling.release();
                     }
-                    acknowledgeSkipped(channel, skipped, seen);
+                    if (verdict != null) {
+                        act(verdict, channel, data, settling);
+                        return result; // MANUAL: act settled every message of the delivery
+                    }
+                    acknowledgeSkipped(channel, skipped, seen, settling);
                     return result;
                 }
             } finally {
@@ -197,7 +221,8 @@ public final class SumiRabbitContainerAdvice {
      * With MANUAL acknowledgement the listener acknowledges what it saw; the duplicates Sumi kept
      * from it are acknowledged here, or they would stay unacknowledged until the channel closes.
      */
-    private void acknowledgeSkipped(@Nullable Channel channel, List<Message> skipped, Set<Message> seen)
+    private void acknowledgeSkipped(
+            @Nullable Channel channel, List<Message> skipped, Set<Message> seen, @Nullable SettlingChannel settling)
             throws IOException {
         if (channel == null
                 || skipped.isEmpty()
@@ -205,8 +230,10 @@ public final class SumiRabbitContainerAdvice {
             return;
         }
         for (Message message : skipped) {
-            if (seen.contains(message)) {
-                continue; // the listener saw it in an earlier run of this delivery and settled it
+            if (seen.contains(message)
+                    || (settling != null
+                            && settling.settled(message.getMessageProperties().getDeliveryTag()))) {
+                continue; // the listener saw it (in an earlier run of this delivery) and settled it
             }
             channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
         }
@@ -239,15 +266,25 @@ public final class SumiRabbitContainerAdvice {
         return Verdict.of(t) == Verdict.REJECT;
     }
 
-    private void act(RuntimeException verdict, @Nullable Channel channel, Object data) throws IOException {
+    private void act(
+            RuntimeException verdict, @Nullable Channel channel, Object data, @Nullable SettlingChannel settling)
+            throws IOException {
         Throwable cause =
                 verdict instanceof BatchFailedException batch && batch.getCause() != null ? batch.getCause() : verdict;
         List<?> batch = data instanceof List<?> list ? list : null;
         int index = verdict instanceof BatchFailedException failed ? failed.index() : -1;
+        List<?> messages = batch != null ? batch : List.of(data);
         if (rejected(cause)) {
             String reason = "Sumi rejected a message of queue(s) " + Arrays.toString(container.getQueueNames())
                     + " without requeue (to the dead-letter exchange, if the queue has one): " + cause.getMessage();
             log.warn(reason);
+            if (settling != null) {
+                // MANUAL: an exception would make the container nack with multiple=true, which also
+                // settles the application's own unacknowledged earlier deliveries. One by one instead.
+                settleEach(
+                        settling.target(), messages, batch == null ? 0 : index, index < 0 && batch != null, settling);
+                return;
+            }
             if (batch == null || batch.size() == 1 || channel == null || index < 0) {
                 throw new AmqpRejectAndDontRequeueException(reason, true, cause);
             }
@@ -260,12 +297,65 @@ public final class SumiRabbitContainerAdvice {
             } else {
                 sleep();
             }
+            if (settling != null) {
+                settleEach(settling.target(), messages, -1, false, settling);
+                return;
+            }
             throw requeue("budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")", cause);
         }
         // Past the busy policy's bound, or refused by a guarded method the listener called (after
         // the listener's own work, which only a redelivery redoes): back to the broker.
         sleep();
+        if (settling != null) {
+            settleEach(settling.target(), messages, -1, false, settling);
+            return;
+        }
         throw requeue(cause.getMessage(), cause);
+    }
+
+    /**
+     * MANUAL acknowledgement: settles the messages of the delivery the listener did not settle, each
+     * by its own tag (never {@code multiple=true}, which would also settle the application's own
+     * unacknowledged deliveries): the one at {@code refused} (or all, {@code rejectAll}) rejected
+     * without requeue, the others requeued.
+     */
+    private static void settleEach(
+            Channel channel, List<?> messages, int refused, boolean rejectAll, SettlingChannel settling)
+            throws IOException {
+        for (int i = 0; i < messages.size(); i++) {
+            long tag = tag(messages.get(i));
+            if (settling.settled(tag)) {
+                continue;
+            }
+            if (rejectAll || i == refused) {
+                channel.basicReject(tag, false);
+            } else {
+                channel.basicNack(tag, false, true);
+            }
+        }
+    }
+
+    /** The delivery tags of a message or consumer batch. */
+    private static Set<Long> tags(Object data) {
+        Set<Long> tags = new HashSet<>();
+        if (data instanceof List<?> list) {
+            list.forEach(m -> tags.add(tag(m)));
+        } else {
+            tags.add(tag(data));
+        }
+        return tags;
+    }
+
+    /** Passes on the listener's held settlements after a failed run, keeping {@code failure} the exception. */
+    private static void release(@Nullable SettlingChannel settling, Throwable failure) {
+        if (settling == null) {
+            return;
+        }
+        try {
+            settling.release();
+        } catch (Exception ex) {
+            failure.addSuppressed(ex);
+        }
     }
 
     /**
