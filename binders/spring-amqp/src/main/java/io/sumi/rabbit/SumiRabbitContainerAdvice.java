@@ -7,6 +7,8 @@ import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
+import io.sumi.rabbit.internal.DeadLetterTargets;
+import io.sumi.rabbit.internal.DeadLetterTargets.DeadLetterTarget;
 import io.sumi.rabbit.internal.SettlingChannel;
 import java.io.IOException;
 import java.time.Duration;
@@ -27,7 +29,9 @@ import org.slf4j.LoggerFactory;
 import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
+import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.aop.ProxyMethodInvocation;
 
 /**
@@ -76,6 +80,9 @@ public final class SumiRabbitContainerAdvice {
     private final AbstractMessageListenerContainer container;
     private final BusyPolicy busyPolicy;
     private final @Nullable RabbitBudgetListenerStopper budgetStopper;
+    private final DeadLetterTargets deadLetterTargets = new DeadLetterTargets();
+
+    private static final DefaultMessagePropertiesConverter PROPERTIES = new DefaultMessagePropertiesConverter();
 
     /**
      * An advice with the core's default least hold ({@link BusyPolicy#DEFAULT_MAX_WAIT}).
@@ -151,7 +158,7 @@ public final class SumiRabbitContainerAdvice {
         @Override
         public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
             Object[] args = invocation.getArguments();
-            Object data = args.length > 1 ? args[1] : null;
+            @Nullable Object data = args.length > 1 ? args[1] : null;
             Channel channel = args.length > 0 && args[0] instanceof Channel c ? c : null;
             if (data == null) {
                 return invocation.proceed();
@@ -199,6 +206,25 @@ public final class SumiRabbitContainerAdvice {
                                     .forEach(m -> seen.add((Message) m));
                         }
                         run = fresh.invocableClone();
+                        continue;
+                    }
+                    if (verdict != null
+                            && fresh != null
+                            && data instanceof List<?> batch
+                            && deadLetterInTransaction(verdict, channel, batch)) {
+                        // A channel-transacted container: the refused message went to the dead-letter
+                        // exchange inside the channel's transaction (acknowledged with the batch);
+                        // the others run again in place (the done ones are duplicates now).
+                        int refused = ((BatchFailedException) verdict).index();
+                        List<Object> rest = new ArrayList<>(batch);
+                        rest.remove(refused);
+                        data = rest;
+                        CurrentDelivery.set(rest);
+                        ProxyMethodInvocation next = (ProxyMethodInvocation) fresh.invocableClone();
+                        Object[] nextArgs = next.getArguments().clone();
+                        nextArgs[1] = rest;
+                        next.setArguments(nextArgs);
+                        run = next;
                         continue;
                     }
                     if (settling != null) {
@@ -333,6 +359,65 @@ public final class SumiRabbitContainerAdvice {
                 channel.basicNack(tag, false, true);
             }
         }
+    }
+
+    /**
+     * On a channel-transacted container (or one with a transaction manager) a reject is undone by
+     * the container's rollback and the batch comes back for ever. So a message of a consumer batch
+     * that Sumi rejects is published to its queue's dead-letter exchange on the delivery's own
+     * channel, inside the channel's transaction, with Sumi's reason headers: it commits with the
+     * acknowledgement of the batch, atomically. Only the consumer batch needs it (a single message
+     * is rejected by the container's own rollback handling, which a rollback does not undo).
+     *
+     * @return whether it was dead-lettered so; {@code false} when this does not apply, or when the
+     *     queue's dead-letter exchange is unknown (logged at ERROR: the batch is then requeued after
+     *     the retry interval, each time with that ERROR)
+     */
+    private boolean deadLetterInTransaction(RuntimeException verdict, @Nullable Channel channel, List<?> batch)
+            throws IOException {
+        if (channel == null
+                || !container.isChannelTransacted()
+                || container.getAcknowledgeMode().isManual()
+                || !(verdict instanceof BatchFailedException failed)
+                || failed.index() < 0
+                || failed.index() >= batch.size()
+                || batch.size() < 2) {
+            return false;
+        }
+        Throwable cause = failed.getCause() != null ? failed.getCause() : failed;
+        if (!rejected(cause)) {
+            return false;
+        }
+        Message message = (Message) batch.get(failed.index());
+        String queue = message.getMessageProperties().getConsumerQueue();
+        DeadLetterTarget target = queue == null ? null : deadLetterTargets.find(container, queue, message);
+        if (target == null || queue == null) {
+            log.error(
+                    "Sumi cannot dead-letter a refused message of a consumer batch on channel-transacted container"
+                            + " for queue {}: the container's rollback undoes a reject, and the queue has no"
+                            + " x-dead-letter-exchange argument in a Queue bean of the application context. Declare"
+                            + " the queue (with its dead-letter exchange) as a bean. The batch is requeued after {}: {}",
+                    queue,
+                    busyPolicy.retryInterval(),
+                    cause.getMessage());
+            return false;
+        }
+        String reason = "Sumi rejected a message of queue " + queue + " (a consumer batch on a channel-transacted"
+                + " container: published to the dead-letter exchange " + target.exchange() + "): "
+                + cause.getMessage();
+        log.warn(reason);
+        MessageProperties properties = message.getMessageProperties();
+        properties.setHeader("x-sumi-rejected-reason", String.valueOf(cause.getMessage()));
+        properties.setHeader("x-sumi-rejected-queue", queue);
+        properties.setHeader("x-first-death-reason", "rejected");
+        properties.setHeader("x-first-death-queue", queue);
+        channel.basicPublish(
+                target.exchange(),
+                target.routingKey(),
+                false,
+                PROPERTIES.fromMessageProperties(properties, "UTF-8"),
+                message.getBody());
+        return true;
     }
 
     /** The delivery tags of a message or consumer batch. */

@@ -84,6 +84,7 @@ class RabbitListenerIdempotencyIntegrationTests {
             "manual",
             "manual-nack",
             "manual-defer",
+            "tx-batch-nokey",
             "resilient");
 
     static AnnotationConfigApplicationContext context;
@@ -406,6 +407,42 @@ class RabbitListenerIdempotencyIntegrationTests {
     }
 
     @Test
+    void onAChannelTransactedContainerAKeylessMessageOfABatchIsDeadLetteredOnceAndTheOthersRun() {
+        // One batch (the container starts after all three are queued): good, keyless, good. The
+        // container's channel rollback would undo a reject and requeue the batch for ever.
+        send("tx-batch-nokey", RUN + "-txb-1", "good-1");
+        send("tx-batch-nokey", null, "keyless");
+        send("tx-batch-nokey", RUN + "-txb-2", "good-2");
+        var container = context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("tx-batch-nokey");
+        container.start();
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("tx-batch-nokey")) != null);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("keyless");
+        assertThat(dead[0].getMessageProperties().getHeaders()).containsKey("x-sumi-rejected-reason");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("tx-batch-nokey").size() == 2);
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(context.getBean(RabbitAdmin.class)
+                                .getQueueInfo(PREFIX + "tx-batch-nokey")
+                                .getMessageCount())
+                        .isZero());
+        container.stop();
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "tx-batch-nokey")
+                        .getMessageCount())
+                .as("the batch was acknowledged (committed), not left to come back")
+                .isZero();
+        assertThat(deadLetter("tx-batch-nokey")).as("dead-lettered once").isNull();
+        assertThat(listeners.effects("tx-batch-nokey"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(listeners.attempts("tx-batch-nokey:keyless"))
+                .as("the keyless one never ran")
+                .isZero();
+    }
+
+    @Test
     void whenTheBrokerDropsTheListenersConnectionMidRunTheContainerRecoversAndNothingIsLostOrDoubled()
             throws Exception {
         int total = 300;
@@ -596,6 +633,25 @@ class RabbitListenerIdempotencyIntegrationTests {
 
         volatile @Nullable Runnable deferredAck;
 
+        @RabbitListener(
+                id = "tx-batch-nokey",
+                queues = "${it.prefix}tx-batch-nokey",
+                containerFactory = "txBatch",
+                autoStartup = "false")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void txBatchNoKey(List<Message> messages) {
+            for (Message message : messages) {
+                Object key = message.getMessageProperties().getHeaders().get("outbox-id");
+                if (key == null) {
+                    attempt("tx-batch-nokey:keyless");
+                    continue;
+                }
+                effects("tx-batch-nokey")
+                        .computeIfAbsent(key.toString(), k -> new AtomicInteger())
+                        .incrementAndGet();
+            }
+        }
+
         @Nullable
         Runnable deferredAck() {
             return deferredAck;
@@ -709,6 +765,13 @@ class RabbitListenerIdempotencyIntegrationTests {
             factory.setBatchSize(10);
             factory.setBatchReceiveTimeout(1000L);
             factory.setPrefetchCount(20);
+            return factory;
+        }
+
+        @Bean
+        SimpleRabbitListenerContainerFactory txBatch(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = batch(connectionFactory);
+            factory.setChannelTransacted(true);
             return factory;
         }
 
