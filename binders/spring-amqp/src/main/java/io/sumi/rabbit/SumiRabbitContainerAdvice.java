@@ -224,7 +224,9 @@ public final class SumiRabbitContainerAdvice {
                         Object[] nextArgs = next.getArguments().clone();
                         nextArgs[1] = rest;
                         next.setArguments(nextArgs);
-                        run = next;
+                        // A later run in place (a busy key) starts from the batch without it, too.
+                        fresh = next;
+                        run = next.invocableClone();
                         continue;
                     }
                     if (settling != null) {
