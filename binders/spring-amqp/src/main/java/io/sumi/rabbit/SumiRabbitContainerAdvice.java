@@ -48,8 +48,13 @@ import org.springframework.aop.ProxyMethodInvocation;
  *   {@code defaultRequeueRejected}, decide about them; the handler's claim has been released.</li>
  * </ul>
  *
- * <p>Verdicts (AUTO and MANUAL acknowledgement alike; the exceptions carry
- * {@code rejectManual=true} so the container settles the delivery in MANUAL mode too):
+ * <p>With MANUAL acknowledgement the listener gets a {@link SettlingChannel} over the channel: its
+ * settlements of the delivery wait until Sumi's ledger work is done, and a nack or reject makes the
+ * message not done (released, never completed). Sumi settles a refused MANUAL delivery itself, tag
+ * by tag, never with {@code multiple=true} (which would also settle the application's own
+ * unacknowledged deliveries).
+ *
+ * <p>Verdicts (AUTO and MANUAL acknowledgement alike):
  * <ul>
  *   <li>no key, an invalid key, a rejected fingerprint, a reply too large to keep: rejected without requeue, so the queue's
  *   dead-letter exchange gets it (RabbitMQ adds {@code x-death} with reason {@code rejected}; Sumi
