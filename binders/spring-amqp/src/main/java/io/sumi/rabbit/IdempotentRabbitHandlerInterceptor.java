@@ -11,6 +11,7 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
@@ -124,7 +125,7 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 try {
                     result = executor().execute(definition, new RabbitInboundMessage(current), () -> {
                         ran[0] = true;
-                        return proceed(invocation);
+                        return notDoneIfNacked(current, proceed(invocation));
                     });
                 } catch (RuntimeException ex) {
                     if (!ran[0] && Verdict.find(ex) != null) {
@@ -200,8 +201,14 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             @Nullable Message delivered)
             throws Exception {
         MessageReplyCodec codec = replyCodec.get();
-        HandlerResult<HandlerReply> result =
-                executor().executeReplying(definition, message, () -> codec.encode(proceed(invocation)));
+        HandlerResult<HandlerReply> result = executor()
+                .executeReplying(
+                        definition,
+                        message,
+                        () -> codec.encode(
+                                delivered == null
+                                        ? proceed(invocation)
+                                        : notDoneIfNacked(delivered, proceed(invocation))));
         if (result.outcome() == MessageOutcome.DUPLICATE && delivered != null) {
             CurrentDelivery.skipped(List.of(delivered));
         }
@@ -360,7 +367,26 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 }
                 throw new BatchFailedException(indexes.get(index), ex.getCause() != null ? ex.getCause() : ex);
             }
+            for (int index : indexes) {
+                if (CurrentDelivery.negative(batch.get(index))) {
+                    // The first message the MANUAL listener nacked or rejected and the ones after it
+                    // are not done: released (or rolled back); the ones before it completed.
+                    throw NotDoneSignal.from(index);
+                }
+            }
         });
+    }
+
+    /**
+     * The listener's value, or the signal that the MANUAL listener nacked or rejected
+     * {@code delivered} (Sumi's channel held the call back, {@link SumiRabbitContainerAdvice}): the
+     * executor releases the claim (or rolls back), so the redelivery runs the handler.
+     */
+    private static @Nullable Object notDoneIfNacked(Message delivered, @Nullable Object value) throws NotDoneSignal {
+        if (CurrentDelivery.negative(delivered)) {
+            throw NotDoneSignal.of(value);
+        }
+        return value;
     }
 
     /**

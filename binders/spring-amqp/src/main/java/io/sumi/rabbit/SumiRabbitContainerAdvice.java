@@ -7,11 +7,15 @@ import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
+import io.sumi.rabbit.internal.DeadLetterTargets;
+import io.sumi.rabbit.internal.DeadLetterTargets.DeadLetterTarget;
+import io.sumi.rabbit.internal.SettlingChannel;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
@@ -25,7 +29,9 @@ import org.slf4j.LoggerFactory;
 import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
+import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.aop.ProxyMethodInvocation;
 
 /**
@@ -42,8 +48,13 @@ import org.springframework.aop.ProxyMethodInvocation;
  *   {@code defaultRequeueRejected}, decide about them; the handler's claim has been released.</li>
  * </ul>
  *
- * <p>Verdicts (AUTO and MANUAL acknowledgement alike; the exceptions carry
- * {@code rejectManual=true} so the container settles the delivery in MANUAL mode too):
+ * <p>With MANUAL acknowledgement the listener gets a {@link SettlingChannel} over the channel: its
+ * settlements of the delivery wait until Sumi's ledger work is done, and a nack or reject makes the
+ * message not done (released, never completed). Sumi settles a refused MANUAL delivery itself, tag
+ * by tag, never with {@code multiple=true} (which would also settle the application's own
+ * unacknowledged deliveries).
+ *
+ * <p>Verdicts (AUTO and MANUAL acknowledgement alike):
  * <ul>
  *   <li>no key, an invalid key, a rejected fingerprint, a reply too large to keep: rejected without requeue, so the queue's
  *   dead-letter exchange gets it (RabbitMQ adds {@code x-death} with reason {@code rejected}; Sumi
@@ -74,6 +85,9 @@ public final class SumiRabbitContainerAdvice {
     private final AbstractMessageListenerContainer container;
     private final BusyPolicy busyPolicy;
     private final @Nullable RabbitBudgetListenerStopper budgetStopper;
+    private final DeadLetterTargets deadLetterTargets = new DeadLetterTargets();
+
+    private static final DefaultMessagePropertiesConverter PROPERTIES = new DefaultMessagePropertiesConverter();
 
     /**
      * An advice with the core's default least hold ({@link BusyPolicy#DEFAULT_MAX_WAIT}).
@@ -149,12 +163,24 @@ public final class SumiRabbitContainerAdvice {
         @Override
         public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
             Object[] args = invocation.getArguments();
-            Object data = args.length > 1 ? args[1] : null;
+            @Nullable Object data = args.length > 1 ? args[1] : null;
             Channel channel = args.length > 0 && args[0] instanceof Channel c ? c : null;
             if (data == null) {
                 return invocation.proceed();
             }
             CurrentDelivery.set(data);
+            SettlingChannel settling = null;
+            if (channel != null
+                    && container.getAcknowledgeMode().isManual()
+                    && invocation instanceof ProxyMethodInvocation proxied) {
+                // The listener's own acks, nacks and rejects of this delivery wait until Sumi's ledger
+                // work is done (a nack is not success; an ack must not precede Sumi's commit).
+                settling = SettlingChannel.of(channel, tags(data));
+                Object[] wrapped = args.clone();
+                wrapped[0] = settling.channel();
+                proxied.setArguments(wrapped);
+                CurrentDelivery.settling(settling);
+            }
             try {
                 BusyHold hold = busyPolicy.start();
                 // Messages the listener saw in an earlier run of a held delivery: acknowledged by it.
@@ -166,7 +192,13 @@ public final class SumiRabbitContainerAdvice {
                         : null;
                 MethodInvocation run = invocation;
                 while (true) {
-                    Object result = run.proceed();
+                    Object result;
+                    try {
+                        result = run.proceed();
+                    } catch (Throwable ex) {
+                        release(settling, ex);
+                        throw ex;
+                    }
                     RuntimeException verdict = CurrentDelivery.takeVerdict();
                     boolean entry = verdict != null && CurrentDelivery.takeEntryRefusal(verdict);
                     List<Message> skipped = CurrentDelivery.takeSkipped();
@@ -181,10 +213,35 @@ public final class SumiRabbitContainerAdvice {
                         run = fresh.invocableClone();
                         continue;
                     }
-                    if (verdict != null) {
-                        act(verdict, channel, data);
+                    if (verdict != null
+                            && fresh != null
+                            && data instanceof List<?> batch
+                            && deadLetterInTransaction(verdict, channel, batch)) {
+                        // A channel-transacted container: the refused message went to the dead-letter
+                        // exchange inside the channel's transaction (acknowledged with the batch);
+                        // the others run again in place (the done ones are duplicates now).
+                        int refused = ((BatchFailedException) verdict).index();
+                        List<Object> rest = new ArrayList<>(batch);
+                        rest.remove(refused);
+                        data = rest;
+                        CurrentDelivery.set(rest);
+                        ProxyMethodInvocation next = (ProxyMethodInvocation) fresh.invocableClone();
+                        Object[] nextArgs = next.getArguments().clone();
+                        nextArgs[1] = rest;
+                        next.setArguments(nextArgs);
+                        // A later run in place (a busy key) starts from the batch without it, too.
+                        fresh = next;
+                        run = next.invocableClone();
+                        continue;
                     }
-                    acknowledgeSkipped(channel, skipped, seen);
+                    if (settling != null) {
+                        settling.release();
+                    }
+                    if (verdict != null) {
+                        act(verdict, channel, data, settling);
+                        return result; // MANUAL: act settled every message of the delivery
+                    }
+                    acknowledgeSkipped(channel, skipped, seen, settling);
                     return result;
                 }
             } finally {
@@ -197,7 +254,8 @@ public final class SumiRabbitContainerAdvice {
      * With MANUAL acknowledgement the listener acknowledges what it saw; the duplicates Sumi kept
      * from it are acknowledged here, or they would stay unacknowledged until the channel closes.
      */
-    private void acknowledgeSkipped(@Nullable Channel channel, List<Message> skipped, Set<Message> seen)
+    private void acknowledgeSkipped(
+            @Nullable Channel channel, List<Message> skipped, Set<Message> seen, @Nullable SettlingChannel settling)
             throws IOException {
         if (channel == null
                 || skipped.isEmpty()
@@ -205,8 +263,10 @@ public final class SumiRabbitContainerAdvice {
             return;
         }
         for (Message message : skipped) {
-            if (seen.contains(message)) {
-                continue; // the listener saw it in an earlier run of this delivery and settled it
+            if (seen.contains(message)
+                    || (settling != null
+                            && settling.settled(message.getMessageProperties().getDeliveryTag()))) {
+                continue; // the listener saw it (in an earlier run of this delivery) and settled it
             }
             channel.basicAck(message.getMessageProperties().getDeliveryTag(), false);
         }
@@ -239,15 +299,25 @@ public final class SumiRabbitContainerAdvice {
         return Verdict.of(t) == Verdict.REJECT;
     }
 
-    private void act(RuntimeException verdict, @Nullable Channel channel, Object data) throws IOException {
+    private void act(
+            RuntimeException verdict, @Nullable Channel channel, Object data, @Nullable SettlingChannel settling)
+            throws IOException {
         Throwable cause =
                 verdict instanceof BatchFailedException batch && batch.getCause() != null ? batch.getCause() : verdict;
         List<?> batch = data instanceof List<?> list ? list : null;
         int index = verdict instanceof BatchFailedException failed ? failed.index() : -1;
+        List<?> messages = batch != null ? batch : List.of(data);
         if (rejected(cause)) {
             String reason = "Sumi rejected a message of queue(s) " + Arrays.toString(container.getQueueNames())
                     + " without requeue (to the dead-letter exchange, if the queue has one): " + cause.getMessage();
             log.warn(reason);
+            if (settling != null) {
+                // MANUAL: an exception would make the container nack with multiple=true, which also
+                // settles the application's own unacknowledged earlier deliveries. One by one instead.
+                settleEach(
+                        settling.target(), messages, batch == null ? 0 : index, index < 0 && batch != null, settling);
+                return;
+            }
             if (batch == null || batch.size() == 1 || channel == null || index < 0) {
                 throw new AmqpRejectAndDontRequeueException(reason, true, cause);
             }
@@ -260,12 +330,124 @@ public final class SumiRabbitContainerAdvice {
             } else {
                 sleep();
             }
+            if (settling != null) {
+                settleEach(settling.target(), messages, -1, false, settling);
+                return;
+            }
             throw requeue("budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")", cause);
         }
         // Past the busy policy's bound, or refused by a guarded method the listener called (after
         // the listener's own work, which only a redelivery redoes): back to the broker.
         sleep();
+        if (settling != null) {
+            settleEach(settling.target(), messages, -1, false, settling);
+            return;
+        }
         throw requeue(cause.getMessage(), cause);
+    }
+
+    /**
+     * MANUAL acknowledgement: settles the messages of the delivery the listener did not settle, each
+     * by its own tag (never {@code multiple=true}, which would also settle the application's own
+     * unacknowledged deliveries): the one at {@code refused} (or all, {@code rejectAll}) rejected
+     * without requeue, the others requeued.
+     */
+    private static void settleEach(
+            Channel channel, List<?> messages, int refused, boolean rejectAll, SettlingChannel settling)
+            throws IOException {
+        for (int i = 0; i < messages.size(); i++) {
+            long tag = tag(messages.get(i));
+            if (settling.settled(tag)) {
+                continue;
+            }
+            if (rejectAll || i == refused) {
+                channel.basicReject(tag, false);
+            } else {
+                channel.basicNack(tag, false, true);
+            }
+        }
+    }
+
+    /**
+     * On a channel-transacted container (or one with a transaction manager) a reject is undone by
+     * the container's rollback and the batch comes back for ever. So a message of a consumer batch
+     * that Sumi rejects is published to its queue's dead-letter exchange on the delivery's own
+     * channel, inside the channel's transaction, with Sumi's reason headers: it commits with the
+     * acknowledgement of the batch, atomically. Only the consumer batch needs it (a single message
+     * is rejected by the container's own rollback handling, which a rollback does not undo).
+     *
+     * @return whether it was dead-lettered so; {@code false} when this does not apply, or when the
+     *     queue's dead-letter exchange is unknown (logged at ERROR: the batch is then requeued after
+     *     the retry interval, each time with that ERROR)
+     */
+    private boolean deadLetterInTransaction(RuntimeException verdict, @Nullable Channel channel, List<?> batch)
+            throws IOException {
+        if (channel == null
+                || !container.isChannelTransacted()
+                || container.getAcknowledgeMode().isManual()
+                || !(verdict instanceof BatchFailedException failed)
+                || failed.index() < 0
+                || failed.index() >= batch.size()
+                || batch.size() < 2) {
+            return false;
+        }
+        Throwable cause = failed.getCause() != null ? failed.getCause() : failed;
+        if (!rejected(cause)) {
+            return false;
+        }
+        Message message = (Message) batch.get(failed.index());
+        String queue = message.getMessageProperties().getConsumerQueue();
+        DeadLetterTarget target = queue == null ? null : deadLetterTargets.find(container, queue, message);
+        if (target == null || queue == null) {
+            log.error(
+                    "Sumi cannot dead-letter a refused message of a consumer batch on channel-transacted container"
+                            + " for queue {}: the container's rollback undoes a reject, and the queue has no"
+                            + " x-dead-letter-exchange argument in a Queue bean of the application context. Declare"
+                            + " the queue (with its dead-letter exchange) as a bean. The batch is requeued after {}: {}",
+                    queue,
+                    busyPolicy.retryInterval(),
+                    cause.getMessage());
+            return false;
+        }
+        String reason = "Sumi rejected a message of queue " + queue + " (a consumer batch on a channel-transacted"
+                + " container: published to the dead-letter exchange " + target.exchange() + "): "
+                + cause.getMessage();
+        log.warn(reason);
+        MessageProperties properties = message.getMessageProperties();
+        properties.setHeader("x-sumi-rejected-reason", String.valueOf(cause.getMessage()));
+        properties.setHeader("x-sumi-rejected-queue", queue);
+        properties.setHeader("x-first-death-reason", "rejected");
+        properties.setHeader("x-first-death-queue", queue);
+        channel.basicPublish(
+                target.exchange(),
+                target.routingKey(),
+                false,
+                PROPERTIES.fromMessageProperties(properties, "UTF-8"),
+                message.getBody());
+        return true;
+    }
+
+    /** The delivery tags of a message or consumer batch. */
+    private static Set<Long> tags(Object data) {
+        Set<Long> tags = new HashSet<>();
+        if (data instanceof List<?> list) {
+            list.forEach(m -> tags.add(tag(m)));
+        } else {
+            tags.add(tag(data));
+        }
+        return tags;
+    }
+
+    /** Passes on the listener's held settlements after a failed run, keeping {@code failure} the exception. */
+    private static void release(@Nullable SettlingChannel settling, Throwable failure) {
+        if (settling == null) {
+            return;
+        }
+        try {
+            settling.release();
+        } catch (Exception ex) {
+            failure.addSuppressed(ex);
+        }
     }
 
     /**

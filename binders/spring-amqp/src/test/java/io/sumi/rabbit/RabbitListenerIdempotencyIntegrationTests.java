@@ -82,6 +82,9 @@ class RabbitListenerIdempotencyIntegrationTests {
             "batch",
             "batch-nokey",
             "manual",
+            "manual-nack",
+            "manual-defer",
+            "tx-batch-nokey",
             "resilient");
 
     static AnnotationConfigApplicationContext context;
@@ -342,6 +345,104 @@ class RabbitListenerIdempotencyIntegrationTests {
     }
 
     @Test
+    void withManualAcknowledgementANackOrRejectWithRequeueIsNotDoneAndTheRedeliveryRuns() {
+        // First delivery: the listener nacks (or rejects) with requeue and returns; Sumi must not
+        // complete the row, or the redelivery would be skipped as a duplicate and the work lost.
+        send("manual-nack", RUN + "-mn-nack", "nack");
+        send("manual-nack", RUN + "-mn-reject", "reject");
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("manual-nack").size() == 2);
+        assertThat(listeners.attempts("manual-nack:" + RUN + "-mn-nack")).isEqualTo(2);
+        assertThat(listeners.attempts("manual-nack:" + RUN + "-mn-reject")).isEqualTo(2);
+        assertThat(listeners.effects("manual-nack"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(store.find("manual-nack", RUN + "-mn-nack"))
+                        .get()
+                        .extracting(row -> row.status())
+                        .isEqualTo(MessageStatus.COMPLETED));
+    }
+
+    @Test
+    void withManualAcknowledgementANackWithoutRequeueDeadLettersAndTheRowIsNotCompleted() {
+        String key = RUN + "-mn-dead";
+        send("manual-nack", key, "dead");
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("manual-nack")) != null);
+        assertThat(dead[0].getMessageProperties().getHeaders()).containsEntry("outbox-id", key);
+        assertThat(listeners.attempts("manual-nack:" + key)).isEqualTo(1);
+        assertThat(store.find("manual-nack", key))
+                .as("the application gave the message up: Sumi must not say it was processed")
+                .satisfies(row -> assertThat(row.map(r -> r.status()))
+                        .isNotEqualTo(java.util.Optional.of(MessageStatus.COMPLETED)));
+    }
+
+    @Test
+    void withManualAcknowledgementSumisRejectionLeavesTheApplicationsUnacknowledgedDeliveriesAlone() {
+        // A is run and kept unacknowledged by the listener (it acknowledges later); B has no key.
+        String keyA = RUN + "-md-a";
+        send("manual-defer", keyA, "defer");
+        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.deferredAck() != null);
+        send("manual-defer", null, "keyless");
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("manual-defer")) != null);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("keyless");
+        // C runs after B: a requeued A would come back before it (requeued messages go to the head).
+        String keyC = RUN + "-md-c";
+        send("manual-defer", keyC, "after");
+        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.attempts("manual-defer:" + keyC) == 1);
+        try {
+            assertThat(deadLetter("manual-defer"))
+                    .as("A, which the application had not settled, was not dead-lettered with B (multiple=true)")
+                    .isNull();
+            assertThat(listeners.attempts("manual-defer:" + keyA))
+                    .as("A was not requeued and run again")
+                    .isEqualTo(1);
+        } finally {
+            java.util.Objects.requireNonNull(listeners.deferredAck()).run();
+        }
+    }
+
+    @Test
+    void onAChannelTransactedContainerAKeylessMessageOfABatchIsDeadLetteredOnceAndTheOthersRun() {
+        // One batch (the container starts after all three are queued): good, keyless, good. The
+        // container's channel rollback would undo a reject and requeue the batch for ever.
+        send("tx-batch-nokey", RUN + "-txb-1", "good-1");
+        send("tx-batch-nokey", null, "keyless");
+        send("tx-batch-nokey", RUN + "-txb-2", "good-2");
+        var container = context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("tx-batch-nokey");
+        container.start();
+
+        Message[] dead = new Message[1];
+        await().atMost(Duration.ofSeconds(30)).until(() -> (dead[0] = deadLetter("tx-batch-nokey")) != null);
+        assertThat(new String(dead[0].getBody(), StandardCharsets.UTF_8)).isEqualTo("keyless");
+        assertThat(dead[0].getMessageProperties().getHeaders()).containsKey("x-sumi-rejected-reason");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> listeners.effects("tx-batch-nokey").size() == 2);
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(context.getBean(RabbitAdmin.class)
+                                .getQueueInfo(PREFIX + "tx-batch-nokey")
+                                .getMessageCount())
+                        .isZero());
+        container.stop();
+        assertThat(context.getBean(RabbitAdmin.class)
+                        .getQueueInfo(PREFIX + "tx-batch-nokey")
+                        .getMessageCount())
+                .as("the batch was acknowledged (committed), not left to come back")
+                .isZero();
+        assertThat(deadLetter("tx-batch-nokey")).as("dead-lettered once").isNull();
+        assertThat(listeners.effects("tx-batch-nokey"))
+                .allSatisfy((key, n) -> assertThat(n.get()).isEqualTo(1));
+        assertThat(listeners.attempts("tx-batch-nokey:keyless"))
+                .as("the keyless one never ran")
+                .isZero();
+    }
+
+    @Test
     void whenTheBrokerDropsTheListenersConnectionMidRunTheContainerRecoversAndNothingIsLostOrDoubled()
             throws Exception {
         int total = 300;
@@ -512,6 +613,72 @@ class RabbitListenerIdempotencyIntegrationTests {
             channel.basicAck(tag, false);
         }
 
+        @RabbitListener(id = "manual-nack", queues = "${it.prefix}manual-nack", ackMode = "MANUAL")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void manualNack(String payload, Channel channel, @Header(AmqpHeaders.DELIVERY_TAG) long tag)
+                throws IOException {
+            String key = IdempotencyContext.current().key();
+            attempt("manual-nack:" + key);
+            if (attempts("manual-nack:" + key) == 1) {
+                switch (payload) {
+                    case "nack" -> channel.basicNack(tag, false, true);
+                    case "reject" -> channel.basicReject(tag, true);
+                    default -> channel.basicNack(tag, false, false);
+                }
+                return;
+            }
+            effect("manual-nack");
+            channel.basicAck(tag, false);
+        }
+
+        volatile @Nullable Runnable deferredAck;
+
+        @RabbitListener(
+                id = "tx-batch-nokey",
+                queues = "${it.prefix}tx-batch-nokey",
+                containerFactory = "txBatch",
+                autoStartup = "false")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void txBatchNoKey(List<Message> messages) {
+            for (Message message : messages) {
+                Object key = message.getMessageProperties().getHeaders().get("outbox-id");
+                if (key == null) {
+                    attempt("tx-batch-nokey:keyless");
+                    continue;
+                }
+                effects("tx-batch-nokey")
+                        .computeIfAbsent(key.toString(), k -> new AtomicInteger())
+                        .incrementAndGet();
+            }
+        }
+
+        @Nullable
+        Runnable deferredAck() {
+            return deferredAck;
+        }
+
+        @RabbitListener(
+                id = "manual-defer",
+                queues = "${it.prefix}manual-defer",
+                ackMode = "MANUAL",
+                containerFactory = "prefetch2")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE)
+        public void manualDefer(String payload, Channel channel, @Header(AmqpHeaders.DELIVERY_TAG) long tag)
+                throws IOException {
+            attempt("manual-defer:" + IdempotencyContext.current().key());
+            if (payload.equals("defer")) {
+                deferredAck = () -> {
+                    try {
+                        channel.basicAck(tag, false);
+                    } catch (IOException | RuntimeException ex) {
+                        // the channel may be gone: nothing to settle then
+                    }
+                };
+                return;
+            }
+            channel.basicAck(tag, false);
+        }
+
         @RabbitListener(id = "resilient", queues = "${it.prefix}resilient", concurrency = "2")
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
         public void resilient(String payload) throws InterruptedException {
@@ -569,6 +736,15 @@ class RabbitListenerIdempotencyIntegrationTests {
             return factory;
         }
 
+        @Bean
+        SimpleRabbitListenerContainerFactory prefetch2(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
+            factory.setConnectionFactory(connectionFactory);
+            factory.setPrefetchCount(2);
+            factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
+            return factory;
+        }
+
         /** Three attempts, then the message is republished to the dead-letter exchange with the exception's headers. */
         @Bean
         SimpleRabbitListenerContainerFactory retrying(ConnectionFactory connectionFactory) {
@@ -589,6 +765,13 @@ class RabbitListenerIdempotencyIntegrationTests {
             factory.setBatchSize(10);
             factory.setBatchReceiveTimeout(1000L);
             factory.setPrefetchCount(20);
+            return factory;
+        }
+
+        @Bean
+        SimpleRabbitListenerContainerFactory txBatch(ConnectionFactory connectionFactory) {
+            SimpleRabbitListenerContainerFactory factory = batch(connectionFactory);
+            factory.setChannelTransacted(true);
             return factory;
         }
 

@@ -26,9 +26,9 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -227,8 +227,8 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             @Nullable DeferredAcknowledgment ack)
             throws Exception {
         ListenerReturnTypes.Kind kind = ListenerReturnTypes.of(invocation.getMethod());
-        CompletableFuture<HandlerResult<Object>> result = executor()
-                .executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)));
+        CompletableFuture<HandlerResult<Object>> result =
+                executor().executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)));
         if (ack != null) {
             // The listener's own acknowledgement reaches the container only once the row followed
             // the future, as for synchronous listeners (a nack inside an async listener is not

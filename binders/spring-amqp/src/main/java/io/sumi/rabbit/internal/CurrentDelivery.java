@@ -17,6 +17,7 @@ public final class CurrentDelivery {
     private static final ThreadLocal<@Nullable RuntimeException> VERDICT = new ThreadLocal<>();
     private static final ThreadLocal<@Nullable List<Message>> SKIPPED = new ThreadLocal<>();
     private static final ThreadLocal<@Nullable Throwable> ENTRY_REFUSAL = new ThreadLocal<>();
+    private static final ThreadLocal<@Nullable SettlingChannel> SETTLING = new ThreadLocal<>();
 
     private CurrentDelivery() {}
 
@@ -28,10 +29,26 @@ public final class CurrentDelivery {
     }
 
     public static void clear() {
+        SETTLING.remove();
         DATA.remove();
         VERDICT.remove();
         SKIPPED.remove();
         ENTRY_REFUSAL.remove();
+    }
+
+    /** Records the channel that holds back a MANUAL listener's settlements of this delivery. */
+    public static void settling(SettlingChannel channel) {
+        SETTLING.set(channel);
+    }
+
+    /**
+     * Whether the MANUAL listener nacked or rejected {@code message} (with or without requeue):
+     * then it is not done, and Sumi releases its claim instead of completing it.
+     */
+    public static boolean negative(Message message) {
+        SettlingChannel channel = SETTLING.get();
+        return channel != null
+                && channel.negative(message.getMessageProperties().getDeliveryTag());
     }
 
     /**
