@@ -53,16 +53,13 @@ class FleetBudgetTests {
             assertThat(calls.get()).isEqualTo(10);
             assertThat(refused).isEqualTo(10);
             assertThat(a.store.read(budget, window(HOUR)).spent()).isEqualTo(10);
-            // Fewer calls than the chunks reserved: close gives the rest back. Chunks grow from the
-            // call's cost with what the instance reserved before: 1, 1, 2 (one unspent).
+            // Fewer calls than the chunks reserved: close gives the rest back.
             String other = FleetHarness.budgetName("giveback");
             a.registry.update(other, config);
-            for (int i = 0; i < 3; i++) {
-                a.registry.budget(other).call(calls::incrementAndGet);
-            }
-            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(4);
-            a.registry.close();
+            a.registry.budget(other).call(calls::incrementAndGet);
             assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(3);
+            a.registry.close();
+            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(1);
         }
     }
 
@@ -144,10 +141,7 @@ class FleetBudgetTests {
         try (Instance a = instance(database, "down-a", budget, config)) {
             Budget shared = a.registry.budget(budget);
             AtomicInteger calls = new AtomicInteger();
-            // Chunks grow from the call's cost: 1, 1, then 2, of which one is left unspent.
-            for (int i = 0; i < 3; i++) {
-                shared.call(calls::incrementAndGet);
-            }
+            shared.call(calls::incrementAndGet); // reserves a chunk of 2
             a.dataSource.down = true;
             shared.call(calls::incrementAndGet); // the chunk it holds needs no round trip
             assertThatThrownBy(() -> shared.call(calls::incrementAndGet))
@@ -155,7 +149,7 @@ class FleetBudgetTests {
                         assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.STORE_UNAVAILABLE);
                         assertThat(ex.retryAt()).isPresent();
                     });
-            assertThat(calls.get()).isEqualTo(4);
+            assertThat(calls.get()).isEqualTo(2);
             assertThat(a.meters
                             .counter("sumi.budget.store.failures", "budget", budget)
                             .count())
@@ -173,7 +167,7 @@ class FleetBudgetTests {
                     .untilAsserted(() -> {
                         shared.call(calls::incrementAndGet);
                     });
-            assertThat(calls.get()).isEqualTo(5);
+            assertThat(calls.get()).isEqualTo(3);
             assertThat(shared.circuitBreaker().getState())
                     .isEqualTo(io.github.resilience4j.circuitbreaker.CircuitBreaker.State.CLOSED);
         }

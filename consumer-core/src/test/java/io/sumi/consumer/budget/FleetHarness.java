@@ -89,25 +89,26 @@ final class FleetHarness {
     }
 
     /**
-     * A clock that remembers, per thread, the last instant read: read right after {@code acquire}
-     * returned, the instant the budget judged the call at (its last reading of the clock), hence the
-     * window its reservation went to (the budget serves a window's chunk only for instants inside it).
+     * A clock that remembers, per thread, the first instant read after {@link #arm()}: the instant a
+     * budget's {@code acquire} judged the call at, hence the window its reservation went to.
      */
     static final class RecordingClock extends Clock {
-        private final ThreadLocal<Instant> last = new ThreadLocal<>();
+        private final ThreadLocal<Instant> first = new ThreadLocal<>();
 
         void arm() {
-            last.remove();
+            first.remove();
         }
 
-        Instant lastRead() {
-            return last.get();
+        Instant firstRead() {
+            return first.get();
         }
 
         @Override
         public Instant instant() {
             Instant now = Instant.now();
-            last.set(now);
+            if (first.get() == null) {
+                first.set(now);
+            }
             return now;
         }
 

@@ -10,11 +10,11 @@ final class LocalSpendAccount implements SpendAccount {
     private final SpendWindow spend = new SpendWindow();
 
     @Override
-    public Attempt tryReserve(Instant now, double cost, BudgetConfig config) {
+    public @Nullable Reservation tryReserve(Instant now, double cost, BudgetConfig config) {
         if (spend.total(now, config.window()) + cost > config.limit()) {
-            return Attempt.REFUSED;
+            return null;
         }
-        return Attempt.granted(spend.reserve(now, cost));
+        return spend.reserve(now, cost);
     }
 
     @Override
