@@ -1041,6 +1041,9 @@ abstract class OutboxDispatcherContractTests {
         final AtomicInteger maxConcurrentBatchesOfOneDispatcher = new AtomicInteger();
 
         private final Map<String, AtomicInteger> concurrentBatches = new ConcurrentHashMap<>();
+        /** Per dispatcher: released when its second batch is on the wire while its first still is. */
+        private final Map<String, java.util.concurrent.CountDownLatch> secondBatch = new ConcurrentHashMap<>();
+
         private final AtomicInteger sends = new AtomicInteger();
         private final int failingSends;
 
@@ -1052,10 +1055,21 @@ abstract class OutboxDispatcherContractTests {
         public PublishResult publish(List<OutboxRecord> records) {
             // Sender threads are named sumi-outbox-sender-<dispatcher>-<n>.
             String name = Thread.currentThread().getName();
-            AtomicInteger concurrent = concurrentBatches.computeIfAbsent(
-                    name.substring(0, name.lastIndexOf('-')), key -> new AtomicInteger());
-            maxConcurrentBatchesOfOneDispatcher.accumulateAndGet(concurrent.incrementAndGet(), Math::max);
+            String dispatcher = name.substring(0, name.lastIndexOf('-'));
+            AtomicInteger concurrent = concurrentBatches.computeIfAbsent(dispatcher, key -> new AtomicInteger());
+            int onTheWire = concurrent.incrementAndGet();
+            maxConcurrentBatchesOfOneDispatcher.accumulateAndGet(onTheWire, Math::max);
             try {
+                // Forces the overlap instead of hoping for it: a dispatcher's first batch stays on
+                // the wire until its second one joins it (bounded, so a dispatcher that does not
+                // pipeline fails the assertion instead of hanging the test).
+                java.util.concurrent.CountDownLatch joined =
+                        secondBatch.computeIfAbsent(dispatcher, key -> new java.util.concurrent.CountDownLatch(1));
+                if (onTheWire > 1) {
+                    joined.countDown();
+                } else if (joined.getCount() > 0) {
+                    joined.await(10, TimeUnit.SECONDS);
+                }
                 List<OutboxRecord> shuffled = new ArrayList<>(records);
                 Collections.shuffle(shuffled);
                 TimeUnit.MICROSECONDS.sleep(
