@@ -39,10 +39,6 @@ public abstract class ConformanceCatalogue {
      * Scenarios not written yet, for every kind: in the table as "not written", so the gap shows.
      */
     static final Map<Scenario, String> NOT_WRITTEN = Map.of(
-            Scenario.LEDGER_DOWN_DURING_CLAIM, "needs a switchable DataSource in each kind's context",
-            Scenario.LEDGER_DOWN_DURING_COMPLETION, "needs a switchable DataSource in each kind's context",
-            Scenario.LEDGER_DOWN_DURING_COMMIT, "needs a switchable DataSource in each kind's context",
-            Scenario.LEDGER_DOWN_DURING_SHUTDOWN, "needs a context of its own per kind (it stops the container)",
             Scenario.STOP_RESTART_MID_BATCH, "needs a context of its own per kind (it stops the container)",
             Scenario.BUDGET_OPEN_THEN_CLOSED, "needs a budget-bound listener per kind");
 
@@ -56,7 +52,8 @@ public abstract class ConformanceCatalogue {
         for (Scenario scenario : Scenario.values()) {
             if (notApplicable.containsKey(scenario)) {
                 CatalogueResults.record(kind.id(), scenario, State.NOT_APPLICABLE, notApplicable.get(scenario));
-            } else if (NOT_WRITTEN.containsKey(scenario) || kind.notWritten().containsKey(scenario)) {
+            } else if (NOT_WRITTEN.containsKey(scenario)
+                    || (kind.notWritten().containsKey(scenario) && !runsKnownDefect(kind, scenario))) {
                 CatalogueResults.record(
                         kind.id(),
                         scenario,
@@ -78,6 +75,19 @@ public abstract class ConformanceCatalogue {
         return tests.stream();
     }
 
+    /**
+     * A cell reported as a gap because it fails on a known defect (its reason starts with
+     * {@link #DEFECT}) runs anyway with {@code -Dsumi.conformance.run-defects=true}: its test, kept
+     * out of CI until the fix, is there to be seen failing and then passing.
+     */
+    private static boolean runsKnownDefect(ListenerKind kind, Scenario scenario) {
+        return Boolean.getBoolean("sumi.conformance.run-defects")
+                && kind.notWritten().get(scenario).startsWith(DEFECT);
+    }
+
+    /** How a {@link ListenerKind#notWritten()} reason names a defect the cell's test shows. */
+    public static final String DEFECT = "defect: ";
+
     private Executable body(Scenario scenario, ListenerKind kind) {
         Map<Scenario, Executable> bodies = new EnumMap<>(Scenario.class);
         bodies.put(Scenario.CONCURRENT_DUPLICATES, () -> concurrentDuplicates(kind));
@@ -98,6 +108,10 @@ public abstract class ConformanceCatalogue {
         bodies.put(Scenario.MANUAL_MULTIPLE, () -> manualMultiple(kind));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE, () -> asyncFailedFuture(kind, Role.ASYNC));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE_CONTROL, () -> asyncFailedFuture(kind, Role.PLAIN_ASYNC));
+        bodies.put(Scenario.LEDGER_DOWN_DURING_CLAIM, () -> LedgerDownScenarios.duringClaim(kind));
+        bodies.put(Scenario.LEDGER_DOWN_DURING_COMPLETION, () -> LedgerDownScenarios.duringCompletion(kind));
+        bodies.put(Scenario.LEDGER_DOWN_DURING_COMMIT, () -> LedgerDownScenarios.duringCommit(kind));
+        bodies.put(Scenario.LEDGER_DOWN_DURING_SHUTDOWN, () -> LedgerDownScenarios.duringShutdown(kind));
         Executable body = bodies.get(scenario);
         if (body == null) {
             throw new IllegalStateException(

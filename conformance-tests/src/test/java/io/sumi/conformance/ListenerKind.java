@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The driver a listener kind (Kafka record, Rabbit consumer batch, JMS, …) gives the catalogue: how
@@ -49,6 +50,35 @@ public interface ListenerKind {
     DataSource dataSource();
 
     MeterRegistry meters();
+
+    /** The faults of the ledger's DataSource in this kind's application. */
+    default LedgerFaults ledgerFaults() {
+        throw new UnsupportedOperationException(id() + " has no ledger faults");
+    }
+
+    /** Stops {@code role}'s listener container; returns when the container says it stopped. */
+    default void stopListener(Role role) throws Exception {
+        throw new UnsupportedOperationException(id() + " cannot stop a listener");
+    }
+
+    /** Starts {@code role}'s listener container again, and returns once it consumes. */
+    default void startListener(Role role) throws Exception {
+        throw new UnsupportedOperationException(id() + " cannot start a listener");
+    }
+
+    /** Whether {@code role}'s listener container still runs (false as soon as a stop was asked). */
+    default boolean listenerRunning(Role role) {
+        throw new UnsupportedOperationException(id() + " cannot tell whether a listener runs");
+    }
+
+    /**
+     * What the broker still sees of {@code role}'s stopped listener, or {@code null} when nothing: a
+     * member of its Kafka consumer group, a consumer of its RabbitMQ queue. Kinds whose stopped
+     * container keeps its consumers by design (a stopped JMS container is paused) answer {@code null}.
+     */
+    default @Nullable String stillConsuming(Role role) throws Exception {
+        return null;
+    }
 
     /** {@code sumi.messages} with {@code outcome} for {@code role}'s listener, 0 before any. */
     default double outcomes(Role role, String outcome) {

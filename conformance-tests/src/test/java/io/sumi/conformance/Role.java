@@ -24,7 +24,12 @@ public enum Role {
     /** Lease mode, the listener returns a CompletableFuture. */
     ASYNC,
     /** {@link #ASYNC}'s listener without Sumi. */
-    PLAIN_ASYNC;
+    PLAIN_ASYNC,
+    /**
+     * Lease mode with a 3 s lease, in a container of its own: the ledger-down scenarios leave its
+     * claims to lapse, and stop and start its container.
+     */
+    LEDGER_DOWN;
 
     /** The destination's name part. */
     public String slug() {

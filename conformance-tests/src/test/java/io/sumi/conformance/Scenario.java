@@ -100,21 +100,39 @@ public enum Scenario {
                     + " second run succeeds. Proves the container redelivers a failed future here."),
     LEDGER_DOWN_DURING_CLAIM(
             "Ledger down during the claim",
-            "The ledger's database refuses connections when the message arrives: nothing runs, nothing"
-                    + " is acknowledged or dead-lettered; once the database is back the handler runs once."),
+            "The ledger's database refuses every statement of the message's key (a lost connection,"
+                    + " SQLSTATE 08006) from its arrival until it has refused 10, more than any kind's container"
+                    + " gives a failing message (the Kafka application retries 5 times, Artemis delivers 3 times)."
+                    + " Meanwhile the handler never runs (there is no claim), and the message is neither"
+                    + " dead-lettered nor acknowledged: once the ledger answers it runs exactly once and its row"
+                    + " ends COMPLETED. The faults are scoped to the key, so the listeners sharing the context"
+                    + " are untouched; the count of refused statements proves the outage happened."),
     LEDGER_DOWN_DURING_COMPLETION(
             "Ledger down during the completion",
-            "The handler succeeds but the completion cannot be written: the message is not acknowledged"
-                    + " as done and ends COMPLETED after the database is back."),
+            "The handler runs (held on a latch while the ledger goes down) and succeeds, but the ledger refuses"
+                    + " the completion (and the release and renewals that come with it) until a completing statement"
+                    + " was refused. The message is not acknowledged as done and not dead-lettered: it is delivered"
+                    + " again (or, with the poll claim, its kept completion is written before the offset commit), the"
+                    + " handler may run again with the same key (at least once, as after a failure after the"
+                    + " effect: at most two effects, every one with the key), and the row ends COMPLETED. The"
+                    + " listener's lease is 3 s, so a claim left leased lapses within the scenario."),
     LEDGER_DOWN_DURING_COMMIT(
             "Ledger down during the commit",
-            "The ledger fails while the container commits (Kafka offsets with the poll claim, a JDBC"
-                    + " commit in transactional mode): no offset / acknowledgement without a durable"
-                    + " completion."),
+            "A TRANSACTIONAL handler writes its business row in the ledger's database; the commit of that"
+                    + " JDBC transaction (which holds the COMPLETED ledger row) fails twice, as a connection lost"
+                    + " before its commit does (the database rolls it back). Everything is rolled back each time:"
+                    + " the message is delivered again, not dead-lettered, and in the end there is exactly one"
+                    + " business row and the row is COMPLETED (the handler ran three times). With the poll claim"
+                    + " the completions written before an offset commit are the completion row above."),
     LEDGER_DOWN_DURING_SHUTDOWN(
             "Ledger down during shutdown",
-            "The container stops while the ledger is unreachable: shutdown ends, the consumer closes,"
-                    + " claims lapse and are taken over later."),
+            "While the handler runs, the ledger goes down and the listener's container is stopped; the handler"
+                    + " ends while the container stops, so its completion fails. The stop ends within 30 s (no"
+                    + " hang), the broker no longer sees the listener (Kafka: no member left in its consumer group,"
+                    + " issue 19 A5 for the poll claim; RabbitMQ: no consumer on its queue; a stopped JMS container"
+                    + " is paused and keeps its consumers by design), nothing is dead-lettered; once the ledger"
+                    + " answers and the container is started again, the message runs (again, with the same key:"
+                    + " its claim lapsed) and its row ends COMPLETED."),
     STOP_RESTART_MID_BATCH(
             "Container stop and restart mid-batch",
             "The container is stopped while a batch is being handled and started again: every message"

@@ -1,6 +1,7 @@
 package io.sumi.conformance.jms;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
 import java.nio.file.Files;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
@@ -33,7 +34,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
             "org.springframework.boot.amqp.autoconfigure.metrics.RabbitMetricsAutoConfiguration",
             "org.springframework.boot.artemis.autoconfigure.ArtemisAutoConfiguration"
         })
-@Import(JmsListeners.class)
+@Import({JmsListeners.class, LedgerFaults.class})
 public class JmsCatalogueApp {
 
     static final int MAX_DELIVERY_ATTEMPTS = 3;

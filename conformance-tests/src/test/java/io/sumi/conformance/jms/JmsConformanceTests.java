@@ -2,6 +2,8 @@ package io.sumi.conformance.jms;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.conformance.ConformanceCatalogue;
+import io.sumi.conformance.LedgerDownScenarios;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
@@ -14,7 +16,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Order;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jms.config.JmsListenerEndpointRegistry;
 import org.springframework.jms.core.JmsTemplate;
+import org.springframework.jms.listener.MessageListenerContainer;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -43,6 +47,12 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    LedgerFaults ledgerFaults;
+
+    @Autowired
+    JmsListenerEndpointRegistry registry;
 
     @Override
     protected ListenerKind kind() {
@@ -78,6 +88,11 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
     }
 
     @Override
+    public Map<Scenario, String> notWritten() {
+        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_JMS);
+    }
+
+    @Override
     public void send(Role role, List<Outgoing> messages) {
         for (Outgoing outgoing : messages) {
             template.convertAndSend("cat.jms." + role.slug(), outgoing.payload(), message -> {
@@ -107,5 +122,35 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
     @Override
     public MeterRegistry meters() {
         return meters;
+    }
+
+    @Override
+    public LedgerFaults ledgerFaults() {
+        return ledgerFaults;
+    }
+
+    @Override
+    public void stopListener(Role role) {
+        container(role).stop();
+    }
+
+    @Override
+    public void startListener(Role role) {
+        container(role).start();
+    }
+
+    @Override
+    public boolean listenerRunning(Role role) {
+        return container(role).isRunning();
+    }
+
+    // stillConsuming: a stopped DefaultMessageListenerContainer keeps its consumers (it is paused), by design.
+
+    private MessageListenerContainer container(Role role) {
+        MessageListenerContainer container = registry.getListenerContainer(consumer(role));
+        if (container == null) {
+            throw new IllegalStateException("no listener container " + consumer(role));
+        }
+        return container;
     }
 }

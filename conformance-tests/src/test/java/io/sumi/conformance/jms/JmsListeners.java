@@ -58,6 +58,13 @@ public class JmsListeners {
         work.run(message.getText(), keyProperty(message), true);
     }
 
+    /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
+    @JmsListener(id = "jms-ledger-down", destination = "cat.jms.ledger-down")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    public void ledgerDown(TextMessage message) throws JMSException {
+        work.run(message.getText(), IdempotencyContext.current().key(), false);
+    }
+
     /** Artemis's dead-letter address, read back into {@link Work}. */
     @JmsListener(id = "catalogue-dead-letters", destination = "DLQ")
     public void deadLetter(TextMessage message) throws JMSException {

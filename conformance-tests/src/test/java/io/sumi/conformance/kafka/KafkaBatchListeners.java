@@ -104,6 +104,13 @@ public class KafkaBatchListeners {
         ack.acknowledge();
     }
 
+    /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
+    @KafkaListener(id = "kafka-batch-ledger-down", topics = "cat.batch.ledger-down", containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    public void ledgerDown(List<ConsumerRecord<String, String>> records) {
+        runAll(records, true, false);
+    }
+
     @KafkaListener(id = "kafka-batch-async", topics = "cat.batch.async", containerFactory = "batchFactory")
     @IdempotentHandler(mode = IdempotencyMode.LEASE)
     public CompletableFuture<Void> async(List<ConsumerRecord<String, String>> records) {

@@ -1,6 +1,7 @@
 package io.sumi.conformance.kafka;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import java.time.Duration;
@@ -37,7 +38,7 @@ import org.springframework.util.backoff.FixedBackOff;
             "org.springframework.boot.jms.autoconfigure.JmsAutoConfiguration",
             "org.springframework.boot.jms.autoconfigure.health.JmsHealthContributorAutoConfiguration"
         })
-@Import({KafkaRecordListeners.class, KafkaBatchListeners.class})
+@Import({KafkaRecordListeners.class, KafkaBatchListeners.class, LedgerFaults.class})
 public class KafkaCatalogueApp {
 
     @Bean

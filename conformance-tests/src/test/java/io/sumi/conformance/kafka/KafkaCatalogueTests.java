@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.conformance.ConformanceCatalogue;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
@@ -14,10 +15,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.test.utils.ContainerTestUtils;
@@ -65,6 +70,12 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    LedgerFaults ledgerFaults;
+
+    @Autowired
+    KafkaAdmin kafkaAdmin;
 
     /** {@code record} or {@code batch}: which listeners this kind drives. */
     abstract String shape();
@@ -132,5 +143,47 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
     @Override
     public MeterRegistry meters() {
         return meters;
+    }
+
+    @Override
+    public LedgerFaults ledgerFaults() {
+        return ledgerFaults;
+    }
+
+    @Override
+    public void stopListener(Role role) {
+        container(role).stop();
+    }
+
+    @Override
+    public void startListener(Role role) {
+        MessageListenerContainer container = container(role);
+        container.start();
+        ContainerTestUtils.waitForAssignment(container, 2);
+    }
+
+    @Override
+    public boolean listenerRunning(Role role) {
+        return container(role).isRunning();
+    }
+
+    /** The members of the listener's consumer group (its id): a stopped container's consumer has left it. */
+    @Override
+    public @Nullable String stillConsuming(Role role) throws Exception {
+        try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
+            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(listenerId(role)))
+                    .describedGroups()
+                    .get(listenerId(role))
+                    .get(30, TimeUnit.SECONDS);
+            return group.members().isEmpty() ? null : "members of group " + group.groupId() + ": " + group.members();
+        }
+    }
+
+    private MessageListenerContainer container(Role role) {
+        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
+        if (container == null) {
+            throw new IllegalStateException("no listener container " + listenerId(role));
+        }
+        return container;
     }
 }

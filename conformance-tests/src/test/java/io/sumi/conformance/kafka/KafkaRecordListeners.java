@@ -99,6 +99,13 @@ public class KafkaRecordListeners {
         return CompletableFuture.runAsync(() -> work.run(record.value(), key, false));
     }
 
+    /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
+    @KafkaListener(id = "kafka-record-ledger-down", topics = "cat.record.ledger-down")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    public void ledgerDown(ConsumerRecord<String, String> record) {
+        work.run(record.value(), IdempotencyContext.current().key(), false);
+    }
+
     /** The dead letters of every catalogue topic, read back into {@link Work}. */
     @KafkaListener(id = "catalogue-dead-letters", topicPattern = "cat\\..*-dlt")
     public void deadLetter(ConsumerRecord<String, String> record) {

@@ -99,6 +99,16 @@ public class RabbitBatchListeners {
         runAll(messages, true);
     }
 
+    /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
+    @RabbitListener(
+            id = "rabbit-batch-ledger-down",
+            queues = "cat.batch.ledger-down.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    public void ledgerDown(List<Message> messages) {
+        runAll(messages, false);
+    }
+
     @RabbitListener(
             id = "rabbit-batch-manual",
             queues = "cat.batch.manual.${catalogue.run}",

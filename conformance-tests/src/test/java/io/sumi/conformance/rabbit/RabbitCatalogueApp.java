@@ -1,6 +1,7 @@
 package io.sumi.conformance.rabbit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Work;
 import java.util.ArrayList;
@@ -30,8 +31,9 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 /**
  * The RabbitMQ application of the catalogue: Spring Boot, the starter, the shared broker. Queues are
  * named per JVM run ({@code catalogue.run}) and deleted with the context; every queue dead-letters
- * to one queue read back into {@link Work}. The {@code held} queues are quorum queues with
- * {@code x-delivery-limit} 3; the others classic. Container factories: the default (prefetch 1,
+ * to one queue read back into {@link Work}. The {@code held} and {@code ledger-down} queues are
+ * quorum queues with {@code x-delivery-limit} 3 (a ledger outage must not spend a message's
+ * redelivery budget either); the others classic. Container factories: the default (prefetch 1,
  * requeue on failure), a consumer-batch one, channel-transacted ones with the JDBC transaction
  * manager, MANUAL acknowledgement.
  */
@@ -45,7 +47,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
             "org.springframework.boot.jms.autoconfigure.JmsAutoConfiguration",
             "org.springframework.boot.jms.autoconfigure.health.JmsHealthContributorAutoConfiguration"
         })
-@Import({RabbitRecordListeners.class, RabbitBatchListeners.class})
+@Import({RabbitRecordListeners.class, RabbitBatchListeners.class, LedgerFaults.class})
 public class RabbitCatalogueApp {
 
     static final String[] SHAPES = {"record", "batch"};
@@ -76,7 +78,7 @@ public class RabbitCatalogueApp {
         for (String shape : SHAPES) {
             for (Role role : Role.values()) {
                 for (int lane = 0; lane < 2; lane++) {
-                    QueueBuilder builder = role == Role.HELD || role == Role.PLAIN_HELD
+                    QueueBuilder builder = role == Role.HELD || role == Role.PLAIN_HELD || role == Role.LEDGER_DOWN
                             ? QueueBuilder.durable(queue(shape, role, lane, run))
                                     .quorum()
                                     .deliveryLimit(3)

@@ -2,6 +2,7 @@ package io.sumi.conformance.rabbit;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.conformance.ConformanceCatalogue;
+import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
@@ -12,9 +13,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
+import org.springframework.amqp.core.QueueInformation;
+import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -58,6 +63,12 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    LedgerFaults ledgerFaults;
+
+    @Autowired
+    RabbitAdmin admin;
 
     abstract String shape();
 
@@ -115,5 +126,47 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
     @Override
     public MeterRegistry meters() {
         return meters;
+    }
+
+    @Override
+    public LedgerFaults ledgerFaults() {
+        return ledgerFaults;
+    }
+
+    @Override
+    public void stopListener(Role role) {
+        container(role).stop();
+    }
+
+    @Override
+    public void startListener(Role role) {
+        container(role).start();
+    }
+
+    /** False as soon as a stop was asked (the container waits for its consumers after that). */
+    @Override
+    public boolean listenerRunning(Role role) {
+        return container(role) instanceof AbstractMessageListenerContainer container
+                ? container.isActive()
+                : container(role).isRunning();
+    }
+
+    /** The consumers of the listener's queue: a stopped container has cancelled its own. */
+    @Override
+    public @Nullable String stillConsuming(Role role) {
+        String queue = RabbitCatalogueApp.queue(shape(), role, 0, RUN);
+        QueueInformation info = admin.getQueueInfo(queue);
+        if (info == null) {
+            return "queue " + queue + " not found";
+        }
+        return info.getConsumerCount() == 0 ? null : info.getConsumerCount() + " consumer(s) of " + queue;
+    }
+
+    private MessageListenerContainer container(Role role) {
+        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
+        if (container == null) {
+            throw new IllegalStateException("no listener container " + listenerId(role));
+        }
+        return container;
     }
 }

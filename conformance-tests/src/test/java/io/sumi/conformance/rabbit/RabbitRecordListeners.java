@@ -127,6 +127,13 @@ public class RabbitRecordListeners {
         return CompletableFuture.runAsync(() -> work.run(body(message), key, false));
     }
 
+    /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
+    @RabbitListener(id = "rabbit-record-ledger-down", queues = "cat.record.ledger-down.${catalogue.run}")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    public void ledgerDown(Message message) {
+        work.run(body(message), IdempotencyContext.current().key(), false);
+    }
+
     /** Every catalogue queue's dead letters, read back into {@link Work}. */
     @RabbitListener(id = "catalogue-dead-letters", queues = "cat.dlq.${catalogue.run}")
     public void deadLetter(Message message) {
