@@ -1,11 +1,13 @@
 package io.sumi.consumer.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.budget.FleetHarness.Instance;
 import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
+import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.time.Clock;
 import java.time.Duration;
@@ -24,6 +26,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  * bound, and an acquire waiting on the store does not hold up one the local chunk can serve.
  */
 class FleetBudgetClockAndCrashTests {
+
+    /**
+     * The window of the tests on the database's clock: long, so that no run straddles the end of a
+     * window (the clock is the real one; a run crossing an end would see two windows' limits).
+     */
+    static final Duration WINDOW = Duration.ofDays(30);
 
     static final Duration HOUR = Duration.ofHours(1);
 
@@ -59,11 +67,11 @@ class FleetBudgetClockAndCrashTests {
         String budget = FleetHarness.budgetName("skew");
         BudgetConfig config = BudgetConfig.custom()
                 .limit(10)
-                .window(HOUR)
+                .window(WINDOW)
                 .chunkSize(1)
                 .scope(BudgetScope.FLEET)
                 .build();
-        Clock ahead = Clock.offset(Clock.systemUTC(), HOUR.multipliedBy(2).plusMinutes(7));
+        Clock ahead = Clock.offset(Clock.systemUTC(), WINDOW.multipliedBy(2).plusMinutes(7));
         try (Instance a = instance(database, "skew-a", budget, config, Clock.systemUTC());
                 Instance b = instance(database, "skew-b", budget, config, ahead)) {
             assertThat(spendAll(budget, a, b)).as("calls the fleet made").isEqualTo(10);
@@ -76,22 +84,66 @@ class FleetBudgetClockAndCrashTests {
         String budget = FleetHarness.budgetName("ahead");
         BudgetConfig config = BudgetConfig.custom()
                 .limit(10)
-                .window(HOUR)
+                .window(WINDOW)
                 .chunkSize(1)
                 .scope(BudgetScope.FLEET)
                 .build();
         // Further ahead than the windows a store keeps (100): its "old windows" include the fleet's current one.
-        Clock ahead = Clock.offset(Clock.systemUTC(), HOUR.multipliedBy(150));
+        Clock ahead = Clock.offset(Clock.systemUTC(), WINDOW.multipliedBy(150));
         try (Instance a = instance(database, "ahead-a", budget, config, Clock.systemUTC());
                 Instance b = instance(database, "ahead-b", budget, config, ahead)) {
             for (int i = 0; i < 3; i++) {
                 a.registry.budget(budget).acquire().onSuccess();
             }
             b.registry.budget(budget).acquire().onSuccess();
-            assertThat(a.store.read(budget, window(HOUR)).spent())
+            assertThat(a.store.read(budget, window(WINDOW)).spent())
                     .as("the current window, after the instance far ahead reserved")
                     .isEqualTo(4);
             assertThat(spendAll(budget, a, b)).as("calls left to the fleet").isEqualTo(6);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aBudgetClockThatJumpsPastTheWindowsEndGetsNoRoomBeforeTheStoresWindowRolls(TestDatabase database) {
+        String budget = FleetHarness.budgetName("jump");
+        BudgetConfig config = BudgetConfig.custom()
+                .limit(3)
+                .window(HOUR)
+                .chunkSize(1)
+                .scope(BudgetScope.FLEET)
+                .build();
+        // The store's clock stands for the database's, which this test must move by hand.
+        MutableClock storeClock = MutableClock.at("2031-05-01T10:00:00Z");
+        MutableClock budgetClock = MutableClock.at("2031-05-01T10:00:00Z");
+        try (HikariDataSource pool = FleetHarness.pool(FleetHarness.migrated(database), "jump", 2)) {
+            BudgetRegistry registry = BudgetRegistry.builder()
+                    .spendStore(
+                            JdbcSpendStore.builder(pool).windowClock(storeClock).build())
+                    .clock(budgetClock)
+                    .meterRegistry(new SimpleMeterRegistry())
+                    .budget(budget, config)
+                    .build();
+            try {
+                Budget shared = registry.budget(budget);
+                for (int i = 0; i < 3; i++) {
+                    shared.acquire().onSuccess();
+                }
+                // The instance's clock is stepped two hours ahead: its stopwatch says the window is
+                // over, but the store's has not rolled, so there is still no room, until its end.
+                budgetClock.advance(HOUR.multipliedBy(2));
+                assertThatThrownBy(shared::acquire).isInstanceOfSatisfying(BudgetExhaustedException.class, refused -> {
+                    assertThat(refused.reason()).isEqualTo(BudgetExhaustedException.Reason.LIMIT_REACHED);
+                    assertThat(refused.retryAt()).contains(budgetClock.instant().plus(HOUR));
+                });
+                // An hour later on both clocks the store's window has rolled: room again.
+                storeClock.advance(HOUR);
+                budgetClock.advance(HOUR);
+                shared.acquire().onSuccess();
+                assertThat(shared.spent()).isEqualTo(1);
+            } finally {
+                registry.close();
+            }
         }
     }
 
@@ -101,7 +153,7 @@ class FleetBudgetClockAndCrashTests {
         String budget = FleetHarness.budgetName("crash");
         BudgetConfig config = BudgetConfig.custom()
                 .limit(20)
-                .window(HOUR)
+                .window(WINDOW)
                 .chunkSize(5)
                 .scope(BudgetScope.FLEET)
                 .build();
@@ -141,7 +193,7 @@ class FleetBudgetClockAndCrashTests {
         String budget = FleetHarness.budgetName("lock");
         BudgetConfig config = BudgetConfig.custom()
                 .limit(100)
-                .window(HOUR)
+                .window(WINDOW)
                 .chunkSize(10)
                 .scope(BudgetScope.FLEET)
                 .build();

@@ -76,6 +76,8 @@ public final class JdbcSpendStore implements SpendStore {
     private final InstantBinding instants;
     private final int queryTimeoutSeconds;
     private final Clock clock;
+    /** Names the windows instead of the database's clock; {@code null}: the database's (the default). */
+    private final @Nullable Clock windowClock;
 
     private JdbcSpendStore(Builder builder) {
         this.dataSource = Objects.requireNonNull(builder.dataSource, "dataSource");
@@ -84,6 +86,7 @@ public final class JdbcSpendStore implements SpendStore {
         this.instants = InstantBinding.of(type);
         this.queryTimeoutSeconds = (int) Math.max(1, builder.queryTimeout.toSeconds());
         this.clock = builder.clock;
+        this.windowClock = builder.windowClock;
     }
 
     /** A store on {@code dataSource}, its database detected from the connection's metadata. */
@@ -159,10 +162,13 @@ public final class JdbcSpendStore implements SpendStore {
         });
     }
 
-    /** The current window by the database's clock. */
+    /** The current window by the database's clock (or the {@linkplain Builder#windowClock window clock}). */
     private Window currentWindow(Connection connection, long windowMillis) throws SQLException {
         if (windowMillis <= 0) {
             throw new IllegalArgumentException("A window must be positive, was " + windowMillis + " ms");
+        }
+        if (windowClock != null) {
+            return Window.at(windowClock.millis(), windowMillis);
         }
         try (PreparedStatement select = prepare(connection, dialect.now);
                 ResultSet rows = select.executeQuery()) {
@@ -344,6 +350,7 @@ public final class JdbcSpendStore implements SpendStore {
         private @Nullable DatabaseType databaseType;
         private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
         private Clock clock = Clock.systemUTC();
+        private @Nullable Clock windowClock;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -361,9 +368,26 @@ public final class JdbcSpendStore implements SpendStore {
             return this;
         }
 
-        /** The clock of {@code updated_at}; the system clock by default. */
+        /**
+         * The clock of {@code updated_at}; the system clock by default. It never names a window:
+         * the database's clock does (see {@link #windowClock}).
+         */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Names the windows by {@code windowClock} instead of the database's clock: for tests that
+         * move time by hand (the budgets' clock then only measures how long a window has left, so
+         * moving it alone cannot roll a fleet window). Never in production: the database's clock
+         * is the one clock every instance shares, and with a clock of each JVM instances whose
+         * clocks disagree by a window or more spend in different windows.
+         *
+         * @since 0.2.0
+         */
+        public Builder windowClock(Clock windowClock) {
+            this.windowClock = Objects.requireNonNull(windowClock, "windowClock");
             return this;
         }
 
