@@ -70,8 +70,9 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
     /**
      * The budgets are fleet budgets (the default with a DataSource): their spend lives in the
-     * database, per window of the injected clock, which starts at the same instant every run. A
-     * run therefore starts from empty windows, as a first deployment would.
+     * database, per window of the injected clock (the store's {@code windowClock}, see
+     * {@link App#spendStore}), which starts at the same instant every run. A run therefore starts
+     * from empty windows, as a first deployment would.
      */
     @BeforeAll
     static void forgetEarlierRunsSpend() {
@@ -260,6 +261,20 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
         @Bean
         MutableClock clock() {
             return MutableClock.at("2026-03-01T10:00:00Z");
+        }
+
+        /**
+         * Fleet windows are named by the store's clock, the database's by default: moving the
+         * budgets' clock alone only moves the instance's stopwatch past the end it measured, and the
+         * database, whose window has not rolled, refuses the probe. So the store names windows by
+         * the test's clock too (never done in production).
+         */
+        @Bean
+        io.sumi.consumer.budget.SpendStore spendStore(javax.sql.DataSource dataSource, MutableClock clock) {
+            return io.sumi.consumer.budget.jdbc.JdbcSpendStore.builder(dataSource)
+                    .clock(clock)
+                    .windowClock(clock)
+                    .build();
         }
 
         @Bean

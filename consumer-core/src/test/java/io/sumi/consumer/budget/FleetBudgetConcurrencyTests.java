@@ -159,7 +159,7 @@ class FleetBudgetConcurrencyTests {
                                 Thread.sleep(2);
                                 continue;
                             }
-                            Instant judgedAt = clock.firstRead();
+                            Instant judgedAt = clock.lastRead();
                             // The paid call: counted in the window its reservation went to.
                             spent.computeIfAbsent(
                                             Math.floorDiv(judgedAt.toEpochMilli(), windowMillis) * windowMillis,

@@ -53,13 +53,16 @@ class FleetBudgetTests {
             assertThat(calls.get()).isEqualTo(10);
             assertThat(refused).isEqualTo(10);
             assertThat(a.store.read(budget, window(HOUR)).spent()).isEqualTo(10);
-            // Fewer calls than the chunks reserved: close gives the rest back.
+            // Fewer calls than the chunks reserved: close gives the rest back. Chunks grow from the
+            // call's cost with what the instance reserved before: 1, 1, 2 (one unspent).
             String other = FleetHarness.budgetName("giveback");
             a.registry.update(other, config);
-            a.registry.budget(other).call(calls::incrementAndGet);
-            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(3);
+            for (int i = 0; i < 3; i++) {
+                a.registry.budget(other).call(calls::incrementAndGet);
+            }
+            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(4);
             a.registry.close();
-            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(1);
+            assertThat(a.store.read(other, window(HOUR)).spent()).isEqualTo(3);
         }
     }
 
@@ -141,7 +144,10 @@ class FleetBudgetTests {
         try (Instance a = instance(database, "down-a", budget, config)) {
             Budget shared = a.registry.budget(budget);
             AtomicInteger calls = new AtomicInteger();
-            shared.call(calls::incrementAndGet); // reserves a chunk of 2
+            // Chunks grow from the call's cost: 1, 1, then 2, of which one is left unspent.
+            for (int i = 0; i < 3; i++) {
+                shared.call(calls::incrementAndGet);
+            }
             a.dataSource.down = true;
             shared.call(calls::incrementAndGet); // the chunk it holds needs no round trip
             assertThatThrownBy(() -> shared.call(calls::incrementAndGet))
@@ -149,7 +155,7 @@ class FleetBudgetTests {
                         assertThat(ex.reason()).isEqualTo(BudgetExhaustedException.Reason.STORE_UNAVAILABLE);
                         assertThat(ex.retryAt()).isPresent();
                     });
-            assertThat(calls.get()).isEqualTo(2);
+            assertThat(calls.get()).isEqualTo(4);
             assertThat(a.meters
                             .counter("sumi.budget.store.failures", "budget", budget)
                             .count())
@@ -167,7 +173,7 @@ class FleetBudgetTests {
                     .untilAsserted(() -> {
                         shared.call(calls::incrementAndGet);
                     });
-            assertThat(calls.get()).isEqualTo(3);
+            assertThat(calls.get()).isEqualTo(5);
             assertThat(shared.circuitBreaker().getState())
                     .isEqualTo(io.github.resilience4j.circuitbreaker.CircuitBreaker.State.CLOSED);
         }

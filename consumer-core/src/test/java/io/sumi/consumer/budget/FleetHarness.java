@@ -89,26 +89,25 @@ final class FleetHarness {
     }
 
     /**
-     * A clock that remembers, per thread, the first instant read after {@link #arm()}: the instant a
-     * budget's {@code acquire} judged the call at, hence the window its reservation went to.
+     * A clock that remembers, per thread, the last instant read: read right after {@code acquire}
+     * returned, the instant the budget judged the call at (its last reading of the clock), hence the
+     * window its reservation went to (the budget serves a window's chunk only for instants inside it).
      */
     static final class RecordingClock extends Clock {
-        private final ThreadLocal<Instant> first = new ThreadLocal<>();
+        private final ThreadLocal<Instant> last = new ThreadLocal<>();
 
         void arm() {
-            first.remove();
+            last.remove();
         }
 
-        Instant firstRead() {
-            return first.get();
+        Instant lastRead() {
+            return last.get();
         }
 
         @Override
         public Instant instant() {
             Instant now = Instant.now();
-            if (first.get() == null) {
-                first.set(now);
-            }
+            last.set(now);
             return now;
         }
 

@@ -27,7 +27,13 @@ import org.slf4j.LoggerFactory;
  * so the breaker's transition events, which Resilience4j publishes on the thread that caused them,
  * are handled while the budget is consistent, and "would the next call exceed the limit" and
  * "reserve its cost" are one step: two threads can never both take the last unit. Listeners are
- * called under that lock too; they must not block.
+ * called under that lock too; they must not block. No round trip to a shared spend store is made
+ * under that lock ({@link SpendAccount#fetch}, {@link SpendAccount#refreshFromStore} and
+ * {@link SpendAccount#flush} run outside it): an acquire that needs the store gives the lock up,
+ * asks the store (one thread of the instance at a time), then takes the lock again and reserves
+ * from what the store gave, so a call this instance can serve from its chunk never waits on
+ * another call's round trip. (Changing a fleet budget's limit, an operator's act, still writes the
+ * store under the lock.)
  *
  * <p>Opening for the limit uses {@code transitionToOpenStateUntil(roomAt)}: the breaker's own clock
  * (the budget's) then half-opens it once enough spend has left the window, on the next permission
@@ -108,28 +114,69 @@ final class DefaultBudget implements Budget {
         return acquire(config.costPerCall());
     }
 
+    /** Rounds of "ask the store, then take what it gave" before an acquire gives up to other threads. */
+    private static final int ACQUIRE_ROUNDS = 8;
+
     @Override
-    public synchronized BudgetPermit acquire(double cost) {
+    public BudgetPermit acquire(double cost) {
         if (!(cost >= 0) || Double.isInfinite(cost)) {
             throw new IllegalArgumentException("A cost must be a finite number >= 0, was " + cost);
         }
-        Instant now = clock.instant();
-        refreshLocked(now);
         BudgetConfig current = config;
-        if (spend.full(now, current)) {
-            openForLimit(now, current);
-            metrics.rejected();
-            throw exhausted(Reason.LIMIT_REACHED, spend.total(now, current), current);
+        // Round trips happen here, outside the lock: a call that this instance can serve from what
+        // it holds is never held up by another call waiting on the shared store.
+        spend.refreshFromStore(current);
+        for (int round = 0; ; round++) {
+            synchronized (this) {
+                Instant now = clock.instant();
+                refreshLocked(now);
+                current = config;
+                if (spend.full(now, current)) {
+                    openForLimit(now, current);
+                    metrics.rejected();
+                    throw exhausted(Reason.LIMIT_REACHED, spend.total(now, current), current);
+                }
+                if (!breaker.tryAcquirePermission()) {
+                    metrics.rejected();
+                    throw exhausted(Reason.CIRCUIT_OPEN, spend.total(now, current), current);
+                }
+                // Judged at this instant (read after the breaker's own clock reads): the window it is charged to.
+                now = clock.instant();
+                SpendAccount.Attempt attempt = spend.tryReserve(now, cost, current);
+                SpendAccount.Reservation reservation = attempt.reservation();
+                if (reservation != null) {
+                    metrics.permitted();
+                    inFlight++;
+                    return new Permit(reservation, System.nanoTime());
+                }
+                breaker.releasePermission();
+                if (!attempt.askStore()) {
+                    throw refused(now, cost, current);
+                }
+                if (round >= ACQUIRE_ROUNDS) {
+                    // Other threads of this instance took every chunk fetched for this call.
+                    metrics.rejected();
+                    throw exhausted(Reason.LIMIT_REACHED, spend.total(now, current), current);
+                }
+            }
+            boolean fetched;
+            try {
+                fetched = spend.fetch(cost, current);
+            } catch (SpendStoreUnavailableException ex) {
+                throw storeUnavailable(ex, current);
+            }
+            if (!fetched) {
+                synchronized (this) {
+                    throw refused(clock.instant(), cost, current);
+                }
+            }
         }
-        if (!breaker.tryAcquirePermission()) {
-            metrics.rejected();
-            throw exhausted(Reason.CIRCUIT_OPEN, spend.total(now, current), current);
-        }
-        SpendAccount.Reservation reservation;
-        try {
-            reservation = spend.tryReserve(now, cost, current);
-        } catch (SpendStoreUnavailableException ex) {
-            breaker.releasePermission();
+    }
+
+    /** Under the lock: the store did not answer (fail closed). */
+    private BudgetExhaustedException storeUnavailable(SpendStoreUnavailableException ex, BudgetConfig current) {
+        synchronized (this) {
+            Instant now = clock.instant();
             metrics.rejected();
             openForStore(now);
             BudgetExhaustedException refused = new BudgetExhaustedException(
@@ -141,38 +188,36 @@ final class DefaultBudget implements Budget {
                     "Budget '" + name + "' refuses the call: its shared spend store did not answer, so the spend"
                             + " cannot be reserved (fail closed); retry after " + openUntil);
             refused.initCause(ex);
-            throw refused;
+            return refused;
         }
-        if (reservation == null) {
-            breaker.releasePermission();
-            metrics.rejected();
-            double spent = spend.total(now, current);
-            double limit = spend.limit(current);
-            if (spend.full(now, current)) {
-                openForLimit(now, current);
-                throw exhausted(Reason.LIMIT_REACHED, spent, current);
-            }
-            // One call would fit, but not all the calls asked for (a batch): refuse them all, and
-            // do not open the breaker, so that a smaller batch (or a single call) still can run.
-            Instant fitsAt = spend.roomAt(now, current, cost);
-            throw new BudgetExhaustedException(
-                    name,
-                    Reason.LIMIT_REACHED,
-                    spent,
-                    limit,
-                    fitsAt,
-                    "Budget '" + name
-                            + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of "
-                            + fmt(limit)
-                            + " in the last " + current.window()
-                            + (fitsAt != null
-                                    ? "; it fits from " + fitsAt
-                                    : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
-                                            + " limit / cost-per-call"));
+    }
+
+    /** Under the lock: {@code cost} does not fit in the window. */
+    private BudgetExhaustedException refused(Instant now, double cost, BudgetConfig current) {
+        metrics.rejected();
+        double spent = spend.total(now, current);
+        double limit = spend.limit(current);
+        if (spend.full(now, current)) {
+            openForLimit(now, current);
+            return exhausted(Reason.LIMIT_REACHED, spent, current);
         }
-        metrics.permitted();
-        inFlight++;
-        return new Permit(reservation, System.nanoTime());
+        // One call would fit, but not all the calls asked for (a batch): refuse them all, and
+        // do not open the breaker, so that a smaller batch (or a single call) still can run.
+        Instant fitsAt = spend.roomAt(now, current, cost);
+        return new BudgetExhaustedException(
+                name,
+                Reason.LIMIT_REACHED,
+                spent,
+                limit,
+                fitsAt,
+                "Budget '" + name
+                        + "' cannot take a batch costing " + fmt(cost) + ": spent " + fmt(spent) + " of "
+                        + fmt(limit)
+                        + " in the last " + current.window()
+                        + (fitsAt != null
+                                ? "; it fits from " + fitsAt
+                                : "; the batch costs more than the whole limit: make batches smaller (e.g. max.poll.records) than"
+                                        + " limit / cost-per-call"));
     }
 
     // The scope is a guard: try-with-resources closes it; the body never names it.
@@ -223,9 +268,12 @@ final class DefaultBudget implements Budget {
     }
 
     @Override
-    public synchronized CircuitBreaker.State refresh() {
-        refreshLocked(clock.instant());
-        return breaker.getState();
+    public CircuitBreaker.State refresh() {
+        spend.refreshFromStore(config);
+        synchronized (this) {
+            refreshLocked(clock.instant());
+            return breaker.getState();
+        }
     }
 
     @Override
@@ -475,6 +523,7 @@ final class DefaultBudget implements Budget {
                 spend.setCost(entry, cost, clock.instant(), config);
                 checkRoom();
             }
+            spend.flush();
         }
 
         @Override
@@ -484,6 +533,7 @@ final class DefaultBudget implements Budget {
                 spend.setCost(entry, entry.cost() + cost, clock.instant(), config);
                 checkRoom();
             }
+            spend.flush();
         }
 
         @Override

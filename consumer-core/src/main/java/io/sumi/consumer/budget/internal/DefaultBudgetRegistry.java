@@ -90,7 +90,7 @@ public final class DefaultBudgetRegistry implements BudgetRegistry {
         if (scope == BudgetScope.FLEET && store != null) {
             // The limit is registered with the store on the first reservation, not here: at start-up
             // the store's tables may not be migrated yet (Flyway runs beside the beans).
-            account = new FleetSpendAccount(name, store, meterRegistry);
+            account = new FleetSpendAccount(name, store, clock, meterRegistry);
         } else {
             account = new LocalSpendAccount();
         }

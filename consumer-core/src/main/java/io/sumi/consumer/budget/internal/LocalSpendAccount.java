@@ -10,11 +10,11 @@ final class LocalSpendAccount implements SpendAccount {
     private final SpendWindow spend = new SpendWindow();
 
     @Override
-    public @Nullable Reservation tryReserve(Instant now, double cost, BudgetConfig config) {
+    public Attempt tryReserve(Instant now, double cost, BudgetConfig config) {
         if (spend.total(now, config.window()) + cost > config.limit()) {
-            return null;
+            return Attempt.REFUSED;
         }
-        return spend.reserve(now, cost);
+        return Attempt.granted(spend.reserve(now, cost));
     }
 
     @Override

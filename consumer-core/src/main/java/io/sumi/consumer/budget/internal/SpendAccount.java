@@ -6,8 +6,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Where a budget's spend is counted: in this JVM ({@link LocalSpendAccount}, a sliding window) or
- * in a shared store for the whole fleet ({@link FleetSpendAccount}, fixed windows, chunks). Called
- * only under the owning budget's lock.
+ * in a shared store for the whole fleet ({@link FleetSpendAccount}, fixed windows, chunks).
+ *
+ * <p>Concurrency: every method is called under the owning budget's lock, except {@link #fetch},
+ * {@link #refreshFromStore} and {@link #flush}, the only ones that may make a round trip to a
+ * store: the budget calls them without its lock, so that a call the account can serve locally is
+ * never held up by another call's round trip. An account with such methods guards its own state.
  */
 interface SpendAccount {
 
@@ -16,14 +20,41 @@ interface SpendAccount {
         double cost();
     }
 
+    /** What {@link #tryReserve} found: a reservation, a refusal, or that the store must be asked first. */
+    record Attempt(@Nullable Reservation reservation, boolean askStore) {
+
+        static final Attempt REFUSED = new Attempt(null, false);
+        static final Attempt ASK_STORE = new Attempt(null, true);
+
+        static Attempt granted(Reservation reservation) {
+            return new Attempt(reservation, false);
+        }
+    }
+
     /**
-     * Reserves {@code cost} if it fits.
+     * Reserves {@code cost} if it fits in what this instance holds, without a round trip.
      *
-     * @return the reservation, or {@code null} if it does not fit
+     * @return the reservation; {@link Attempt#REFUSED} if it does not fit; {@link Attempt#ASK_STORE}
+     *     if only the store can tell (then {@link #fetch}, without the budget's lock, and try again)
+     */
+    Attempt tryReserve(Instant now, double cost, BudgetConfig config);
+
+    /**
+     * Asks the store for room for {@code cost} (a round trip; called without the budget's lock).
+     *
+     * @return whether this instance now holds room for it (another thread may still take it first);
+     *     {@code false} if it does not fit in the window
      * @throws SpendStoreUnavailableException if the shared store could not answer (fail closed)
      */
-    @Nullable
-    Reservation tryReserve(Instant now, double cost, BudgetConfig config);
+    default boolean fetch(double cost, BudgetConfig config) {
+        throw new UnsupportedOperationException("only a shared account asks a store");
+    }
+
+    /** Asks the store again whether room appeared, if it is time to (without the budget's lock). */
+    default void refreshFromStore(BudgetConfig config) {}
+
+    /** Sends what {@link #setCost} left to send to the store (without the budget's lock). */
+    default void flush() {}
 
     /** Replaces the cost of a reservation (a cost recorded after the call). */
     void setCost(Reservation reservation, double cost, Instant now, BudgetConfig config);

@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -27,9 +28,12 @@ import org.jspecify.annotations.Nullable;
  *  WHERE budget_name = ? AND window_start = ?
  *    AND spent + ? <= (SELECT spend_limit FROM sumi_budget_limit WHERE budget_name = ?)
  * }</pre>
- * (the first reservation of a window inserts its row first, ignoring a duplicate). Every statement
- * runs on a connection of its own, committed at once (never in the caller's transaction: a
- * reservation must not roll back with the business work, nor wait for it), with a query timeout.
+ * (the first reservation of a window inserts its row first, ignoring a duplicate). The window is
+ * the database's: a reservation first reads the database's clock ({@code CURRENT_TIMESTAMP}, on
+ * MariaDB {@code UTC_TIMESTAMP(6)}) on the same connection and names the window from it, so the
+ * instances' clocks never name a window; old windows are deleted relative to that clock too. Every
+ * statement runs on a connection of its own, committed at once (never in the caller's transaction:
+ * a reservation must not roll back with the business work, nor wait for it), with a query timeout.
  */
 public final class JdbcSpendStore implements SpendStore {
 
@@ -72,6 +76,8 @@ public final class JdbcSpendStore implements SpendStore {
     private final InstantBinding instants;
     private final int queryTimeoutSeconds;
     private final Clock clock;
+    /** Names the windows instead of the database's clock; {@code null}: the database's (the default). */
+    private final @Nullable Clock windowClock;
 
     private JdbcSpendStore(Builder builder) {
         this.dataSource = Objects.requireNonNull(builder.dataSource, "dataSource");
@@ -80,6 +86,7 @@ public final class JdbcSpendStore implements SpendStore {
         this.instants = InstantBinding.of(type);
         this.queryTimeoutSeconds = (int) Math.max(1, builder.queryTimeout.toSeconds());
         this.clock = builder.clock;
+        this.windowClock = builder.windowClock;
     }
 
     /** A store on {@code dataSource}, its database detected from the connection's metadata. */
@@ -140,17 +147,44 @@ public final class JdbcSpendStore implements SpendStore {
     }
 
     @Override
-    public boolean tryReserve(String budget, long windowStart, double amount) {
+    public Grant tryReserve(String budget, long windowMillis, double amount) {
         return run("reserve spend of budget " + budget, connection -> {
+            Window window = currentWindow(connection, windowMillis);
+            long windowStart = window.start();
             if (reserve(connection, budget, windowStart, amount)) {
-                return true;
+                return new Grant(window, true);
             }
             // The window's first reservation: its row does not exist yet.
             if (insertWindowIfAbsent(connection, budget, windowStart)) {
-                return reserve(connection, budget, windowStart, amount);
+                return new Grant(window, reserve(connection, budget, windowStart, amount));
             }
-            return false;
+            return new Grant(window, false);
         });
+    }
+
+    /** The current window by the database's clock (or the {@linkplain Builder#windowClock window clock}). */
+    private Window currentWindow(Connection connection, long windowMillis) throws SQLException {
+        if (windowMillis <= 0) {
+            throw new IllegalArgumentException("A window must be positive, was " + windowMillis + " ms");
+        }
+        if (windowClock != null) {
+            return Window.at(windowClock.millis(), windowMillis);
+        }
+        try (PreparedStatement select = prepare(connection, dialect.now);
+                ResultSet rows = select.executeQuery()) {
+            if (!rows.next()) {
+                throw new SQLException("The database did not answer its clock (" + dialect.now + ")");
+            }
+            Instant now = instants.get(rows, "db_now");
+            if (now == null) {
+                throw new SQLException("The database answered no time (" + dialect.now + ")");
+            }
+            long start = Math.floorDiv(now.toEpochMilli(), windowMillis) * windowMillis;
+            // Rounded down: an instance must never believe the window lasts longer than it does.
+            long left = Duration.between(now, Instant.ofEpochMilli(start + windowMillis))
+                    .toMillis();
+            return new Window(start, left);
+        }
     }
 
     private boolean reserve(Connection connection, String budget, long windowStart, double amount) throws SQLException {
@@ -200,29 +234,40 @@ public final class JdbcSpendStore implements SpendStore {
 
     @Override
     public WindowState read(String budget, long windowStart) {
-        return run("read the window of budget " + budget, connection -> {
-            try (PreparedStatement select = prepare(connection, READ)) {
-                select.setLong(1, windowStart);
-                select.setString(2, budget);
-                try (ResultSet rows = select.executeQuery()) {
-                    if (!rows.next()) {
-                        // Not registered: nothing can be reserved until it is.
-                        return new WindowState(0, 0);
-                    }
-                    double limit = rows.getDouble(1);
-                    double spent = rows.getDouble(2);
-                    return new WindowState(spent, limit);
+        return run("read the window of budget " + budget, connection -> readWindow(connection, budget, windowStart));
+    }
+
+    private WindowState readWindow(Connection connection, String budget, long windowStart) throws SQLException {
+        try (PreparedStatement select = prepare(connection, READ)) {
+            select.setLong(1, windowStart);
+            select.setString(2, budget);
+            try (ResultSet rows = select.executeQuery()) {
+                if (!rows.next()) {
+                    // Not registered: nothing can be reserved until it is.
+                    return new WindowState(0, 0);
                 }
+                double limit = rows.getDouble(1);
+                double spent = rows.getDouble(2);
+                return new WindowState(spent, limit);
             }
+        }
+    }
+
+    @Override
+    public CurrentWindow readCurrent(String budget, long windowMillis) {
+        return run("read the window of budget " + budget, connection -> {
+            Window window = currentWindow(connection, windowMillis);
+            return new CurrentWindow(window, readWindow(connection, budget, window.start()));
         });
     }
 
     @Override
-    public void forgetBefore(String budget, long windowStart) {
+    public void forgetOldWindows(String budget, long windowMillis, int windowsKept) {
         run("forget old windows of budget " + budget, connection -> {
+            Window window = currentWindow(connection, windowMillis);
             try (PreparedStatement delete = prepare(connection, FORGET)) {
                 delete.setString(1, budget);
-                delete.setLong(2, windowStart);
+                delete.setLong(2, window.start() - Math.max(1, windowsKept) * windowMillis);
                 return delete.executeUpdate();
             }
         });
@@ -254,16 +299,19 @@ public final class JdbcSpendStore implements SpendStore {
         }
     }
 
-    /** The statements that differ by database: inserting a row only if it is absent. */
+    /** The statements that differ by database: the database's clock, inserting a row only if it is absent. */
     private enum Dialect {
         POSTGRESQL(
                 "INSERT INTO sumi_budget_spend (budget_name, window_start, spent) VALUES (?, ?, 0) ON CONFLICT DO NOTHING",
                 "INSERT INTO sumi_budget_limit (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"),
+                        + " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "SELECT CURRENT_TIMESTAMP AS db_now"),
         MARIADB(
                 "INSERT IGNORE INTO sumi_budget_spend (budget_name, window_start, spent) VALUES (?, ?, 0)",
                 "INSERT IGNORE INTO sumi_budget_limit (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (?, ?, ?, ?)"),
+                        + " VALUES (?, ?, ?, ?)",
+                // UTC_TIMESTAMP, not NOW(): NOW() follows the session's time zone.
+                "SELECT UTC_TIMESTAMP(6) AS db_now"),
         H2(
                 "MERGE INTO sumi_budget_spend t USING (VALUES (CAST(? AS VARCHAR(200)), CAST(? AS BIGINT))) s(b, w)"
                         + " ON t.budget_name = s.b AND t.window_start = s.w"
@@ -272,14 +320,18 @@ public final class JdbcSpendStore implements SpendStore {
                         + " CAST(? AS DOUBLE PRECISION), CAST(? AS TIMESTAMP WITH TIME ZONE))) s(b, l, c, u)"
                         + " ON t.budget_name = s.b"
                         + " WHEN NOT MATCHED THEN INSERT (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (s.b, s.l, s.c, s.u)");
+                        + " VALUES (s.b, s.l, s.c, s.u)",
+                "SELECT CURRENT_TIMESTAMP AS db_now");
 
         final String insertWindowIfAbsent;
         final String insertLimitIfAbsent;
+        /** The database's clock, one row, column {@code db_now}. */
+        final String now;
 
-        Dialect(String insertWindowIfAbsent, String insertLimitIfAbsent) {
+        Dialect(String insertWindowIfAbsent, String insertLimitIfAbsent, String now) {
             this.insertWindowIfAbsent = insertWindowIfAbsent;
             this.insertLimitIfAbsent = insertLimitIfAbsent;
+            this.now = now;
         }
 
         static Dialect of(DatabaseType type) {
@@ -298,6 +350,7 @@ public final class JdbcSpendStore implements SpendStore {
         private @Nullable DatabaseType databaseType;
         private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
         private Clock clock = Clock.systemUTC();
+        private @Nullable Clock windowClock;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -315,9 +368,26 @@ public final class JdbcSpendStore implements SpendStore {
             return this;
         }
 
-        /** The clock of {@code updated_at}; the system clock by default. */
+        /**
+         * The clock of {@code updated_at}; the system clock by default. It never names a window:
+         * the database's clock does (see {@link #windowClock}).
+         */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Names the windows by {@code windowClock} instead of the database's clock: for tests that
+         * move time by hand (the budgets' clock then only measures how long a window has left, so
+         * moving it alone cannot roll a fleet window). Never in production: the database's clock
+         * is the one clock every instance shares, and with a clock of each JVM instances whose
+         * clocks disagree by a window or more spend in different windows.
+         *
+         * @since 0.2.0
+         */
+        public Builder windowClock(Clock windowClock) {
+            this.windowClock = Objects.requireNonNull(windowClock, "windowClock");
             return this;
         }
 
