@@ -75,7 +75,7 @@ public interface SpendStore {
      * by the store's clock) if the spend then stays within the fleet's limit, atomically.
      *
      * @return the window and whether the amount was added to it
-     * @since 0.2.0
+     * @since 0.1.0
      */
     Grant tryReserve(String budget, long windowMillis, double amount);
 
@@ -95,7 +95,7 @@ public interface SpendStore {
      * The current window (of length {@code windowMillis}, named by the store's clock), its spend and
      * the fleet's limit.
      *
-     * @since 0.2.0
+     * @since 0.1.0
      */
     CurrentWindow readCurrent(String budget, long windowMillis);
 
@@ -103,7 +103,7 @@ public interface SpendStore {
      * Forgets the windows of a budget that started more than {@code windowsKept} windows (of length
      * {@code windowMillis}) before the current one, by the store's clock. Optional.
      *
-     * @since 0.2.0
+     * @since 0.1.0
      */
     default void forgetOldWindows(String budget, long windowMillis, int windowsKept) {}
 }

@@ -384,7 +384,7 @@ public final class JdbcSpendStore implements SpendStore {
          * is the one clock every instance shares, and with a clock of each JVM instances whose
          * clocks disagree by a window or more spend in different windows.
          *
-         * @since 0.2.0
+         * @since 0.1.0
          */
         public Builder windowClock(Clock windowClock) {
             this.windowClock = Objects.requireNonNull(windowClock, "windowClock");
