@@ -373,6 +373,53 @@ abstract class LeaseRenewalIntegrationTests {
         assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(4);
     }
 
+    /** The same for a poll's claims (the Kafka poll claim): they are renewed by the same renewer. */
+    @Test
+    void aSaturatedApplicationPoolDoesNotStopThePollClaimsRenewals() throws Exception {
+        Jvm a = new Jvm(jvms.size(), true, 2, true);
+        jvms.add(a);
+        Jvm b = jvm(true);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        AtomicInteger completed = new AtomicInteger();
+        Future<?> poll = threads.submit(() -> {
+            PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
+            claimed.countDown();
+            claim.execute(0, () -> {
+                finish.await();
+                return "a";
+            });
+            completed.set(claim.completePending());
+            claim.releaseUnrun();
+            return null;
+        });
+        assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
+        a.saturatePool(2, release);
+
+        AtomicInteger runsOnB = new AtomicInteger();
+        await().during(LEASE.multipliedBy(4))
+                .atMost(LEASE.multipliedBy(6))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    for (String key : POLL) {
+                        try {
+                            b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                        } catch (MessageBusyException busy) {
+                            // the poll's live claim
+                        }
+                    }
+                    return runsOnB.get() == 0;
+                });
+
+        release.countDown();
+        finish.countDown();
+        poll.get(20, TimeUnit.SECONDS);
+        assertThat(completed).as("the completion found its claim").hasValue(1);
+        assertThat(row("p1").attempts()).isEqualTo(1);
+        assertThat(a.renewals("lost")).isZero();
+    }
+
     /**
      * Negative control: the same saturated pool with renewals on it. A renewal waits for a
      * connection longer than the lease, the lease lapses, and the other JVM takes the key over
