@@ -15,6 +15,7 @@ import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.TestDatabase;
+import java.sql.Connection;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -329,6 +330,164 @@ abstract class LeaseRenewalIntegrationTests {
         }
     }
 
+    // ---------------------------------------------------------------- a saturated pool (issue 19 A14)
+
+    /**
+     * The application's pool (2 connections, a connection timeout of 8 leases) is held by other
+     * work while a handler runs four leases: with renewals on a pool of their own the other JVM is
+     * told BUSY throughout, and the handler completes its only run.
+     */
+    @Test
+    void aSaturatedApplicationPoolDoesNotStopRenewalsOnConnectionsOfTheirOwn() throws Exception {
+        Jvm a = new Jvm(jvms.size(), true, 2, true);
+        jvms.add(a);
+        Jvm b = jvm(true);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+            running.countDown();
+            finish.await();
+            return "a";
+        }));
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+        a.saturatePool(2, release);
+
+        AtomicInteger runsOnB = new AtomicInteger();
+        await().during(LEASE.multipliedBy(4))
+                .atMost(LEASE.multipliedBy(6))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    try {
+                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
+                    } catch (MessageBusyException busy) {
+                        // the live claim of a
+                    }
+                    return runsOnB.get() == 0;
+                });
+
+        release.countDown();
+        finish.countDown();
+        assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(row("k1").attempts()).as("never taken over").isEqualTo(1);
+        assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(4);
+    }
+
+    /** The same for a poll's claims (the Kafka poll claim): they are renewed by the same renewer. */
+    @Test
+    void aSaturatedApplicationPoolDoesNotStopThePollClaimsRenewals() throws Exception {
+        Jvm a = new Jvm(jvms.size(), true, 2, true);
+        jvms.add(a);
+        Jvm b = jvm(true);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch claimed = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        AtomicInteger completed = new AtomicInteger();
+        Future<?> poll = threads.submit(() -> {
+            PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
+            claimed.countDown();
+            claim.execute(0, () -> {
+                finish.await();
+                return "a";
+            });
+            completed.set(claim.completePending());
+            claim.releaseUnrun();
+            return null;
+        });
+        assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
+        a.saturatePool(2, release);
+
+        AtomicInteger runsOnB = new AtomicInteger();
+        await().during(LEASE.multipliedBy(4))
+                .atMost(LEASE.multipliedBy(6))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    for (String key : POLL) {
+                        try {
+                            b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                        } catch (MessageBusyException busy) {
+                            // the poll's live claim
+                        }
+                    }
+                    return runsOnB.get() == 0;
+                });
+
+        release.countDown();
+        finish.countDown();
+        poll.get(20, TimeUnit.SECONDS);
+        assertThat(completed).as("the completion found its claim").hasValue(1);
+        assertThat(row("p1").attempts()).isEqualTo(1);
+        assertThat(a.renewals("lost")).isZero();
+    }
+
+    /**
+     * Negative control: the same saturated pool with renewals on it. A renewal waits for a
+     * connection longer than the lease, the lease lapses, and the other JVM takes the key over
+     * while the handler still runs (what issue 19 A14 saw).
+     */
+    @Test
+    void renewalsQueuedBehindASaturatedApplicationPoolLetTheLeaseLapse() throws Exception {
+        Jvm a = new Jvm(jvms.size(), true, 2, false);
+        jvms.add(a);
+        Jvm b = jvm(true);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+            running.countDown();
+            finish.await();
+            return "a";
+        }));
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+        a.saturatePool(2, release);
+
+        AtomicInteger runsOnB = new AtomicInteger();
+        await().atMost(LEASE.multipliedBy(6))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    try {
+                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
+                    } catch (MessageBusyException busy) {
+                        // still held
+                    }
+                    return runsOnB.get() == 1;
+                });
+
+        release.countDown();
+        finish.countDown();
+        first.get(20, TimeUnit.SECONDS);
+        assertThat(row("k1").attempts())
+                .as("taken over while the first handler ran")
+                .isEqualTo(2);
+    }
+
+    /**
+     * A renewal held up (here: frozen before it reaches the ledger, as a renewal waiting for a
+     * connection is) until more than a lease has passed lands late: it still renews the claim
+     * (nobody took it over), and it is counted {@code late} besides {@code renewed}.
+     */
+    @Test
+    void aRenewalThatLandsWithLessThanAThirdOfTheLeaseLeftIsCountedLate() throws Exception {
+        Jvm a = jvm(true);
+        CountDownLatch frozen = new CountDownLatch(1);
+        a.store.frozen = frozen;
+        CountDownLatch finish = new CountDownLatch(1);
+        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+            finish.await();
+            return "a";
+        }));
+        await().atMost(LEASE.multipliedBy(10)).until(() -> a.store.waiting.get() == 1);
+        // The first tick came a third of a lease after the claim; a whole lease more has passed.
+        Thread.sleep(LEASE.toMillis());
+        a.store.frozen = null;
+        frozen.countDown();
+
+        await().atMost(LEASE.multipliedBy(10)).until(() -> a.renewals("late") >= 1);
+        assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(1);
+        finish.countDown();
+        assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
+    }
+
     // ---------------------------------------------------------------- renewal ends with the handler
 
     @Test
@@ -615,31 +774,73 @@ abstract class LeaseRenewalIntegrationTests {
     /** One simulated JVM: a connection pool, a store and an executor of its own. */
     final class Jvm {
         final HikariDataSource pool;
+        final @Nullable HikariDataSource renewalPool;
         final RecordingStore store;
         final IdempotentExecutor executor;
         final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
         Jvm(int id, boolean renew) {
-            String[] settings = database().settings();
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(settings[0]);
-            config.setUsername(settings[1]);
-            config.setPassword(settings[2]);
-            config.setMaximumPoolSize(4);
-            config.setPoolName("renewal-jvm-" + id);
-            this.pool = new HikariDataSource(config);
-            this.store = new RecordingStore(
-                    JdbcProcessedMessageStore.builder((DataSource) pool).build());
+            this(id, renew, 4, false);
+        }
+
+        /**
+         * @param poolSize the application's pool, which the ledger uses (its connection timeout is
+         *     longer than the lease, as HikariCP's 30 s default is not shorter than Sumi's 30 s lease)
+         * @param ownRenewalPool whether renewals take their connections from a pool of their own
+         */
+        Jvm(int id, boolean renew, int poolSize, boolean ownRenewalPool) {
+            this.pool = pool("renewal-jvm-" + id, poolSize, LEASE.multipliedBy(8));
+            this.renewalPool = ownRenewalPool ? pool("renewal-jvm-" + id + "-renewals", 2, LEASE.dividedBy(2)) : null;
+            JdbcProcessedMessageStore.Builder ledger = JdbcProcessedMessageStore.builder((DataSource) pool);
+            if (renewalPool != null) {
+                ledger.renewalDataSource(renewalPool);
+            }
+            this.store = new RecordingStore(ledger.build());
             this.executor = IdempotentExecutor.builder(store)
                     .meterRegistry(meters)
                     .leaseRenewal(renew)
                     .build();
         }
 
+        private HikariDataSource pool(String name, int size, Duration connectionTimeout) {
+            String[] settings = database().settings();
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(settings[0]);
+            config.setUsername(settings[1]);
+            config.setPassword(settings[2]);
+            config.setMaximumPoolSize(size);
+            config.setConnectionTimeout(connectionTimeout.toMillis());
+            config.setPoolName(name);
+            return new HikariDataSource(config);
+        }
+
         /** As {@code kill -9}: renewal stops, and nothing reaches the ledger any more. */
         void kill() {
             executor.close();
             pool.close();
+            if (renewalPool != null) {
+                renewalPool.close();
+            }
+        }
+
+        /**
+         * The application's other work takes every connection of this JVM's pool and keeps them
+         * until {@code release} opens.
+         */
+        void saturatePool(int connections, CountDownLatch release) throws InterruptedException {
+            CountDownLatch holding = new CountDownLatch(connections);
+            for (int i = 0; i < connections; i++) {
+                threads.submit(() -> {
+                    try (Connection held = pool.getConnection()) {
+                        holding.countDown();
+                        release.await();
+                    }
+                    return null;
+                });
+            }
+            assertThat(holding.await(20, TimeUnit.SECONDS))
+                    .as("every connection held")
+                    .isTrue();
         }
 
         double renewals(String result) {

@@ -46,16 +46,37 @@ class SumiAutoConfiguration {
     /** The name of the starter's own ledger bean (absent when the application defines a store). */
     static final String LEDGER_BEAN_NAME = "sumiProcessedMessageStore";
 
+    /**
+     * The connections of lease renewals, apart from the application's pool (see
+     * {@link LeaseRenewalPool}); only for the starter's own ledger. Declared before the ledger, so
+     * that its condition sees no store yet unless the application defined one.
+     */
+    @Bean
+    @ConditionalOnMissingBean(ProcessedMessageStore.class)
+    @ConditionalOnBean(DataSource.class)
+    LeaseRenewalPool sumiLeaseRenewalPool(
+            DataSource dataSource, SumiProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+        return LeaseRenewalPool.of(dataSource, properties.consumer(), meterRegistry.getIfUnique());
+    }
+
     @Bean(LEDGER_BEAN_NAME)
     @ConditionalOnMissingBean
     @ConditionalOnBean(DataSource.class)
     ProcessedMessageStore sumiProcessedMessageStore(
-            DataSource dataSource, SumiProperties properties, ObjectProvider<Clock> clock) {
+            DataSource dataSource,
+            SumiProperties properties,
+            ObjectProvider<Clock> clock,
+            ObjectProvider<LeaseRenewalPool> renewalPool) {
         SumiProperties.Ledger ledger = properties.ledger();
-        ProcessedMessageStore store = JdbcProcessedMessageStore.builder(dataSource)
+        JdbcProcessedMessageStore.Builder builder = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
-                .clock(clock.getIfUnique(Clock::systemUTC))
-                .build();
+                .clock(clock.getIfUnique(Clock::systemUTC));
+        LeaseRenewalPool renewals = renewalPool.getIfAvailable();
+        DataSource renewalDataSource = renewals != null ? renewals.dataSource() : null;
+        if (renewalDataSource != null) {
+            builder.renewalDataSource(renewalDataSource);
+        }
+        ProcessedMessageStore store = builder.build();
         if (!ledger.cache().enabled()) {
             return store;
         }

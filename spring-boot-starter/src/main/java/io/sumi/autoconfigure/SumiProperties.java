@@ -4,6 +4,7 @@ import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.IdempotencyMode;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -93,6 +94,7 @@ public record SumiProperties(
      *     stops (a WARN and {@code sumi.leases.overruns}) and the lease lapses within one lease;
      *     handlers may set their own ({@code @IdempotentHandler(maxRun = ...)})
      * @param reply the replies of handlers that keep them ({@code @IdempotentHandler(storeReply = true)})
+     * @param renewalPool the connections lease renewals take, apart from the application's pool
      */
     public record Consumer(
             @DefaultValue("AUTO") IdempotencyMode mode,
@@ -102,7 +104,8 @@ public record SumiProperties(
             @DefaultValue("24h") Duration reconcileAfter,
             @DefaultValue("true") boolean leaseRenewal,
             @DefaultValue("15m") Duration maxRun,
-            @DefaultValue Reply reply) {
+            @DefaultValue Reply reply,
+            @DefaultValue RenewalPool renewalPool) {
 
         /** The largest {@code sumi.consumer.reply.max-size} (MariaDB's {@code MEDIUMBLOB} column holds 16 MiB). */
         static final DataSize MAX_REPLY_SIZE_LIMIT = DataSize.ofMegabytes(16);
@@ -128,6 +131,54 @@ public record SumiProperties(
      *     destination) before anything is completed or sent; at most 16MB
      */
     public record Reply(@DefaultValue("64KB") DataSize maxSize) {}
+
+    /**
+     * The connection pool of lease renewals (docs/consumer-semantics.md, "Long handlers"): a small
+     * HikariCP pool of their own, configured as the application's (URL, credentials, driver
+     * properties), so that a renewal never waits behind the application's work for a connection of
+     * the ledger's DataSource; with every connection of that pool taken for longer than a lease,
+     * running handlers would lose their claims. Created only when the ledger's DataSource is a
+     * HikariCP pool and the starter builds the ledger; connections are opened when renewals need
+     * them and closed after the pool's idle timeout.
+     *
+     * @param size connections at most (renewals run on two threads); {@code 0}: renewals take their
+     *     connections from the ledger's DataSource, as other ledger calls do
+     * @param connectionTimeout how long a renewal waits for a connection of that pool before it fails
+     *     (a WARN, {@code sumi.leases.renewals{result=failed}}, tried again at the next tick); must
+     *     be shorter than {@code sumi.consumer.lease}; default a sixth of it (5 s for 30 s), at least
+     *     250 ms (HikariCP's minimum)
+     */
+    public record RenewalPool(
+            @DefaultValue("2") int size, @Nullable Duration connectionTimeout) {
+
+        /** HikariCP refuses a shorter connection timeout. */
+        static final Duration MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+
+        public RenewalPool {
+            if (size < 0) {
+                throw new IllegalArgumentException("sumi.consumer.renewal-pool.size must not be negative, was " + size);
+            }
+            if (connectionTimeout != null && connectionTimeout.compareTo(MIN_CONNECTION_TIMEOUT) < 0) {
+                throw new IllegalArgumentException(
+                        "sumi.consumer.renewal-pool.connection-timeout must be at least 250ms (HikariCP's minimum), was "
+                                + connectionTimeout);
+            }
+        }
+
+        /** The connection timeout for renewals of leases of {@code lease}, checked against it. */
+        Duration connectionTimeout(Duration lease) {
+            if (connectionTimeout == null) {
+                Duration sixth = lease.dividedBy(6);
+                return sixth.compareTo(MIN_CONNECTION_TIMEOUT) < 0 ? MIN_CONNECTION_TIMEOUT : sixth;
+            }
+            if (connectionTimeout.compareTo(lease) >= 0) {
+                throw new IllegalStateException("sumi.consumer.renewal-pool.connection-timeout (" + connectionTimeout
+                        + ") must be shorter than sumi.consumer.lease (" + lease + "): a renewal that waits for a"
+                        + " connection as long as the lease lets the claim lapse while its handler runs");
+            }
+            return connectionTimeout;
+        }
+    }
 
     /**
      * The Spring Kafka binder.

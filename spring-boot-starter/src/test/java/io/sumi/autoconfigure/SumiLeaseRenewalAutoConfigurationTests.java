@@ -2,6 +2,7 @@ package io.sumi.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.HandlerDefinition;
@@ -12,9 +13,11 @@ import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
@@ -122,5 +125,77 @@ class SumiLeaseRenewalAutoConfigurationTests {
                             .count())
                     .isEqualTo(1);
         });
+    }
+
+    // ---------------------------------------------------------------- the renewal pool (issue 19 A14)
+
+    @Test
+    void renewalsTakeConnectionsOfASmallPoolOfTheirOwnConfiguredAsTheApplicationsByDefault() {
+        runner().run(context -> {
+            HikariDataSource application = context.getBean(HikariDataSource.class);
+            DataSource renewals = context.getBean(LeaseRenewalPool.class).dataSource();
+            assertThat(renewals).isInstanceOf(HikariDataSource.class).isNotSameAs(application);
+            HikariDataSource pool = (HikariDataSource) renewals;
+            assertThat(pool.getJdbcUrl()).isEqualTo(application.getJdbcUrl());
+            assertThat(pool.getUsername()).isEqualTo(application.getUsername());
+            assertThat(pool.getPoolName()).isEqualTo(application.getPoolName() + "-sumi-renewal");
+            assertThat(pool.getMaximumPoolSize()).isEqualTo(2);
+            assertThat(pool.getMinimumIdle()).isZero();
+            assertThat(pool.getConnectionTimeout())
+                    .as("a sixth of the 30 s lease")
+                    .isEqualTo(Duration.ofSeconds(5).toMillis());
+            assertThat(competingClaimWhileALongHandlerRuns(
+                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
+                    .isEqualTo(ClaimOutcome.BUSY);
+            assertThat(pool.getHikariPoolMXBean().getTotalConnections())
+                    .as("the renewals took their connection from it")
+                    .isPositive();
+        });
+    }
+
+    @Test
+    void theRenewalPoolIsSizedAndBoundedByItsProperties() {
+        runner().withPropertyValues(
+                        "sumi.consumer.renewal-pool.size=1", "sumi.consumer.renewal-pool.connection-timeout=2s")
+                .run(context -> {
+                    HikariDataSource pool = (HikariDataSource)
+                            context.getBean(LeaseRenewalPool.class).dataSource();
+                    assertThat(pool.getMaximumPoolSize()).isEqualTo(1);
+                    assertThat(pool.getConnectionTimeout()).isEqualTo(2000);
+                });
+    }
+
+    @Test
+    void aRenewalPoolOfSizeZeroLeavesRenewalsOnTheLedgersDataSource() {
+        runner().withPropertyValues("sumi.consumer.renewal-pool.size=0").run(context -> {
+            assertThat(context.getBean(LeaseRenewalPool.class).dataSource()).isNull();
+            assertThat(competingClaimWhileALongHandlerRuns(
+                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
+                    .isEqualTo(ClaimOutcome.BUSY);
+        });
+    }
+
+    @Test
+    void aRenewalConnectionTimeoutNotShorterThanTheLeaseFailsStartUp() {
+        runner().withPropertyValues("sumi.consumer.lease=2s", "sumi.consumer.renewal-pool.connection-timeout=2s")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("must be shorter than sumi.consumer.lease"));
+    }
+
+    @Test
+    void anApplicationsOwnLedgerGetsNoRenewalPool() {
+        runner().withUserConfiguration(OwnLedger.class)
+                .run(context -> assertThat(context).doesNotHaveBean(LeaseRenewalPool.class));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLedger {
+        @Bean
+        ProcessedMessageStore ownLedger(DataSource dataSource) {
+            return JdbcProcessedMessageStore.builder(dataSource).build();
+        }
     }
 }

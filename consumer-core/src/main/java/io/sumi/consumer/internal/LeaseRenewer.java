@@ -43,8 +43,18 @@ import org.slf4j.LoggerFactory;
  *   over after the lease ran out, e.g. while this JVM was frozen): those are counted
  *   {@code lost} and no longer renewed, the others go on; the statement failed (the database is
  *   unreachable): counted {@code failed}, logged, and tried again at the next tick (two more
- *   chances before the lease runs out); the store cannot renew
+ *   chances before the lease runs out); renewed, but late (it landed more than two thirds of the
+ *   lease after the previous renewal, or the claim: about a third of the lease or less was left,
+ *   typically because the statement waited for a connection): counted {@code late} besides
+ *   {@code renewed} and logged at WARN, so that an operator sees leases at risk before one lapses;
+ *   the store cannot renew
  *   ({@link UnsupportedOperationException}): renewal stops for that call, logged once per executor.</li>
+ *   <li>Connections: a renewal takes whatever connection the store gives it. A JDBC store on the
+ *   application's pool makes it wait behind the application's work, for up to the pool's
+ *   connection timeout, which may exceed the lease; hence the JDBC store's renewal DataSource (a
+ *   small pool of its own, set up by the starter). A renewal waiting for a connection holds up
+ *   its handler's completion too (closing waits for a renewal in flight, see above), so that
+ *   wait must be bounded well below the lease.</li>
  *   <li>Hard maximum: after the handler's max run time, renewal stops for good, a WARN says so,
  *   and {@code sumi.leases.overruns} counts it; the lease then runs out within one lease, and
  *   another consumer may take the message over while the handler still runs. A claim is
@@ -143,7 +153,11 @@ final class LeaseRenewer implements AutoCloseable {
         private final long interval;
         private final long maxRun;
         private final long started;
+        private final long lateAfter;
         private final ReentrantLock lock = new ReentrantLock();
+        /** When the last renewal landed (at first: when the claims were taken). */
+        private long lastRenewed;
+
         private boolean stopped;
         private @Nullable ScheduledFuture<?> ticks;
         private @Nullable ScheduledFuture<?> deadline;
@@ -164,6 +178,8 @@ final class LeaseRenewer implements AutoCloseable {
             this.interval = interval;
             this.maxRun = maxRun;
             this.started = System.nanoTime();
+            this.lastRenewed = started;
+            this.lateAfter = lease.toNanos() / 3 * 2;
             this.stopped = renewer == null;
         }
 
@@ -236,6 +252,7 @@ final class LeaseRenewer implements AutoCloseable {
                     }
                 }
                 int renewed;
+                long begun = System.nanoTime();
                 try {
                     renewed = owner.store.renewAll(consumer, token, List.copyOf(keys), lease);
                 } catch (UnsupportedOperationException ex) {
@@ -245,16 +262,26 @@ final class LeaseRenewer implements AutoCloseable {
                 } catch (RuntimeException ex) {
                     owner.recorder.leaseRenewal(consumer, OutcomeRecorder.Renewal.FAILED, keys.size());
                     log.warn(
-                            "Consumer '{}' could not renew the lease of {} message(s) (e.g. {}); tried again in {} ms: {}",
+                            "Consumer '{}' could not renew the lease of {} message(s) (e.g. {}), last renewed {} ms ago"
+                                    + " (lease {}); tried again in {} ms: {}",
                             consumer,
                             keys.size(),
                             keys.iterator().next(),
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRenewed),
+                            lease,
                             lease.toMillis() / 3,
                             ex.toString());
                     return;
                 }
+                long landed = System.nanoTime();
                 if (renewed > 0) {
                     owner.recorder.leaseRenewal(consumer, OutcomeRecorder.Renewal.RENEWED, renewed);
+                    if (landed - lastRenewed > lateAfter) {
+                        late(owner, renewed, landed - lastRenewed, landed - begun);
+                    }
+                    // The statement wrote the lease's new end at about the time it returned: a
+                    // renewal is slow because it waited for a connection, not in the UPDATE.
+                    lastRenewed = landed;
                 }
                 if (renewed < keys.size()) {
                     lost(owner);
@@ -262,6 +289,33 @@ final class LeaseRenewer implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /**
+         * A renewal landed with about a third of the lease or less left (more than two thirds of it
+         * after the previous renewal, or the claim, landed): one more such delay and the claim
+         * lapses while its handler runs. Typically the statement waited for a connection.
+         */
+        private void late(LeaseRenewer owner, int renewed, long sincePrevious, long took) {
+            owner.recorder.leaseRenewal(consumer, OutcomeRecorder.Renewal.LATE, renewed);
+            long since = TimeUnit.NANOSECONDS.toMillis(sincePrevious);
+            long left = lease.toMillis() - since;
+            log.warn(
+                    "Consumer '{}' renewed the lease of {} message(s) (e.g. {}) late: {} ms after the previous renewal"
+                            + " (or the claim), {} (this renewal took {} ms); if renewals stay this late, the lease lapses"
+                            + " while the handler runs and another consumer may take the message over. Usual causes: the"
+                            + " renewal waited for a database connection (give renewals connections of their own:"
+                            + " JdbcProcessedMessageStore.Builder.renewalDataSource, the starter's"
+                            + " sumi.consumer.renewal-pool), a failed renewal before it, a slow ledger, a JVM pause",
+                    consumer,
+                    renewed,
+                    keys.iterator().next(),
+                    since,
+                    left > 0
+                            ? "with about " + left + " ms of its " + lease + " lease left"
+                            : "about " + -left + " ms after its " + lease
+                                    + " lease had run out (nobody had taken the claim over meanwhile)",
+                    TimeUnit.NANOSECONDS.toMillis(took));
         }
 
         /** Some claims were not renewed: find which are gone, stop renewing them, renew the rest. */

@@ -66,7 +66,12 @@ final class OutcomeRecorder {
         /** The claim was gone: another consumer took it over while the handler ran. */
         LOST,
         /** The renewal statement failed (it is tried again at the next tick). */
-        FAILED;
+        FAILED,
+        /**
+         * The lease was extended, but late: with less than a third of the lease left (counted
+         * besides {@link #RENEWED}).
+         */
+        LATE;
 
         final String tag = name().toLowerCase(Locale.ROOT);
     }

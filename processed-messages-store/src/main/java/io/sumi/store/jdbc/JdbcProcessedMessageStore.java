@@ -48,6 +48,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@link #findReply} and pruning use the
  * connection of the current Spring-managed transaction, if any.
  *
+ * <p>Renewals ({@link #renewAll}) take their connection from the
+ * {@link Builder#renewalDataSource renewal DataSource} when one is set, else from the ledger's.
+ * A renewal keeps a running handler's claim alive; waiting for a connection behind the
+ * application's own work (a pool held by busy handlers, a batch job, a slow query) past the lease
+ * lets the claim lapse while the handler still runs, and another consumer then runs the message
+ * too. A small pool of its own, with a connection timeout well below the lease, keeps renewals
+ * out of that queue (the starter configures one by default).
+ *
  * <p>Time: every time the ledger writes ({@code first_seen_at}, {@code lease_until},
  * {@code processed_at}) and every lease decision (take over a claim whose lease ended, end a lease
  * on release) is the database's clock, read inside the statement that uses it. Instances whose
@@ -86,6 +94,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     public static final String DEFAULT_TABLE_NAME = "processed_messages";
 
     private final DataSource dataSource;
+    private final DataSource renewalDataSource;
     private final JdbcTemplate jdbcTemplate;
     private final LedgerDialect dialect;
     private final Clock clock;
@@ -93,6 +102,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
 
     private JdbcProcessedMessageStore(Builder builder) {
         this.dataSource = builder.dataSource;
+        this.renewalDataSource = builder.renewalDataSource != null ? builder.renewalDataSource : builder.dataSource;
         this.jdbcTemplate = new JdbcTemplate(builder.dataSource);
         this.clock = builder.clock;
         DatabaseType type = builder.databaseType != null ? builder.databaseType : DatabaseType.of(builder.dataSource);
@@ -313,7 +323,12 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             return 0;
         }
         Set<String> ids = new LinkedHashSet<>(messageIds);
-        return inOwnTransaction("renew", connection -> dialect.renew(connection, consumer, claimToken, ids, lease));
+        try {
+            return JdbcRunner.autoCommitted(
+                    renewalDataSource, connection -> dialect.renew(connection, consumer, claimToken, ids, lease));
+        } catch (SQLException ex) {
+            throw JdbcRunner.translate(jdbcTemplate.getExceptionTranslator(), "ledger renew", ex);
+        }
     }
 
     @Override
@@ -417,6 +432,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     public static final class Builder {
 
         private final DataSource dataSource;
+        private @Nullable DataSource renewalDataSource;
         private String tableName = DEFAULT_TABLE_NAME;
         private Clock clock = Clock.systemUTC();
         private @Nullable DatabaseType databaseType;
@@ -439,6 +455,21 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
          */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Where lease renewals ({@link #renewAll}) take their connection: a small pool of its own
+         * on the same database (as many connections as the renewal threads, two for Sumi's
+         * executor), whose connection timeout is well below the shortest lease, so that a renewal
+         * never queues behind the application's work on the ledger's DataSource. The store does
+         * not close it. Default: the ledger's DataSource (renewals then wait in its queue: with
+         * every connection taken for longer than a lease, running handlers lose their claims).
+         *
+         * @since 0.1.0
+         */
+        public Builder renewalDataSource(DataSource renewalDataSource) {
+            this.renewalDataSource = Objects.requireNonNull(renewalDataSource, "renewalDataSource");
             return this;
         }
 

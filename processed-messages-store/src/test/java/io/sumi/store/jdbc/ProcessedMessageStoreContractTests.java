@@ -17,6 +17,8 @@ import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.StoredReply;
 import io.sumi.testing.LedgerTime;
 import io.sumi.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,6 +31,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -38,6 +41,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -1040,6 +1044,45 @@ abstract class ProcessedMessageStoreContractTests {
 
         assertThatIllegalArgumentException().isThrownBy(() -> store.renew(held.message(), Duration.ZERO));
         assertThatIllegalArgumentException().isThrownBy(() -> store.renew(held.message(), Duration.ofSeconds(-1)));
+    }
+
+    /** Issue 19 A14: renewals must not queue behind the application's work on the ledger's pool. */
+    @Test
+    void renewalsTakeTheirConnectionFromTheRenewalDataSourceWhenOneIsSet() {
+        CountingDataSource ledger = new CountingDataSource(dataSource);
+        CountingDataSource renewals = new CountingDataSource(dataSource);
+        JdbcProcessedMessageStore split = JdbcProcessedMessageStore.builder(ledger)
+                .renewalDataSource(renewals)
+                .build();
+        List<ClaimResult> claimed = split.claimAll(consumer, List.of(request("a"), request("b")), LEASE);
+        int ledgerConnections = ledger.connections.get();
+        age(LEASE.minusSeconds(30));
+
+        assertThat(split.renewAll(consumer, claimed.get(0).message().claimToken(), List.of("a", "b"), LEASE))
+                .isEqualTo(2);
+
+        assertThat(renewals.connections).as("the renewal's connection").hasValue(1);
+        assertThat(ledger.connections).as("none from the ledger's").hasValue(ledgerConnections);
+        age(LEASE.minusSeconds(30));
+        assertThat(store.claim(consumer, request("a"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
+        assertThat(split.completeAll(consumer, claimed.get(0).message().claimToken(), List.of("a", "b")))
+                .isEqualTo(2);
+        assertThat(renewals.connections).as("completions use the ledger's").hasValue(1);
+    }
+
+    /** Counts the connections taken from a DataSource. */
+    static final class CountingDataSource extends DelegatingDataSource {
+        final AtomicInteger connections = new AtomicInteger();
+
+        CountingDataSource(DataSource target) {
+            super(target);
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            connections.incrementAndGet();
+            return super.getConnection();
+        }
     }
 
     @Test
