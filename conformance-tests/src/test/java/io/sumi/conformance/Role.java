@@ -24,7 +24,17 @@ public enum Role {
     /** Lease mode, the listener returns a CompletableFuture. */
     ASYNC,
     /** {@link #ASYNC}'s listener without Sumi. */
-    PLAIN_ASYNC;
+    PLAIN_ASYNC,
+    /**
+     * Lease mode, a retrying container of one consumer that a scenario stops and starts (through
+     * the kind's endpoint registry): no other scenario uses it.
+     */
+    STOP,
+    /**
+     * Lease mode, bound to the kind's budget ({@link BudgetWindow}: {@value BudgetWindow#LIMIT}
+     * calls a window), on a retrying container of one consumer.
+     */
+    BUDGET;
 
     /** The destination's name part. */
     public String slug() {

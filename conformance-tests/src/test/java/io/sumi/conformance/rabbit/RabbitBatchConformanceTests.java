@@ -22,15 +22,6 @@ class RabbitBatchConformanceTests extends RabbitCatalogueTests {
 
     @Override
     public Map<Scenario, String> notApplicable() {
-        return Map.of();
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        return Map.of(
-                Scenario.MANUAL_MULTIPLE, "no deferring consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.ASYNC_FAILED_FUTURE, "no async consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.ASYNC_FAILED_FUTURE_CONTROL,
-                        "no async consumer-batch listener in the catalogue's Rabbit app yet");
+        return Map.of(Scenario.ASYNC_FAILED_FUTURE, NO_ASYNC_BATCH);
     }
 }
