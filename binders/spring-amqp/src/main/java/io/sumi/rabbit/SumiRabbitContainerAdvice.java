@@ -341,8 +341,9 @@ public final class SumiRabbitContainerAdvice {
                 // A consumer batch's exception that is not a ListenerExecutionFailedException ends
                 // the consumer, which the container then restarts on its own: that restart raced the
                 // stopper's stop and start, and the requeued batch never came back after the resume
-                // (the catalogue's BUDGET_OPEN_THEN_CLOSED on rabbit-batch). Wrapped, the consumer
-                // stays, as after a handler's failure, and the container's rollback still requeues.
+                // (seen once in the catalogue's BUDGET_OPEN_THEN_CLOSED on rabbit-batch: a race, when
+                // the consumer's restart came before the stop). Wrapped, the consumer stays, as after
+                // a handler's failure, and the container's rollback still requeues.
                 throw new ListenerExecutionFailedException(
                         "Sumi requeues the batch: " + why, requeue, batch.toArray(Message[]::new));
             }
