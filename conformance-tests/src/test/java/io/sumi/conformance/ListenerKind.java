@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,39 @@ public interface ListenerKind {
      */
     default @Nullable String stillConsuming(Role role) throws Exception {
         return null;
+    }
+
+    /**
+     * Asks {@code role}'s listener container to stop, through the application's endpoint registry,
+     * as an operator or a rolling restart does, and returns once it takes no new work; the future
+     * completes when it has stopped (its running handlers ended).
+     */
+    default CompletableFuture<Void> stop(Role role) {
+        throw new UnsupportedOperationException(id() + " cannot stop a container: implement stop and start, or"
+                + " declare " + Scenario.STOP_RESTART_MID_BATCH + " not applicable");
+    }
+
+    /** Starts {@code role}'s listener container again after {@link #stop}. */
+    default void start(Role role) {
+        throw new UnsupportedOperationException(id() + " cannot start a container");
+    }
+
+    /** The budgets' clock of this kind's application; {@link Role#BUDGET}'s listener is bound to {@link #budget()}. */
+    default BudgetWindow budgetWindow() {
+        throw new UnsupportedOperationException(id() + " has no budget-bound listener: declare "
+                + Scenario.BUDGET_OPEN_THEN_CLOSED + " not applicable or not written");
+    }
+
+    /** The budget {@link Role#BUDGET}'s listener is bound to: named after its ledger consumer. */
+    default String budget() {
+        return consumer(Role.BUDGET);
+    }
+
+    /** {@code name} ({@code sumi.budget.pauses} or {@code .resumes}) of {@link #budget()}, every listener's, 0 before any. */
+    default double budgetCount(String name) {
+        return meters().find(name).tag("budget", budget()).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     /** {@code sumi.messages} with {@code outcome} for {@code role}'s listener, 0 before any. */

@@ -29,7 +29,17 @@ public enum Role {
      * Lease mode with a 3 s lease, in a container of its own: the ledger-down scenarios leave its
      * claims to lapse, and stop and start its container.
      */
-    LEDGER_DOWN;
+    LEDGER_DOWN,
+    /**
+     * Lease mode, a retrying container of one consumer that a scenario stops and starts (through
+     * the kind's endpoint registry): no other scenario uses it.
+     */
+    STOP,
+    /**
+     * Lease mode, bound to the kind's budget ({@link BudgetWindow}: {@value BudgetWindow#LIMIT}
+     * calls a window), on a retrying container of one consumer.
+     */
+    BUDGET;
 
     /** The destination's name part. */
     public String slug() {

@@ -135,13 +135,22 @@ public enum Scenario {
                     + " its claim lapsed) and its row ends COMPLETED."),
     STOP_RESTART_MID_BATCH(
             "Container stop and restart mid-batch",
-            "The container is stopped while a batch is being handled and started again: every message"
-                    + " ends COMPLETED, none runs twice after completing, none is lost."),
+            "Three messages (one batch for batch kinds) on a listener of one consumer: the first runs, the"
+                    + " second's handler is held on a latch when its container is asked to stop (through the"
+                    + " endpoint registry, as an operator or a rolling restart does), and its work, cut short by"
+                    + " the stop, fails; the third has not run. After the restart nothing is lost and nothing is"
+                    + " dead-lettered: the interrupted message runs again with its key and completes, the third"
+                    + " runs once, every row ends COMPLETED, and a message whose row was COMPLETED when the"
+                    + " container stopped never runs again (a message whose batch failed before its row"
+                    + " completed may run again, with its key)."),
     BUDGET_OPEN_THEN_CLOSED(
             "Budget open, then closed",
-            "The handler's budget is spent: the container pauses or stops without dead-lettering or"
-                    + " dropping anything, and resumes when the budget's window turns; every message runs"
-                    + " once.");
+            "A listener bound to a local budget of 2 calls an hour (`@IdempotentHandler(budget = ...)`): two"
+                    + " messages spend it, the next two are refused. The container pauses (Kafka) or stops"
+                    + " (RabbitMQ, JMS); neither message runs, neither is claimed in the ledger nor dead-lettered."
+                    + " The budget's clock moves past the window: the container resumes and both held messages"
+                    + " run exactly once, their rows COMPLETED; `sumi.budget.pauses` and `sumi.budget.resumes`"
+                    + " each count one.");
 
     private final String title;
     private final String asserts;

@@ -32,6 +32,7 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
+import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.aop.ProxyMethodInvocation;
 
 /**
@@ -334,7 +335,19 @@ public final class SumiRabbitContainerAdvice {
                 settleEach(settling.target(), messages, -1, false, settling);
                 return;
             }
-            throw requeue("budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")", cause);
+            String why = "budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")";
+            ImmediateRequeueAmqpException requeue = requeue(why, cause);
+            if (batch != null) {
+                // A consumer batch's exception that is not a ListenerExecutionFailedException ends
+                // the consumer, which the container then restarts on its own: that restart raced the
+                // stopper's stop and start, and the requeued batch never came back after the resume
+                // (seen once in the catalogue's BUDGET_OPEN_THEN_CLOSED on rabbit-batch: a race, when
+                // the consumer's restart came before the stop). Wrapped, the consumer stays, as after
+                // a handler's failure, and the container's rollback still requeues.
+                throw new ListenerExecutionFailedException(
+                        "Sumi requeues the batch: " + why, requeue, batch.toArray(Message[]::new));
+            }
+            throw requeue;
         }
         // Past the busy policy's bound, or refused by a guarded method the listener called (after
         // the listener's own work, which only a redelivery redoes): back to the broker.

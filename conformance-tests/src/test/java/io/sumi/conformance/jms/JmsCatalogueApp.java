@@ -1,8 +1,10 @@
 package io.sumi.conformance.jms;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
+import io.sumi.consumer.budget.BudgetRegistry;
 import java.nio.file.Files;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;
@@ -48,6 +50,17 @@ public class JmsCatalogueApp {
     @Bean
     SimpleMeterRegistry meters() {
         return new SimpleMeterRegistry();
+    }
+
+    @Bean
+    BudgetWindow budgetWindow() {
+        return new BudgetWindow();
+    }
+
+    /** The budget-bound listener's budget, on the window's clock (the starter's registry backs off). */
+    @Bean
+    BudgetRegistry budgetRegistry(BudgetWindow window, SimpleMeterRegistry meters) {
+        return window.registry(meters, "jms-budget");
     }
 
     @Bean(destroyMethod = "stop")

@@ -1,6 +1,7 @@
 package io.sumi.conformance.jms;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.ConformanceCatalogue;
 import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.LedgerFaults;
@@ -12,6 +13,8 @@ import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Order;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -27,7 +30,11 @@ import org.springframework.test.context.DynamicPropertySource;
 @Order(30)
 @SpringBootTest(
         classes = JmsCatalogueApp.class,
-        properties = {"spring.main.banner-mode=off", "spring.flyway.locations=classpath:db/sumi/{vendor}"})
+        properties = {
+            "spring.main.banner-mode=off",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.budget-pause.check-interval=100ms"
+        })
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
 
@@ -53,6 +60,9 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
 
     @Autowired
     JmsListenerEndpointRegistry registry;
+
+    @Autowired
+    BudgetWindow budgetWindow;
 
     @Override
     protected ListenerKind kind() {
@@ -102,6 +112,25 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
                 return message;
             });
         }
+    }
+
+    @Override
+    public CompletableFuture<Void> stop(Role role) {
+        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(consumer(role)));
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
+        // Returns at once; the callback runs when no consumer is busy any more.
+        container.stop(() -> stopped.complete(null));
+        return stopped;
+    }
+
+    @Override
+    public void start(Role role) {
+        Objects.requireNonNull(registry.getListenerContainer(consumer(role))).start();
+    }
+
+    @Override
+    public BudgetWindow budgetWindow() {
+        return budgetWindow;
     }
 
     @Override

@@ -65,6 +65,18 @@ public class JmsListeners {
         work.run(message.getText(), IdempotencyContext.current().key(), false);
     }
 
+    @JmsListener(id = "jms-stop", destination = "cat.jms.stop")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void stop(TextMessage message) throws JMSException {
+        work.run(message.getText(), IdempotencyContext.current().key(), false);
+    }
+
+    @JmsListener(id = "jms-budget", destination = "cat.jms.budget")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "jms-budget")
+    public void budget(TextMessage message) throws JMSException {
+        work.run(message.getText(), IdempotencyContext.current().key(), false);
+    }
+
     /** Artemis's dead-letter address, read back into {@link Work}. */
     @JmsListener(id = "catalogue-dead-letters", destination = "DLQ")
     public void deadLetter(TextMessage message) throws JMSException {

@@ -7,7 +7,6 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 import org.springframework.kafka.annotation.KafkaListener;
@@ -111,14 +110,15 @@ public class KafkaBatchListeners {
         runAll(records, true, false);
     }
 
-    @KafkaListener(id = "kafka-batch-async", topics = "cat.batch.async", containerFactory = "batchFactory")
+    @KafkaListener(id = "kafka-batch-stop", topics = "cat.batch.stop", containerFactory = "batchFactory")
     @IdempotentHandler(mode = IdempotencyMode.LEASE)
-    public CompletableFuture<Void> async(List<ConsumerRecord<String, String>> records) {
-        return CompletableFuture.runAsync(() -> runAll(records, true, false));
+    public void stop(List<ConsumerRecord<String, String>> records) {
+        runAll(records, true, false);
     }
 
-    @KafkaListener(id = "kafka-batch-plain-async", topics = "cat.batch.plain-async", containerFactory = "batchFactory")
-    public CompletableFuture<Void> plainAsync(List<ConsumerRecord<String, String>> records) {
-        return CompletableFuture.runAsync(() -> runAll(records, false, false));
+    @KafkaListener(id = "kafka-batch-budget", topics = "cat.batch.budget", containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "kafka-batch-budget")
+    public void budget(List<ConsumerRecord<String, String>> records) {
+        runAll(records, true, false);
     }
 }

@@ -1,8 +1,10 @@
 package io.sumi.conformance.kafka;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
+import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import java.time.Duration;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -49,6 +51,17 @@ public class KafkaCatalogueApp {
     @Bean
     SimpleMeterRegistry meters() {
         return new SimpleMeterRegistry();
+    }
+
+    @Bean
+    BudgetWindow budgetWindow() {
+        return new BudgetWindow();
+    }
+
+    /** The budget-bound listeners' budgets, on the window's clock (the starter's registry backs off). */
+    @Bean
+    BudgetRegistry budgetRegistry(BudgetWindow window, SimpleMeterRegistry meters) {
+        return window.registry(meters, "kafka-record-budget", "kafka-batch-budget");
     }
 
     @Bean

@@ -3,6 +3,7 @@ package io.sumi.conformance.kafka;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.ConformanceCatalogue;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
@@ -13,6 +14,8 @@ import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
@@ -41,7 +44,8 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.kafka.consumer.auto-offset-reset=earliest",
             "spring.kafka.consumer.properties.metadata.max.age.ms=1000",
             "spring.kafka.consumer.properties.session.timeout.ms=6000",
-            "spring.kafka.consumer.properties.heartbeat.interval.ms=1000"
+            "spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
+            "sumi.budget-pause.check-interval=100ms"
         })
 abstract class KafkaCatalogueTests extends ConformanceCatalogue implements ListenerKind {
 
@@ -70,6 +74,9 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    BudgetWindow budgetWindow;
 
     @Autowired
     LedgerFaults ledgerFaults;
@@ -119,6 +126,26 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
         if (hold) {
             container.resume();
         }
+    }
+
+    @Override
+    public CompletableFuture<Void> stop(Role role) {
+        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(listenerId(role)));
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
+        // Asynchronous: the consumer thread stops once its handler returned.
+        container.stop(() -> stopped.complete(null));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !container.isRunning());
+        return stopped;
+    }
+
+    @Override
+    public void start(Role role) {
+        Objects.requireNonNull(registry.getListenerContainer(listenerId(role))).start();
+    }
+
+    @Override
+    public BudgetWindow budgetWindow() {
+        return budgetWindow;
     }
 
     String listenerId(Role role) {

@@ -99,6 +99,18 @@ public class KafkaRecordListeners {
         return CompletableFuture.runAsync(() -> work.run(record.value(), key, false));
     }
 
+    @KafkaListener(id = "kafka-record-stop", topics = "cat.record.stop")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void stop(ConsumerRecord<String, String> record) {
+        work.run(record.value(), IdempotencyContext.current().key(), false);
+    }
+
+    @KafkaListener(id = "kafka-record-budget", topics = "cat.record.budget")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "kafka-record-budget")
+    public void budget(ConsumerRecord<String, String> record) {
+        work.run(record.value(), IdempotencyContext.current().key(), false);
+    }
+
     /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
     @KafkaListener(id = "kafka-record-ledger-down", topics = "cat.record.ledger-down")
     @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")

@@ -23,16 +23,11 @@ class RabbitBatchConformanceTests extends RabbitCatalogueTests {
 
     @Override
     public Map<Scenario, String> notApplicable() {
-        return Map.of();
+        return Map.of(Scenario.ASYNC_FAILED_FUTURE, NO_ASYNC_BATCH);
     }
 
     @Override
     public Map<Scenario, String> notWritten() {
-        return Map.of(
-                Scenario.MANUAL_MULTIPLE, "no deferring consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.ASYNC_FAILED_FUTURE, "no async consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.ASYNC_FAILED_FUTURE_CONTROL,
-                        "no async consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_RABBIT);
+        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_RABBIT);
     }
 }

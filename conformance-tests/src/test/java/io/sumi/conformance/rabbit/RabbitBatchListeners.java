@@ -9,6 +9,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 
@@ -128,5 +129,61 @@ public class RabbitBatchListeners {
             work.run(body(message), keyHeader(message), false);
             channel.basicAck(tag, false);
         }
+    }
+
+    /** Does the work of each message and acknowledges it, except those it defers (it acks them later). */
+    @RabbitListener(
+            id = "rabbit-batch-manual-defer",
+            queues = "cat.batch.manual-defer.${catalogue.run}",
+            containerFactory = "manualBatchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void manualDefer(List<Message> messages, Channel channel) throws IOException {
+        for (Message message : messages) {
+            long tag = message.getMessageProperties().getDeliveryTag();
+            String payload = body(message);
+            work.run(payload, keyHeader(message), false);
+            if (work.scriptOf(payload).defers()) {
+                // Acknowledged later (an application batching its acks): Sumi must not settle it meanwhile.
+                work.deferred(payload, () -> {
+                    try {
+                        channel.basicAck(tag, false);
+                    } catch (IOException | RuntimeException ex) {
+                        // The channel may be gone: nothing to settle then.
+                    }
+                });
+                continue;
+            }
+            channel.basicAck(tag, false);
+        }
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-stop",
+            queues = "cat.batch.stop.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void stop(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    @RabbitListener(
+            id = "rabbit-batch-budget",
+            queues = "cat.batch.budget.${catalogue.run}",
+            containerFactory = "batchFactory")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "rabbit-batch-budget")
+    public void budget(List<Message> messages) {
+        runAll(messages, false);
+    }
+
+    /**
+     * The control of the async row (whose Sumi cell is n/a): Spring AMQP acks a consumer batch when
+     * its future succeeds and rejects it (requeue) when it fails.
+     */
+    @RabbitListener(
+            id = "rabbit-batch-plain-async",
+            queues = "cat.batch.plain-async.${catalogue.run}",
+            containerFactory = "manualBatchFactory")
+    public CompletableFuture<Void> plainAsync(List<Message> messages) {
+        return CompletableFuture.runAsync(() -> runAll(messages, false));
     }
 }

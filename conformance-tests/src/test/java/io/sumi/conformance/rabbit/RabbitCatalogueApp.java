@@ -1,9 +1,11 @@
 package io.sumi.conformance.rabbit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Work;
+import io.sumi.consumer.budget.BudgetRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +67,17 @@ public class RabbitCatalogueApp {
     @Bean
     SimpleMeterRegistry meters() {
         return new SimpleMeterRegistry();
+    }
+
+    @Bean
+    BudgetWindow budgetWindow() {
+        return new BudgetWindow();
+    }
+
+    /** The budget-bound listeners' budgets, on the window's clock (the starter's registry backs off). */
+    @Bean
+    BudgetRegistry budgetRegistry(BudgetWindow window, SimpleMeterRegistry meters) {
+        return window.registry(meters, "rabbit-record-budget", "rabbit-batch-budget");
     }
 
     @Bean

@@ -1,6 +1,9 @@
 package io.sumi.conformance.rabbit;
 
+import static org.awaitility.Awaitility.await;
+
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.ConformanceCatalogue;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
@@ -10,8 +13,11 @@ import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.Message;
@@ -33,7 +39,8 @@ import org.springframework.test.context.DynamicPropertySource;
         properties = {
             "spring.main.banner-mode=off",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "spring.rabbitmq.listener.simple.prefetch=1"
+            "spring.rabbitmq.listener.simple.prefetch=1",
+            "sumi.budget-pause.check-interval=100ms"
         })
 abstract class RabbitCatalogueTests extends ConformanceCatalogue implements ListenerKind {
 
@@ -63,6 +70,9 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
 
     @Autowired
     MeterRegistry meters;
+
+    @Autowired
+    BudgetWindow budgetWindow;
 
     @Autowired
     LedgerFaults ledgerFaults;
@@ -102,6 +112,27 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
         if (hold) {
             container.start();
         }
+    }
+
+    @Override
+    public CompletableFuture<Void> stop(Role role) {
+        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(listenerId(role)));
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
+        // With a callback the container cancels its consumers at once and waits for its workers
+        // (up to its shutdown timeout) on another thread.
+        container.stop(() -> stopped.complete(null));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !((AbstractMessageListenerContainer) container).isActive());
+        return stopped;
+    }
+
+    @Override
+    public void start(Role role) {
+        Objects.requireNonNull(registry.getListenerContainer(listenerId(role))).start();
+    }
+
+    @Override
+    public BudgetWindow budgetWindow() {
+        return budgetWindow;
     }
 
     String listenerId(Role role) {

@@ -127,6 +127,18 @@ public class RabbitRecordListeners {
         return CompletableFuture.runAsync(() -> work.run(body(message), key, false));
     }
 
+    @RabbitListener(id = "rabbit-record-stop", queues = "cat.record.stop.${catalogue.run}")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    public void stop(Message message) {
+        work.run(body(message), IdempotencyContext.current().key(), false);
+    }
+
+    @RabbitListener(id = "rabbit-record-budget", queues = "cat.record.budget.${catalogue.run}")
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = "rabbit-record-budget")
+    public void budget(Message message) {
+        work.run(body(message), IdempotencyContext.current().key(), false);
+    }
+
     /** The ledger-down scenarios' listener: a short lease, a container they stop and start. */
     @RabbitListener(id = "rabbit-record-ledger-down", queues = "cat.record.ledger-down.${catalogue.run}")
     @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
