@@ -8,20 +8,23 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.binder.BusyHold;
+import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.store.StoredReply;
 import io.sumi.stream.StreamSettings;
 import java.lang.reflect.Type;
 import java.lang.reflect.UndeclaredThrowableException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -47,11 +50,16 @@ import org.springframework.util.ClassUtils;
  * one round trip, and the function is called with the records still to process, its list (or the
  * list payload and list-valued headers of its {@code Message<List<?>>}) filtered alike.
  *
- * <p>A busy key is claimed again every {@link StreamSettings#busyRetryInterval()} for up to
- * {@link StreamSettings#busyMaxWait()} on the listener thread; after that, and for every other
- * failure, the exception goes to the binder unchanged (its retry, then its dead-letter
- * destination; on the Kafka binder without a DLQ, a busy key then goes to the listener container,
- * which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
+ * <p>A busy key (and a row awaiting reconciliation) is held on the listener thread under the core's
+ * {@link BusyPolicy} ({@link StreamSettings#busyPolicy()}): claimed again every
+ * {@link StreamSettings#busyRetryInterval()}, at least until the holder's lease it first met has
+ * ended by the database's clock and at least {@link StreamSettings#busyMaxWait()}, so that a key
+ * whose holder died never reaches the binder's retry and dead-letter destination (nor a quorum
+ * queue's {@code x-delivery-limit}) while that lease lives. Past the hold, when the application
+ * closes, and for every other failure, the exception goes to the binder unchanged (its retry, then
+ * its dead-letter destination; on the Kafka binder without a DLQ, a busy key then goes to the
+ * listener container, which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to
+ * deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
  * record's index, on the Kafka binder Spring Kafka's {@code BatchListenerFailedException}, so the
  * container commits the records before it and delivers the rest again. Thread-safe.
  */
@@ -69,7 +77,8 @@ public final class IdempotentInvoker {
     private final String beanName;
     private final HandlerDefinition definition;
     private final Supplier<IdempotentExecutor> executor;
-    private final StreamSettings settings;
+    private final BusyPolicy busyPolicy;
+    private final BooleanSupplier running;
     private final @Nullable Replies replies;
 
     /**
@@ -103,6 +112,20 @@ public final class IdempotentInvoker {
             Supplier<IdempotentExecutor> executor,
             StreamSettings settings,
             @Nullable Replies replies) {
+        this(beanName, definition, executor, settings, replies, () -> true);
+    }
+
+    /**
+     * @param running whether the application still runs: a held message is handed to the binder
+     *     once it says {@code false} (the context closes), so that shutdown does not wait for a hold
+     */
+    public IdempotentInvoker(
+            String beanName,
+            HandlerDefinition definition,
+            Supplier<IdempotentExecutor> executor,
+            StreamSettings settings,
+            @Nullable Replies replies,
+            BooleanSupplier running) {
         if (definition.storeReply() && replies == null) {
             throw new IllegalArgumentException(
                     "The function '" + beanName + "' keeps its replies (storeReply)" + " but was given no reply codec");
@@ -110,7 +133,8 @@ public final class IdempotentInvoker {
         this.beanName = beanName;
         this.definition = definition;
         this.executor = executor;
-        this.settings = settings;
+        this.busyPolicy = settings.busyPolicy();
+        this.running = running;
         this.replies = replies;
     }
 
@@ -208,7 +232,7 @@ public final class IdempotentInvoker {
             messages.add(new SpringMessageInboundMessage(view, raw.get(i)));
         }
         int offset = 0;
-        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        BusyHold hold = busyPolicy.start();
         while (true) {
             int from = offset;
             try {
@@ -220,7 +244,7 @@ public final class IdempotentInvoker {
                 return;
             } catch (BatchFailedException ex) {
                 int failed = from + ex.index();
-                if (ex.getCause() instanceof MessageBusyException && waitWhileBusy(deadline)) {
+                if (held(hold, ex)) {
                     // The records before the busy one are done; claim again from the busy one.
                     offset = failed;
                     continue;
@@ -364,12 +388,12 @@ public final class IdempotentInvoker {
     }
 
     private <T> T retryingWhileBusy(Callable<T> call) {
-        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        BusyHold hold = busyPolicy.start();
         while (true) {
             try {
                 return call(call);
-            } catch (MessageBusyException ex) {
-                if (!waitWhileBusy(deadline)) {
+            } catch (MessageBusyException | ReconciliationRequiredException ex) {
+                if (!held(hold, ex)) {
                     throw ex;
                 }
             }
@@ -377,26 +401,20 @@ public final class IdempotentInvoker {
     }
 
     /**
-     * Waits one retry interval if that ends before {@code deadline}.
-     *
-     * @return whether to claim again
+     * Whether the busy policy keeps {@code refusal}'s message on this thread for another claim (it
+     * has waited one retry interval then); {@code false}: hand the refusal to the binder.
      */
-    private boolean waitWhileBusy(long deadline) {
-        Duration interval = settings.busyRetryInterval();
-        if (System.nanoTime() + interval.toNanos() > deadline) {
+    private boolean held(BusyHold hold, RuntimeException refusal) {
+        if (!hold.retry(refusal, running)) {
             return false;
         }
         log.debug(
-                "A message of consumer '{}' is held by another consumer; claiming it again in {}",
+                "A message of consumer '{}' is held by another consumer (or awaits reconciliation); claimed again"
+                        + " after {} (run {} in place)",
                 definition.consumer(),
-                interval);
-        try {
-            Thread.sleep(interval.toMillis());
-            return true;
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+                busyPolicy.retryInterval(),
+                hold.retries() + 1);
+        return true;
     }
 
     private static Throwable causeOf(BatchFailedException ex) {
