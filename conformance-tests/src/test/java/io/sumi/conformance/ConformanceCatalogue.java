@@ -62,6 +62,9 @@ public abstract class ConformanceCatalogue {
                         scenario,
                         State.NOT_WRITTEN,
                         NOT_WRITTEN.getOrDefault(scenario, kind.notWritten().get(scenario)));
+            } else if (body(scenario, kind) == null) {
+                // A scenario added to the enum before its steps: a gap in every column, not a broken build.
+                CatalogueResults.record(kind.id(), scenario, State.NOT_WRITTEN, "no steps in the catalogue yet");
             } else {
                 Executable body = body(scenario, kind);
                 tests.add(DynamicTest.dynamicTest(scenario.name(), () -> {
@@ -78,7 +81,7 @@ public abstract class ConformanceCatalogue {
         return tests.stream();
     }
 
-    private Executable body(Scenario scenario, ListenerKind kind) {
+    private @Nullable Executable body(Scenario scenario, ListenerKind kind) {
         Map<Scenario, Executable> bodies = new EnumMap<>(Scenario.class);
         bodies.put(Scenario.CONCURRENT_DUPLICATES, () -> concurrentDuplicates(kind));
         bodies.put(Scenario.CONCURRENT_DUPLICATES_CONTROL, () -> concurrentDuplicatesControl(kind));
@@ -98,12 +101,7 @@ public abstract class ConformanceCatalogue {
         bodies.put(Scenario.MANUAL_MULTIPLE, () -> manualMultiple(kind));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE, () -> asyncFailedFuture(kind, Role.ASYNC));
         bodies.put(Scenario.ASYNC_FAILED_FUTURE_CONTROL, () -> asyncFailedFuture(kind, Role.PLAIN_ASYNC));
-        Executable body = bodies.get(scenario);
-        if (body == null) {
-            throw new IllegalStateException(
-                    scenario + " has no body, is not written and is not declared not applicable");
-        }
-        return body;
+        return bodies.get(scenario);
     }
 
     // ------------------------------------------------------------------ scenarios
