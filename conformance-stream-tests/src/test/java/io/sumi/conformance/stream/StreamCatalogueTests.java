@@ -30,7 +30,8 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
             + " (IdempotentFunctionPostProcessor, AsyncFunctionOutputTests) and a Consumer returns nothing";
 
     /** The roles both kinds' applications bind (the others have no function). */
-    static final List<Role> BOUND = List.of(Role.LEASE, Role.PLAIN, Role.HELD, Role.PLAIN_HELD, Role.TX, Role.PLAIN_TX);
+    static final List<Role> BOUND =
+            List.of(Role.LEASE, Role.PLAIN, Role.HELD, Role.PLAIN_HELD, Role.TX, Role.PLAIN_TX, Role.MANUAL);
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -62,23 +63,6 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
                 Scenario.BAD_KEYS_IN_BATCH, NO_BATCH,
                 Scenario.ASYNC_FAILED_FUTURE, NO_ASYNC,
                 Scenario.ASYNC_FAILED_FUTURE_CONTROL, NO_ASYNC);
-    }
-
-    /** Scenarios that apply to Stream functions but have no binding in the kinds' applications yet. */
-    static Map<Scenario, String> notWrittenForStream() {
-        String manual = "no MANUAL-acknowledgement binding in the Stream kinds' applications yet";
-        return Map.of(
-                Scenario.MANUAL_ACK, manual,
-                Scenario.MANUAL_NACK, manual,
-                Scenario.MANUAL_REJECT, manual,
-                Scenario.MANUAL_MULTIPLE, manual);
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        Map<Scenario, String> gaps = new java.util.HashMap<>(notWrittenForStream());
-        gaps.keySet().removeAll(notApplicable().keySet());
-        return gaps;
     }
 
     @Override

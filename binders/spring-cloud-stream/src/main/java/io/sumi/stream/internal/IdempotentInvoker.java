@@ -74,6 +74,11 @@ public final class IdempotentInvoker {
             "org.springframework.kafka.listener.BatchListenerFailedException",
             IdempotentInvoker.class.getClassLoader());
 
+    /** Sumi's deferring Kafka acknowledgment (sumi-binder-spring-kafka, an optional dependency) can be used. */
+    private static final boolean KAFKA_ACKNOWLEDGMENTS_PRESENT = KAFKA_PRESENT
+            && ClassUtils.isPresent(
+                    "io.sumi.kafka.internal.DeferredAcknowledgment", IdempotentInvoker.class.getClassLoader());
+
     private final String beanName;
     private final HandlerDefinition definition;
     private final Supplier<IdempotentExecutor> executor;
@@ -89,6 +94,24 @@ public final class IdempotentInvoker {
      *     (its payload type for a {@code Message<T>}; {@code byte[]} when it cannot be resolved)
      */
     public record Replies(MessageReplyCodec codec, Type outputType) {}
+
+    /**
+     * The function's own settlement of its message (a MANUAL binding's acknowledgment), deferred
+     * until Sumi has settled the message.
+     */
+    interface Settlement {
+        /** The input to call the function with (carrying the deferring acknowledgment). */
+        Object input();
+
+        /** Throws {@link io.sumi.consumer.NotDoneSignal} if the function's run just negatively acknowledged. */
+        void checkDone(@Nullable Object value) throws io.sumi.consumer.NotDoneSignal;
+
+        /** Sumi settled without an exception: pass the function's calls on ({@code notDone}: a nack wins). */
+        void settle(boolean notDone);
+
+        /** Sumi's call ended with an exception: pass nothing on (the binder's error handling decides). */
+        void abandon();
+    }
 
     /**
      * @param beanName the function bean, for messages
@@ -162,11 +185,28 @@ public final class IdempotentInvoker {
             return invokeReplying(replies, input, delivered, message, frame, target);
         }
         String[] key = new String[1];
-        HandlerResult<@Nullable Object> result =
-                retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
-                    key[0] = IdempotencyContext.current().key();
-                    return target.apply(input);
-                }));
+        // A MANUAL Kafka binding: the function's acknowledge() / nack() wait for Sumi's settlement.
+        Settlement settlement = KAFKA_ACKNOWLEDGMENTS_PRESENT ? KafkaAcknowledgments.defer(input) : null;
+        Object callInput = settlement == null ? input : settlement.input();
+        HandlerResult<@Nullable Object> result;
+        try {
+            result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
+                key[0] = IdempotencyContext.current().key();
+                Object value = target.apply(callInput);
+                if (settlement != null) {
+                    settlement.checkDone(value); // a nack is not success: NotDoneSignal releases the claim
+                }
+                return value;
+            }));
+        } catch (RuntimeException | Error ex) {
+            if (settlement != null) {
+                settlement.abandon();
+            }
+            throw ex;
+        }
+        if (settlement != null) {
+            settlement.settle(result.outcome() == MessageOutcome.NOT_DONE);
+        }
         if (result.outcome() == MessageOutcome.PROCESSED && frame != null && frame.message() == delivered) {
             // The function's output is sent after it returns: it gets the key too.
             frame.outputKey(key[0]);
