@@ -68,6 +68,9 @@ public abstract class ConformanceCatalogue {
                         scenario,
                         State.NOT_WRITTEN,
                         NOT_WRITTEN.getOrDefault(scenario, kind.notWritten().get(scenario)));
+            } else if (body(scenario, kind) == null) {
+                // A scenario added to the enum before its steps: a gap in every column, not a broken build.
+                CatalogueResults.record(kind.id(), scenario, State.NOT_WRITTEN, "no steps in the catalogue yet");
             } else {
                 Executable body = body(scenario, kind);
                 tests.add(DynamicTest.dynamicTest(scenario.name(), () -> {
@@ -97,7 +100,7 @@ public abstract class ConformanceCatalogue {
     /** How a {@link ListenerKind#notWritten()} reason names a defect the cell's test shows. */
     public static final String DEFECT = "defect: ";
 
-    private Executable body(Scenario scenario, ListenerKind kind) {
+    private @Nullable Executable body(Scenario scenario, ListenerKind kind) {
         Map<Scenario, Executable> bodies = new EnumMap<>(Scenario.class);
         bodies.put(Scenario.CONCURRENT_DUPLICATES, () -> concurrentDuplicates(kind));
         bodies.put(Scenario.CONCURRENT_DUPLICATES_CONTROL, () -> concurrentDuplicatesControl(kind));
@@ -123,12 +126,7 @@ public abstract class ConformanceCatalogue {
         bodies.put(Scenario.LEDGER_DOWN_DURING_SHUTDOWN, () -> LedgerDownScenarios.duringShutdown(kind));
         bodies.put(Scenario.STOP_RESTART_MID_BATCH, () -> stopRestartMidBatch(kind));
         bodies.put(Scenario.BUDGET_OPEN_THEN_CLOSED, () -> budgetOpenThenClosed(kind));
-        Executable body = bodies.get(scenario);
-        if (body == null) {
-            throw new IllegalStateException(
-                    scenario + " has no body, is not written and is not declared not applicable");
-        }
-        return body;
+        return bodies.get(scenario);
     }
 
     // ------------------------------------------------------------------ scenarios

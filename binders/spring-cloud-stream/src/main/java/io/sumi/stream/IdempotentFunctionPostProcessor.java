@@ -31,6 +31,8 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.messaging.Message;
@@ -66,7 +68,8 @@ import org.springframework.util.ClassUtils;
  * <p>Works together with the {@link SumiStreamChannelInterceptor}, which must be registered as a
  * global channel interceptor so that payload-only functions see their message's headers.
  */
-public final class IdempotentFunctionPostProcessor implements BeanPostProcessor, BeanFactoryAware {
+public final class IdempotentFunctionPostProcessor
+        implements BeanPostProcessor, BeanFactoryAware, ApplicationListener<ContextClosedEvent> {
 
     private final Supplier<IdempotentExecutor> executor;
     private final Supplier<HandlerDefaults> defaults;
@@ -74,6 +77,8 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
     private final Supplier<MessageReplyCodec> replyCodec;
     private @Nullable ConfigurableListableBeanFactory beanFactory;
     private final Map<String, String> functionBudgets = new ConcurrentHashMap<>();
+    /** Set when the context closes (before the bindings stop): messages held as busy go to the binder then. */
+    private volatile boolean closing;
 
     public IdempotentFunctionPostProcessor(
             Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults, StreamSettings settings) {
@@ -169,7 +174,8 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
                     settings.get(),
                     storeReply
                             ? new IdempotentInvoker.Replies(replyCodec.get(), replyType(functionType.getGeneric(1)))
-                            : null);
+                            : null,
+                    () -> !closing);
             if (!annotated.annotation().budget().isBlank()) {
                 functionBudgets.put(beanName, annotated.annotation().budget());
             }
@@ -179,6 +185,14 @@ public final class IdempotentFunctionPostProcessor implements BeanPostProcessor,
         } catch (IllegalArgumentException | IllegalStateException ex) {
             throw new BeanCreationException(
                     beanName, "Invalid @IdempotentHandler on " + annotated.where() + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /** Ends every busy hold: a closing application hands held messages back to the binder. */
+    @Override
+    public void onApplicationEvent(ContextClosedEvent event) {
+        if (beanFactory == null || event.getApplicationContext().getAutowireCapableBeanFactory() == beanFactory) {
+            closing = true;
         }
     }
 

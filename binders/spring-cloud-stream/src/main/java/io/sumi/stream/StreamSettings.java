@@ -1,6 +1,7 @@
 package io.sumi.stream;
 
 import io.sumi.consumer.HandlerDefinition;
+import io.sumi.consumer.binder.BusyPolicy;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -9,15 +10,18 @@ import org.jspecify.annotations.Nullable;
  * How idempotent Spring Cloud Stream functions treat busy keys and pass their key on. Immutable;
  * {@link #ofDefaults()} or the canonical constructor, which validates.
  *
- * @param busyRetryInterval how often a message whose key another consumer holds (a live lease) is
- *     claimed again, on the listener thread, before the binder sees a failure
- * @param busyMaxWait how long such a message is retried in place, per binder attempt; then its
- *     {@link io.sumi.consumer.exception.MessageBusyException} goes to the binder (its retry; then, on the
+ * @param busyRetryInterval how often a message whose key another consumer holds (a live lease), or
+ *     whose row awaits reconciliation, is claimed again, on the listener thread, before the binder
+ *     sees a failure
+ * @param busyMaxWait the least time such a message is held in place, per binder attempt, under the
+ *     core's {@link BusyPolicy}: a busy key is held at least until the holder's lease it first met
+ *     has ended (by the database's clock) <em>and</em> at least this long, a row awaiting
+ *     reconciliation this long; then its exception goes to the binder (its retry; then, on the
  *     Kafka binder without a DLQ, the listener container taught by
  *     {@link SumiKafkaBinderContainerCustomizer}, which delivers it again until the key is free;
- *     with a DLQ and on Rabbit, the dead-letter destination). {@code Duration.ZERO}: hand it to the
- *     binder at once. Keep {@code max-attempts} times it below the Kafka consumer's
- *     {@code max.poll.interval.ms}
+ *     otherwise the dead-letter destination). {@code Duration.ZERO}: hold a busy key only until
+ *     that lease ended. On Kafka, keep {@code max-attempts} times the longer of this and
+ *     {@code sumi.consumer.lease} below the consumer's {@code max.poll.interval.ms}
  * @param keyHeader the header that messages sent while an idempotent function runs (a
  *     {@code Function}'s output, {@code StreamBridge} sends) get the message's key in, unless
  *     they set it themselves; {@code null}: do not add it
@@ -53,7 +57,12 @@ public record StreamSettings(
         }
     }
 
-    /** Retry busy keys every second for 30 seconds; pass the key on in {@code idempotency-key}. */
+    /** The core's busy policy with {@link #busyRetryInterval()} and {@link #busyMaxWait()}. */
+    public BusyPolicy busyPolicy() {
+        return BusyPolicy.of(busyRetryInterval, busyMaxWait);
+    }
+
+    /** Hold busy keys (claimed every second) at least 30 seconds; pass the key on in {@code idempotency-key}. */
     public static StreamSettings ofDefaults() {
         return new StreamSettings(DEFAULT_BUSY_RETRY_INTERVAL, DEFAULT_BUSY_MAX_WAIT, DEFAULT_KEY_HEADER);
     }

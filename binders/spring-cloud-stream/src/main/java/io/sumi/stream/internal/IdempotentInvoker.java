@@ -8,20 +8,23 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.binder.BusyHold;
+import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.MessageBusyException;
+import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.store.StoredReply;
 import io.sumi.stream.StreamSettings;
 import java.lang.reflect.Type;
 import java.lang.reflect.UndeclaredThrowableException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -47,11 +50,16 @@ import org.springframework.util.ClassUtils;
  * one round trip, and the function is called with the records still to process, its list (or the
  * list payload and list-valued headers of its {@code Message<List<?>>}) filtered alike.
  *
- * <p>A busy key is claimed again every {@link StreamSettings#busyRetryInterval()} for up to
- * {@link StreamSettings#busyMaxWait()} on the listener thread; after that, and for every other
- * failure, the exception goes to the binder unchanged (its retry, then its dead-letter
- * destination; on the Kafka binder without a DLQ, a busy key then goes to the listener container,
- * which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
+ * <p>A busy key (and a row awaiting reconciliation) is held on the listener thread under the core's
+ * {@link BusyPolicy} ({@link StreamSettings#busyPolicy()}): claimed again every
+ * {@link StreamSettings#busyRetryInterval()}, at least until the holder's lease it first met has
+ * ended by the database's clock and at least {@link StreamSettings#busyMaxWait()}, so that a key
+ * whose holder died never reaches the binder's retry and dead-letter destination (nor a quorum
+ * queue's {@code x-delivery-limit}) while that lease lives. Past the hold, when the application
+ * closes, and for every other failure, the exception goes to the binder unchanged (its retry, then
+ * its dead-letter destination; on the Kafka binder without a DLQ, a busy key then goes to the
+ * listener container, which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to
+ * deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
  * record's index, on the Kafka binder Spring Kafka's {@code BatchListenerFailedException}, so the
  * container commits the records before it and delivers the rest again. Thread-safe.
  */
@@ -66,10 +74,16 @@ public final class IdempotentInvoker {
             "org.springframework.kafka.listener.BatchListenerFailedException",
             IdempotentInvoker.class.getClassLoader());
 
+    /** Sumi's deferring Kafka acknowledgment (sumi-binder-spring-kafka, an optional dependency) can be used. */
+    private static final boolean KAFKA_ACKNOWLEDGMENTS_PRESENT = KAFKA_PRESENT
+            && ClassUtils.isPresent(
+                    "io.sumi.kafka.internal.DeferredAcknowledgment", IdempotentInvoker.class.getClassLoader());
+
     private final String beanName;
     private final HandlerDefinition definition;
     private final Supplier<IdempotentExecutor> executor;
-    private final StreamSettings settings;
+    private final BusyPolicy busyPolicy;
+    private final BooleanSupplier running;
     private final @Nullable Replies replies;
 
     /**
@@ -80,6 +94,24 @@ public final class IdempotentInvoker {
      *     (its payload type for a {@code Message<T>}; {@code byte[]} when it cannot be resolved)
      */
     public record Replies(MessageReplyCodec codec, Type outputType) {}
+
+    /**
+     * The function's own settlement of its message (a MANUAL binding's acknowledgment), deferred
+     * until Sumi has settled the message.
+     */
+    interface Settlement {
+        /** The input to call the function with (carrying the deferring acknowledgment). */
+        Object input();
+
+        /** Throws {@link io.sumi.consumer.NotDoneSignal} if the function's run just negatively acknowledged. */
+        void checkDone(@Nullable Object value) throws io.sumi.consumer.NotDoneSignal;
+
+        /** Sumi settled without an exception: pass the function's calls on ({@code notDone}: a nack wins). */
+        void settle(boolean notDone);
+
+        /** Sumi's call ended with an exception: pass nothing on (the binder's error handling decides). */
+        void abandon();
+    }
 
     /**
      * @param beanName the function bean, for messages
@@ -103,6 +135,20 @@ public final class IdempotentInvoker {
             Supplier<IdempotentExecutor> executor,
             StreamSettings settings,
             @Nullable Replies replies) {
+        this(beanName, definition, executor, settings, replies, () -> true);
+    }
+
+    /**
+     * @param running whether the application still runs: a held message is handed to the binder
+     *     once it says {@code false} (the context closes), so that shutdown does not wait for a hold
+     */
+    public IdempotentInvoker(
+            String beanName,
+            HandlerDefinition definition,
+            Supplier<IdempotentExecutor> executor,
+            StreamSettings settings,
+            @Nullable Replies replies,
+            BooleanSupplier running) {
         if (definition.storeReply() && replies == null) {
             throw new IllegalArgumentException(
                     "The function '" + beanName + "' keeps its replies (storeReply)" + " but was given no reply codec");
@@ -110,7 +156,8 @@ public final class IdempotentInvoker {
         this.beanName = beanName;
         this.definition = definition;
         this.executor = executor;
-        this.settings = settings;
+        this.busyPolicy = settings.busyPolicy();
+        this.running = running;
         this.replies = replies;
     }
 
@@ -138,11 +185,28 @@ public final class IdempotentInvoker {
             return invokeReplying(replies, input, delivered, message, frame, target);
         }
         String[] key = new String[1];
-        HandlerResult<@Nullable Object> result =
-                retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
-                    key[0] = IdempotencyContext.current().key();
-                    return target.apply(input);
-                }));
+        // A MANUAL Kafka binding: the function's acknowledge() / nack() wait for Sumi's settlement.
+        Settlement settlement = KAFKA_ACKNOWLEDGMENTS_PRESENT ? KafkaAcknowledgments.defer(input) : null;
+        Object callInput = settlement == null ? input : settlement.input();
+        HandlerResult<@Nullable Object> result;
+        try {
+            result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
+                key[0] = IdempotencyContext.current().key();
+                Object value = target.apply(callInput);
+                if (settlement != null) {
+                    settlement.checkDone(value); // a nack is not success: NotDoneSignal releases the claim
+                }
+                return value;
+            }));
+        } catch (RuntimeException | Error ex) {
+            if (settlement != null) {
+                settlement.abandon();
+            }
+            throw ex;
+        }
+        if (settlement != null) {
+            settlement.settle(result.outcome() == MessageOutcome.NOT_DONE);
+        }
         if (result.outcome() == MessageOutcome.PROCESSED && frame != null && frame.message() == delivered) {
             // The function's output is sent after it returns: it gets the key too.
             frame.outputKey(key[0]);
@@ -208,7 +272,7 @@ public final class IdempotentInvoker {
             messages.add(new SpringMessageInboundMessage(view, raw.get(i)));
         }
         int offset = 0;
-        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        BusyHold hold = busyPolicy.start();
         while (true) {
             int from = offset;
             try {
@@ -220,7 +284,7 @@ public final class IdempotentInvoker {
                 return;
             } catch (BatchFailedException ex) {
                 int failed = from + ex.index();
-                if (ex.getCause() instanceof MessageBusyException && waitWhileBusy(deadline)) {
+                if (held(hold, ex)) {
                     // The records before the busy one are done; claim again from the busy one.
                     offset = failed;
                     continue;
@@ -364,12 +428,12 @@ public final class IdempotentInvoker {
     }
 
     private <T> T retryingWhileBusy(Callable<T> call) {
-        long deadline = System.nanoTime() + settings.busyMaxWait().toNanos();
+        BusyHold hold = busyPolicy.start();
         while (true) {
             try {
                 return call(call);
-            } catch (MessageBusyException ex) {
-                if (!waitWhileBusy(deadline)) {
+            } catch (MessageBusyException | ReconciliationRequiredException ex) {
+                if (!held(hold, ex)) {
                     throw ex;
                 }
             }
@@ -377,26 +441,20 @@ public final class IdempotentInvoker {
     }
 
     /**
-     * Waits one retry interval if that ends before {@code deadline}.
-     *
-     * @return whether to claim again
+     * Whether the busy policy keeps {@code refusal}'s message on this thread for another claim (it
+     * has waited one retry interval then); {@code false}: hand the refusal to the binder.
      */
-    private boolean waitWhileBusy(long deadline) {
-        Duration interval = settings.busyRetryInterval();
-        if (System.nanoTime() + interval.toNanos() > deadline) {
+    private boolean held(BusyHold hold, RuntimeException refusal) {
+        if (!hold.retry(refusal, running)) {
             return false;
         }
         log.debug(
-                "A message of consumer '{}' is held by another consumer; claiming it again in {}",
+                "A message of consumer '{}' is held by another consumer (or awaits reconciliation); claimed again"
+                        + " after {} (run {} in place)",
                 definition.consumer(),
-                interval);
-        try {
-            Thread.sleep(interval.toMillis());
-            return true;
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+                busyPolicy.retryInterval(),
+                hold.retries() + 1);
+        return true;
     }
 
     private static Throwable causeOf(BatchFailedException ex) {

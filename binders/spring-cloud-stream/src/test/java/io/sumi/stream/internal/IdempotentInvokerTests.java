@@ -9,6 +9,8 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.store.ClaimOutcome;
+import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
@@ -47,6 +49,10 @@ class IdempotentInvokerTests {
     private static void annotated() {}
 
     private IdempotentInvoker invoker() throws Exception {
+        return invoker(StreamSettings.ofDefaults());
+    }
+
+    private IdempotentInvoker invoker(StreamSettings settings) throws Exception {
         IdempotentHandler annotation =
                 AnnotationUtils.findAnnotation(getClass().getDeclaredMethod("annotated"), IdempotentHandler.class);
         HandlerDefinition definition = new HandlerDefaults(
@@ -55,7 +61,36 @@ class IdempotentInvokerTests {
                         FingerprintMismatchPolicy.WARN,
                         HandlerDefinition.DEFAULT_KEY_HEADERS)
                 .resolve(annotation, consumer, false, "test");
-        return new IdempotentInvoker("lines", definition, () -> executor, StreamSettings.ofDefaults());
+        return new IdempotentInvoker("lines", definition, () -> executor, settings);
+    }
+
+    /**
+     * Issue 19, B: the Stream binder holds a busy key under the core's BusyPolicy, so a key whose
+     * holder died is kept on the thread until that lease has ended, however short busy-max-wait is
+     * (it used to go to the binder after busy-max-wait, and from there to the dead-letter
+     * destination or a quorum queue's delivery limit, while the lease lived).
+     */
+    @Test
+    void aKeyHeldByADeadInstanceIsHeldUntilItsLeaseEndedNotJustBusyMaxWait() throws Exception {
+        IdempotentInvoker invoker = invoker(
+                new StreamSettings(Duration.ofMillis(50), Duration.ofMillis(100), StreamSettings.DEFAULT_KEY_HEADER));
+        String key = "held-" + UUID.randomUUID();
+        assertThat(store.claim(consumer, new ClaimRequest(key, null), Duration.ofSeconds(2))
+                        .outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
+        List<String> runs = new ArrayList<>();
+
+        invoker.invoke(
+                MessageBuilder.withPayload("x")
+                        .setHeader("idempotency-key", key)
+                        .build(),
+                input -> runs.add(IdempotencyContext.current().key()));
+
+        assertThat(runs).as("taken over once the dead holder's lease ended").containsExactly(key);
+        assertThat(store.find(consumer, key))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
     }
 
     @Test

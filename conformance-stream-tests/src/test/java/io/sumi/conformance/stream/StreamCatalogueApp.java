@@ -1,0 +1,30 @@
+package io.sumi.conformance.stream;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.conformance.Work;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The Spring Cloud Stream application of the catalogue: Spring Boot, the starter, Sumi's Stream
+ * binder, the catalogue's functions ({@link StreamCatalogueFunctions}); the profile
+ * {@code stream-kafka} or {@code stream-rabbit} chooses the binder and its bindings.
+ */
+@SpringBootConfiguration(proxyBeanMethods = false)
+@EnableAutoConfiguration
+@Import(StreamCatalogueFunctions.class)
+public class StreamCatalogueApp {
+
+    @Bean
+    Work work(JdbcTemplate jdbc) {
+        return new Work(jdbc);
+    }
+
+    @Bean
+    SimpleMeterRegistry meters() {
+        return new SimpleMeterRegistry();
+    }
+}
