@@ -304,20 +304,12 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
                     throw new BatchFailedException(original, ex.getCause() != null ? ex.getCause() : ex);
                 }
             });
-        } catch (BatchFailedException ex) {
-            if (ack != null) {
-                ack.abandon();
-            }
-            Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
-            ConsumerRecord<?, ?> failed = records.get(ex.index());
-            throw new BatchListenerFailedException(
-                    "Record " + failed.topic() + "-" + failed.partition() + "@" + failed.offset() + " (index "
-                            + ex.index() + ") failed: " + cause.getMessage(),
-                    cause,
-                    ex.index());
         } catch (Exception | Error ex) {
             if (ack != null) {
                 ack.abandon();
+            }
+            if (ex instanceof BatchFailedException batchFailed) {
+                throw batchListenerFailed(batchFailed, records);
             }
             throw ex;
         }
@@ -325,6 +317,18 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
             ack.settleBatch(result.notDoneFrom());
         }
         return null;
+    }
+
+    /** Spring Kafka's form of a batch that stopped at {@code failed.index()}: the container commits the records before it. */
+    private static BatchListenerFailedException batchListenerFailed(
+            BatchFailedException failed, List<ConsumerRecord<?, ?>> records) {
+        Throwable cause = failed.getCause() != null ? failed.getCause() : failed;
+        ConsumerRecord<?, ?> record = records.get(failed.index());
+        return new BatchListenerFailedException(
+                "Record " + record.topic() + "-" + record.partition() + "@" + record.offset() + " (index "
+                        + failed.index() + ") failed: " + cause.getMessage(),
+                cause,
+                failed.index());
     }
 
     private static int originalIndex(
