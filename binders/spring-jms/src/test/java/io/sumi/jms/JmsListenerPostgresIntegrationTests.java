@@ -203,10 +203,11 @@ class JmsListenerPostgresIntegrationTests extends AbstractJmsListenerIntegration
         assertThat(listeners.deliveryCount("busy:" + key))
                 .as("held by its consumer, never redelivered by the broker")
                 .isEqualTo(1);
-        assertThat(store.find("Listeners.busy", key))
-                .get()
-                .extracting(row -> row.status())
-                .isEqualTo(MessageStatus.COMPLETED);
+        // The completion is written after the handler returns: wait for it rather than read it at once.
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> store.find("Listeners.busy", key)
+                        .map(row -> row.status() == MessageStatus.COMPLETED)
+                        .orElse(false));
     }
 
     @Test
