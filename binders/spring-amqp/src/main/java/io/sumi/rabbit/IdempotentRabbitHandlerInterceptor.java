@@ -2,7 +2,6 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
@@ -156,11 +155,6 @@ public final class IdempotentRabbitHandlerInterceptor extends IdempotentHandlerI
         @Override
         public @Nullable Object returned(@Nullable Object value) throws NotDoneSignal {
             return notDoneIfNacked(delivered, value);
-        }
-
-        @Override
-        public HandlerReply reply(MessageReplyCodec codec, @Nullable Object value) throws NotDoneSignal {
-            return codec.encode(returned(value));
         }
 
         @Override

@@ -1,13 +1,18 @@
 package io.sumi.rabbit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import com.rabbitmq.client.Channel;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.testing.RunCounter;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
+import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,11 +31,13 @@ import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.support.AmqpHeaders;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.messaging.handler.annotation.Header;
 
 /**
  * {@code @IdempotentHandler(storeReply = true)} on {@code @RabbitListener} methods that return a
@@ -43,7 +50,7 @@ class RabbitReplyIntegrationTests {
 
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
     static final String PREFIX = "sumi-rabbit-reply-it-" + RUN + "-";
-    static final List<String> QUEUES = List.of("lease", "tx", "off");
+    static final List<String> QUEUES = List.of("lease", "tx", "off", "manual");
 
     static AnnotationConfigApplicationContext context;
     static CachingConnectionFactory senderConnections;
@@ -125,6 +132,28 @@ class RabbitReplyIntegrationTests {
         assertThat(runs.of("off")).isEqualTo(1);
     }
 
+    /**
+     * A MANUAL listener that keeps its reply, nacks its first delivery with requeue and returns a
+     * value: the nack makes the message not done (the redelivery runs), and the kept reply is the
+     * one of the run that completed.
+     */
+    @Test
+    void aNackedDeliveryOfAListenerThatKeepsItsReplyIsNotDoneAndTheRedeliveryKeepsItsReply() {
+        String key = RUN + "-4";
+        // The container sends what the nacked run returned, as it sends any reply; a listener
+        // failure inside Sumi (a reply that cannot be kept) would leave the requester without one.
+        assertThat(ask("manual", key, "ping")).as("the nacked run's reply").isEqualTo("pong:ping:run-1");
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> store.find("reply-manual", key)
+                        .map(row -> row.status() == MessageStatus.COMPLETED)
+                        .orElse(false));
+        assertThat(runs.of("manual")).isEqualTo(2);
+        assertThat(store.findReply("reply-manual", key)).isPresent();
+        assertThat(ask("manual", key, "ping")).as("the duplicate's reply").isEqualTo("pong:ping:run-2");
+        assertThat(runs.of("manual")).isEqualTo(2);
+    }
+
     static class Listeners {
 
         private final RunCounter runs;
@@ -143,6 +172,19 @@ class RabbitReplyIntegrationTests {
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL, storeReply = true)
         public String transactional(String request) {
             return "pong:" + request + ":run-" + runs.next("tx");
+        }
+
+        @RabbitListener(id = "reply-manual", queues = "${it.prefix}manual", ackMode = "MANUAL")
+        @IdempotentHandler(mode = IdempotencyMode.LEASE, storeReply = true)
+        public String manual(String request, Channel channel, @Header(AmqpHeaders.DELIVERY_TAG) long tag)
+                throws IOException {
+            int run = runs.next("manual");
+            if (run == 1) {
+                channel.basicNack(tag, false, true);
+            } else {
+                channel.basicAck(tag, false);
+            }
+            return "pong:" + request + ":run-" + run;
         }
 
         @RabbitListener(id = "reply-off", queues = "${it.prefix}off")
