@@ -9,6 +9,7 @@ import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import io.sumi.rabbit.internal.DeadLetterTargets;
 import io.sumi.rabbit.internal.DeadLetterTargets.DeadLetterTarget;
+import io.sumi.rabbit.internal.RepeatableProceedAdvice;
 import io.sumi.rabbit.internal.SettlingChannel;
 import java.io.IOException;
 import java.time.Duration;
@@ -125,7 +126,11 @@ public final class SumiRabbitContainerAdvice {
     /**
      * The advice chain for {@code container}: Sumi's outer advice, the application's advices (the
      * container factory's chain), Sumi's inner advice. Sumi's advices already in {@code chain} are
-     * dropped, so wrapping twice is harmless.
+     * dropped, so wrapping twice is harmless. Each application advice that proceeds more than once
+     * (a retry interceptor such as Boot's {@code spring.rabbitmq.listener.*.retry}) runs the rest
+     * of the chain, Sumi's inner advice included, on every attempt: Spring AMQP 4's stateless retry
+     * interceptor calls {@code proceed()} again on the invocation it was given, which would
+     * otherwise skip every advice after it from the second attempt on.
      */
     public static Advice[] wrap(
             AbstractMessageListenerContainer container,
@@ -150,8 +155,11 @@ public final class SumiRabbitContainerAdvice {
         List<Advice> advices = new ArrayList<>();
         advices.add(advice.new Outer());
         if (chain != null) {
+            // Each application advice may proceed more than once (a retry interceptor does): every
+            // proceed must pass the rest of the chain, Sumi's inner advice included.
             Arrays.stream(chain)
                     .filter(a -> !(a instanceof Outer) && !(a instanceof Inner))
+                    .map(RepeatableProceedAdvice::of)
                     .forEach(advices::add);
         }
         advices.add(advice.new Inner());

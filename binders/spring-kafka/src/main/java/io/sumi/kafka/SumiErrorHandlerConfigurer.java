@@ -28,7 +28,10 @@ import org.springframework.util.ReflectionUtils;
  * busy key 10 times at once and then skips it.
  *
  * <p>A container whose error handler Sumi cannot teach fails start-up if it runs an
- * {@link IdempotentHandler} (or Sumi cannot tell); other containers keep it. Runs before the
+ * {@link IdempotentHandler} (or Sumi cannot tell); other containers keep it. So does a container
+ * whose {@link IdempotentHandler} record listener returns a {@code CompletableFuture} or
+ * {@code Mono} and is not a retry-topic container ({@link AsyncRecordListenerCheck}: Spring Kafka
+ * would commit a failed future's offset without retrying it). Runs before the
  * {@link BudgetListenerPauser}, which then wraps the taught handler. Containers created after
  * start-up are not seen: call {@link SumiKafkaErrorHandling#configure(AbstractMessageListenerContainer, Duration)}.
  */
@@ -63,6 +66,8 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
                         container.getListenerId());
             }
             if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
+                // A failed future is retried only on retry-topic containers: refuse the others.
+                AsyncRecordListenerCheck.check(listenerContainer);
                 try {
                     SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
                 } catch (IllegalStateException ex) {

@@ -1,0 +1,306 @@
+package io.sumi.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.store.MessageStatus;
+import io.sumi.store.ProcessedMessage;
+import io.sumi.testing.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.BackOff;
+import org.springframework.kafka.annotation.DltHandler;
+import org.springframework.kafka.annotation.EnableKafkaRetryTopic;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.RetryableTopic;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.util.backoff.FixedBackOff;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Issue 19, A2 for {@code Mono}: a {@code @KafkaListener} returning a {@code Mono} is done when the
+ * {@code Mono} completes, not when the method returns. Each {@code Mono} does its work on another
+ * thread after the method has returned, only once subscribed to.
+ *
+ * <p>Under {@code @RetryableTopic} a failed {@code Mono} leaves the row not completed, so the record
+ * is retried and runs again (not a duplicate), and the row completes when a later {@code Mono}
+ * succeeds; one that always fails reaches the dead-letter topic with its row never completed.
+ *
+ * <p>Under README step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
+ * {@code Mono} (nor a {@code CompletableFuture}), even without Sumi: the control listener shows the
+ * record logged and skipped, not retried, not dead-lettered. So Sumi refuses such a guarded listener
+ * at start-up ({@code AsyncRecordListenerCheck}).
+ */
+@SpringBootTest(
+        classes = KafkaMonoListenerIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.consumer.auto-offset-reset=earliest",
+            "spring.kafka.listener.concurrency=1",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.busy-retry-interval=50ms",
+            "sumi.consumer.lease=30s"
+        })
+@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
+class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
+
+    /** {@code @RetryableTopic(attempts = "3")}: the first attempt and two retries. */
+    static final int ATTEMPTS = 3;
+
+    @Autowired
+    Effects effects;
+
+    @Value("${spring.kafka.bootstrap-servers}")
+    String bootstrapServers;
+
+    static ProducerRecord<String, String> record(String topic, String key) {
+        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, "payload of " + key);
+        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    @Test
+    void withoutSumiSpringKafkaNeverRetriesAFailedMonoUnderTheDefaultErrorHandler() throws Exception {
+        // The evidence for the start-up refusal: no Sumi, README step 4's error handler. The failed
+        // Mono's record is skipped: the next record runs, the failed one never again, no DLT.
+        template.send(record("mono.plain", "fail-c1")).get(10, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.failed("mono-plain", "fail-c1") == 1);
+        template.send(record("mono.plain", "ok-c2")).get(10, TimeUnit.SECONDS);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.done("mono-plain", "ok-c2") == 1);
+        assertThat(effects.attempts("mono-plain", "fail-c1"))
+                .as("a seek back to the failed record would have run it again before the next one")
+                .isEqualTo(1);
+        assertThat(effects.dlt).doesNotContain("fail-c1");
+    }
+
+    @Test
+    void aGuardedMonoListenerOnAContainerWithoutRetryTopicsIsRefusedAtStartUp() {
+        String[] database = TestDatabase.POSTGRESQL.settings();
+        Throwable failure = null;
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(StartupApp.class)
+                .web(WebApplicationType.NONE)
+                .properties(
+                        "spring.datasource.url=" + database[0],
+                        "spring.datasource.username=" + database[1],
+                        "spring.datasource.password=" + database[2],
+                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
+                        "spring.kafka.bootstrap-servers=" + bootstrapServers,
+                        "spring.main.register-shutdown-hook=false")
+                .run()) {
+            fail("An @IdempotentHandler Mono listener without retry topics started");
+        } catch (RuntimeException ex) {
+            failure = ex;
+        }
+        Throwable cause = failure;
+        while (cause != null
+                && !(cause instanceof IllegalStateException
+                        && cause.getMessage() != null
+                        && cause.getMessage().contains("not a retry-topic container"))) {
+            cause = cause.getCause();
+        }
+        assertThat(cause).as("Sumi's refusal in %s", failure).isNotNull();
+        assertThat(cause.getMessage()).contains("'mono-refused'", "CompletableFuture or Mono", "@RetryableTopic");
+    }
+
+    @Test
+    void aFailedMonoUnderRetryableTopicIsRunAgainAndCompletedWhenItSucceeds() throws Exception {
+        template.send(record("mono.retryable", "r1")).get(10, TimeUnit.SECONDS);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.done("mono-retryable", "r1") == 1);
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(store.find("mono-retryable", "r1"))
+                        .map(ProcessedMessage::status)
+                        .contains(MessageStatus.COMPLETED));
+        assertThat(effects.attempts("mono-retryable", "r1"))
+                .as("the failed Mono released the claim: the retry ran, it was no duplicate")
+                .isEqualTo(2);
+        assertThat(effects.dlt).doesNotContain("r1");
+    }
+
+    @Test
+    void aMonoThatAlwaysFailsIsRetriedThenDeadLetteredAndItsRowIsNeverCompleted() throws Exception {
+        template.send(record("mono.poison", "p1")).get(10, TimeUnit.SECONDS);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> effects.dlt.contains("p1"));
+        assertThat(effects.attempts("mono-poison", "p1"))
+                .as("every retry ran the work again")
+                .isEqualTo(ATTEMPTS);
+        assertThat(store.find("mono-poison", "p1").map(ProcessedMessage::status))
+                .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
+    }
+
+    /** What the listeners did. */
+    static class Effects {
+        final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> done = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> failed = new ConcurrentHashMap<>();
+        final List<String> dlt = Collections.synchronizedList(new ArrayList<>());
+
+        int attempt(String consumer, String key) {
+            return attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
+                    .incrementAndGet();
+        }
+
+        int attempts(String consumer, String key) {
+            AtomicInteger count = attempts.get(consumer + "/" + key);
+            return count == null ? 0 : count.get();
+        }
+
+        int done(String consumer, String key) {
+            AtomicInteger count = done.get(consumer + "/" + key);
+            return count == null ? 0 : count.get();
+        }
+
+        int failed(String consumer, String key) {
+            AtomicInteger count = failed.get(consumer + "/" + key);
+            return count == null ? 0 : count.get();
+        }
+
+        /**
+         * Work on another thread, only once subscribed to: fails while {@code attempt} is at most
+         * {@code failures}, then succeeds.
+         */
+        Mono<Void> work(String consumer, String key, int attempt, int failures) {
+            return Mono.<Void>fromRunnable(() -> {
+                        if (attempt <= failures) {
+                            failed.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
+                                    .incrementAndGet();
+                            throw new IllegalStateException("the provider timed out (attempt " + attempt + ")");
+                        }
+                        done.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
+                                .incrementAndGet();
+                    })
+                    .subscribeOn(Schedulers.boundedElastic());
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableKafkaRetryTopic
+    static class App {
+
+        @Bean
+        Effects effects() {
+            return new Effects();
+        }
+
+        @Bean
+        KafkaAdmin.NewTopics topics() {
+            List<NewTopic> topics = new ArrayList<>();
+            for (String topic : List.of("mono.plain", "mono.retryable", "mono.poison")) {
+                topics.add(new NewTopic(topic, 1, (short) 1));
+                topics.add(new NewTopic(topic + "-dlt", 1, (short) 1));
+            }
+            return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));
+        }
+
+        /** README step 4: retries, then the dead-letter topic. */
+        @Bean
+        DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
+            return new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template), new FixedBackOff(100, 3));
+        }
+
+        @Bean
+        Listeners listeners(Effects effects, JdbcTemplate jdbc) {
+            jdbc.update("DELETE FROM processed_messages WHERE consumer LIKE 'mono-%'");
+            return new Listeners(effects);
+        }
+    }
+
+    static class Listeners {
+
+        private final Effects effects;
+
+        Listeners(Effects effects) {
+            this.effects = effects;
+        }
+
+        /** No Sumi: a record whose key starts with {@code fail-} fails its first attempt. */
+        @KafkaListener(id = "mono-plain", topics = "mono.plain")
+        public Mono<Void> plain(ConsumerRecord<String, String> record) {
+            String key = record.key();
+            return effects.work("mono-plain", key, effects.attempt("mono-plain", key), key.startsWith("fail-") ? 1 : 0);
+        }
+
+        @KafkaListener(id = "mono-retryable", topics = "mono.retryable")
+        @RetryableTopic(attempts = "3", backOff = @BackOff(delay = 50))
+        @IdempotentHandler(consumer = "mono-retryable", mode = IdempotencyMode.LEASE)
+        public Mono<Void> retryable(ConsumerRecord<String, String> record) {
+            return effects.work("mono-retryable", record.key(), effects.attempt("mono-retryable", record.key()), 1);
+        }
+
+        @KafkaListener(id = "mono-poison", topics = "mono.poison")
+        @RetryableTopic(attempts = "3", backOff = @BackOff(delay = 50))
+        @IdempotentHandler(consumer = "mono-poison", mode = IdempotencyMode.LEASE)
+        public Mono<Void> poison(ConsumerRecord<String, String> record) {
+            return effects.work(
+                    "mono-poison", record.key(), effects.attempt("mono-poison", record.key()), Integer.MAX_VALUE);
+        }
+
+        @DltHandler
+        public void onRetryTopicDlt(ConsumerRecord<String, String> record) {
+            effects.dlt.add(record.key());
+        }
+
+        /** The dead-letter topic of the error handler's listener (DeadLetterPublishingRecoverer's name). */
+        @KafkaListener(id = "mono-dlt", topics = "mono.plain-dlt")
+        public void onDlt(ConsumerRecord<String, String> record) {
+            effects.dlt.add(record.key());
+        }
+    }
+
+    /** An application with a guarded Mono listener and README step 4's error handler, no retry topics. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class StartupApp {
+
+        @Bean
+        DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
+            return new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template), new FixedBackOff(100, 3));
+        }
+
+        @Bean
+        RefusedListener refusedListener() {
+            return new RefusedListener();
+        }
+    }
+
+    static class RefusedListener {
+
+        @KafkaListener(id = "mono-refused", topics = "mono.refused", autoStartup = "true")
+        @IdempotentHandler(consumer = "mono-refused", mode = IdempotencyMode.LEASE)
+        public Mono<Void> refused(ConsumerRecord<String, String> record) {
+            return Mono.empty();
+        }
+    }
+}
