@@ -87,7 +87,8 @@ final class StepGenerator {
                     BatchFault.CRASH_BEFORE_ACK,
                     BatchFault.STORE_ERROR_AT_COMPLETE,
                     BatchFault.STORE_ERROR_AT_RELEASE,
-                    BatchFault.STORE_DOWN_AT_COMPLETE
+                    BatchFault.STORE_DOWN_AT_COMPLETE,
+                    BatchFault.NACK
                 },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT},
                 new BatchFault[] {BatchFault.FAIL_WHOLE});
@@ -109,7 +110,8 @@ final class StepGenerator {
                     BatchFault.FAIL_WHOLE,
                     BatchFault.ROLLBACK_ONLY,
                     BatchFault.CRASH_IN_HANDLER,
-                    BatchFault.CRASH_BEFORE_ACK
+                    BatchFault.CRASH_BEFORE_ACK,
+                    BatchFault.NACK
                 },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.ROLLBACK_ONLY},
                 new BatchFault[] {BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY});
@@ -118,7 +120,9 @@ final class StepGenerator {
     /** Step kinds and their weights: deliveries most often, then batches and listener transactions. */
     private enum Kind {
         DELIVER(8),
-        ASYNC_DELIVER(2),
+        ASYNC_DELIVER(1),
+        ASYNC_START(2),
+        ASYNC_END(2),
         BATCH(4),
         POLL(3),
         UNRUN(2),
@@ -145,6 +149,8 @@ final class StepGenerator {
                     switch (kind()) {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
                         case ASYNC_DELIVER -> Step.asyncDeliver(instance(), key(), random.nextBoolean());
+                        case ASYNC_START -> Step.asyncStart(instance(), key(), random.nextBoolean());
+                        case ASYNC_END -> Step.asyncEnd();
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));
@@ -176,12 +182,15 @@ final class StepGenerator {
 
     private Step batch(int instance, BatchFault[] faults) {
         List<Integer> keys = batchKeys();
-        return Step.batch(instance, keys, failAt(keys.size()), pick(BatchFault.NONE, faults));
+        BatchFault fault = pick(BatchFault.NONE, faults);
+        // A nacking handler nacks instead of reporting a failed message.
+        return Step.batch(instance, keys, fault == BatchFault.NACK ? -1 : failAt(keys.size()), fault);
     }
 
     private Step poll() {
         List<Integer> keys = batchKeys();
-        return Step.poll(instance(), keys, failAt(keys.size()), random.nextInt(5) == 0);
+        int failAt = failAt(keys.size());
+        return Step.poll(instance(), keys, failAt, random.nextInt(5) == 0, failAt >= 0 && random.nextBoolean());
     }
 
     /** Inside a listener transaction the instance of the outer step receives everything. */
