@@ -300,8 +300,8 @@ final class ExecutorModel implements AutoCloseable {
             asyncDeliver(async);
         } else if (step instanceof Step.AsyncStart async) {
             asyncStart(async);
-        } else if (step instanceof Step.AsyncEnd) {
-            asyncEnd();
+        } else if (step instanceof Step.AsyncEnd end) {
+            asyncEnd(end);
         } else if (step instanceof Batch batch) {
             batch(batch);
         } else if (step instanceof Step.Poll poll) {
@@ -649,13 +649,24 @@ final class ExecutorModel implements AutoCloseable {
      * it (fenced by the token), a success is acked only if the row is COMPLETED (the taker did it),
      * else it is a retryable BUSY; a failure is the future's own exception.
      */
-    private void asyncEnd() {
+    private void asyncEnd(Step.AsyncEnd step) {
         if (pendingAsync.isEmpty()) {
             history.add("  (no future pending)");
             return;
         }
         PendingAsync pending = pendingAsync.remove(0);
         String key = pending.key();
+        if (step.takerFault() != null) {
+            // While the future is pending, its lease lapses and the next instance takes the message over.
+            int taker = (pending.instance().id + 1) % INSTANCES;
+            Deliver takeOver = new Deliver(taker, index(key), step.takerFault());
+            history.add("  while the future of " + key + " is pending, its lease lapses and: " + takeOver);
+            expireLeases();
+            deliver(takeOver);
+            if (!violations.isEmpty()) {
+                fail(String.join("; ", violations));
+            }
+        }
         Optional<ProcessedMessage> found = reader.find(consumer, key);
         boolean own = found.isPresent()
                 && found.get().status() == MessageStatus.IN_PROGRESS
@@ -1617,7 +1628,7 @@ final class ExecutorModel implements AutoCloseable {
 
     private void finish() {
         while (!pendingAsync.isEmpty()) {
-            top(new Step.AsyncEnd()); // the futures still pending complete
+            top(new Step.AsyncEnd(null)); // the futures still pending complete
         }
         history.add("-- finally, every undone key is delivered again until it is acked --");
         loose.clear();

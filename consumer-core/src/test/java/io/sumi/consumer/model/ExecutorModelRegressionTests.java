@@ -290,21 +290,21 @@ class ExecutorModelRegressionTests {
                         deliver(2, 0, Fault.NONE),
                         Step.expireLeases(),
                         deliver(1, 0, Fault.FAIL_AFTER_EFFECT),
-                        Step.asyncEnd(),
+                        Step.asyncEnd(null),
                         Step.asyncStart(0, 1, false),
                         Step.expireLeases(),
                         deliver(1, 1, Fault.NONE),
-                        Step.asyncEnd(),
+                        Step.asyncEnd(null),
                         Step.asyncStart(2, 2, true),
                         Step.expireLeases(),
                         Step.unrun(1, List.of(2), 1),
-                        Step.asyncEnd(),
+                        Step.asyncEnd(null),
                         Step.asyncStart(0, 3, true),
                         Step.expireLeases(),
-                        Step.asyncEnd(),
+                        Step.asyncEnd(null),
                         Step.asyncStart(1, 0, true),
                         deliver(1, 2, Fault.CRASH_IN_HANDLER),
-                        Step.asyncEnd()));
+                        Step.asyncEnd(null)));
     }
 
     /*

@@ -164,6 +164,11 @@ final class Shrinker {
             if (a.key() != 0) {
                 out.add(List.of(Step.asyncStart(a.instance(), 0, a.succeeds())));
             }
+        } else if (step instanceof Step.AsyncEnd e && e.takerFault() != null) {
+            out.add(List.of(Step.asyncEnd(null)));
+            if (e.takerFault() != Fault.NONE) {
+                out.add(List.of(Step.asyncEnd(Fault.NONE)));
+            }
         } else if (step instanceof Batch b) {
             for (int i = 0; b.keys().size() > 1 && i < b.keys().size(); i++) {
                 List<Integer> keys = new ArrayList<>(b.keys());

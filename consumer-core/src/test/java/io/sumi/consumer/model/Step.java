@@ -2,6 +2,7 @@ package io.sumi.consumer.model;
 
 import java.util.List;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One action of a model sequence (see {@link ExecutorModel}). Each step prints as the Java call
@@ -120,11 +121,15 @@ sealed interface Step {
         }
     }
 
-    /** The oldest pending future of an {@link AsyncStart} completes (on another thread); nothing if none is pending. */
-    record AsyncEnd() implements Step {
+    /**
+     * The oldest pending future of an {@link AsyncStart} completes (on another thread); nothing if
+     * none is pending. {@code takerFault} not {@code null}: first its lease lapses and the next
+     * instance takes the message over, with that fault, while the future is still pending.
+     */
+    record AsyncEnd(@Nullable Fault takerFault) implements Step {
         @Override
         public String toString() {
-            return "asyncEnd()";
+            return "asyncEnd(" + (takerFault == null ? "null" : takerFault) + ")";
         }
     }
 
@@ -279,8 +284,8 @@ sealed interface Step {
         return new AsyncStart(instance, key, succeeds);
     }
 
-    static AsyncEnd asyncEnd() {
-        return new AsyncEnd();
+    static AsyncEnd asyncEnd(@Nullable Fault takerFault) {
+        return new AsyncEnd(takerFault);
     }
 
     static Batch batch(int instance, List<Integer> keys, int failAt, BatchFault fault) {

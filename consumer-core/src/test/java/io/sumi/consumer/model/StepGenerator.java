@@ -121,8 +121,8 @@ final class StepGenerator {
     private enum Kind {
         DELIVER(8),
         ASYNC_DELIVER(1),
-        ASYNC_START(2),
-        ASYNC_END(2),
+        ASYNC_START(3),
+        ASYNC_END(3),
         BATCH(4),
         POLL(3),
         UNRUN(2),
@@ -150,7 +150,7 @@ final class StepGenerator {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
                         case ASYNC_DELIVER -> Step.asyncDeliver(instance(), key(), random.nextBoolean());
                         case ASYNC_START -> Step.asyncStart(instance(), key(), random.nextBoolean());
-                        case ASYNC_END -> Step.asyncEnd();
+                        case ASYNC_END -> Step.asyncEnd(random.nextBoolean() ? null : pick(Fault.NONE, faults));
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));
