@@ -2,6 +2,7 @@ package io.sumi.consumer.model;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.BatchResult;
+import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
@@ -14,6 +15,7 @@ import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.model.FaultInjectingStore.Crash;
 import io.sumi.consumer.model.FaultInjectingStore.Point;
@@ -308,6 +310,8 @@ final class ExecutorModel implements AutoCloseable {
             poll(poll);
         } else if (step instanceof Step.Unrun unrun) {
             unrun(unrun);
+        } else if (step instanceof Step.Reused reused) {
+            reused(reused);
         } else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
         } else if (step instanceof ConcurrentBatches batches) {
@@ -1323,6 +1327,57 @@ final class ExecutorModel implements AutoCloseable {
                 ack(key, "PROCESSED after claims given back unrun");
             }
         }
+    }
+
+    /** A reused key with another payload, to a handler that rejects it ({@link Step.Reused}). */
+    private void reused(Step.Reused step) {
+        String key = key(step.key());
+        KeyState before = stateOf(key);
+        Optional<ProcessedMessage> row = reader.find(consumer, key);
+        boolean claimable =
+                before == KeyState.FREE && row.isPresent() && row.get().status() == MessageStatus.IN_PROGRESS;
+        if (config.transactional() || !(claimable || before == KeyState.HELD)) {
+            history.add("  (nothing to refuse: no row free to claim, no live lease)");
+            return;
+        }
+        Instance instance = instances[step.instance()];
+        instance.store.clearInjected();
+        HandlerDefinition rejecting = HandlerDefinition.builder(consumer)
+                .mode(config.mode())
+                .lease(LEASE)
+                .fingerprintPolicy(FingerprintMismatchPolicy.REJECT)
+                .build();
+        InboundMessage other =
+                InboundMessage.of("another payload of " + key, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, key));
+        AtomicInteger calls = new AtomicInteger();
+        Object result = null;
+        Throwable thrown = null;
+        try {
+            result = step.async()
+                    ? instance.executor.executeAsync(rejecting, other, () -> {
+                        calls.incrementAndGet();
+                        return CompletableFuture.completedFuture(key);
+                    })
+                    : instance.executor.execute(rejecting, other, () -> {
+                        calls.incrementAndGet();
+                        return key;
+                    });
+        } catch (Throwable ex) {
+            thrown = ex;
+        }
+        String outcome = describe(result, thrown) + " for " + key + " with another payload";
+        if (before == KeyState.HELD) {
+            expect(
+                    thrown instanceof MessageBusyException && calls.get() == 0,
+                    "BUSY (a live lease holds the key)",
+                    outcome);
+            return;
+        }
+        expect(
+                thrown instanceof FingerprintMismatchException && calls.get() == 0,
+                "FingerprintMismatchException before the handler runs",
+                outcome);
+        checkGivenBackUnrun(Map.of(key, row), "after its fingerprint was rejected");
     }
 
     private static String summary(ProcessedMessage row) {

@@ -347,4 +347,22 @@ class ExecutorModelRegressionTests {
                         Step.poll(0, List.of(0, 2, 1, 3), 1, false, true),
                         Step.poll(1, List.of(2, 1, 3), -1, false)));
     }
+
+    /*
+     * Issue 19 A1, async form. config(LEASE, 0, false, false, false):
+     *   deliver(0, 0, FAIL_BEFORE_EFFECT), reused(0, 0, true)
+     * k0 ran once and failed (one real attempt, its claim released). The key comes again with
+     * another payload to an asynchronous handler that rejects reused keys: the take-over's claim
+     * is refused before the handler runs, but executeAsync released it as a run attempt (attempts
+     * 2, the rejection as last error), where execute gives it back unrun; the next take-over past
+     * the reconcile-after window would then be held for reconciliation without a second run.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void anAsyncClaimRefusedForItsFingerprintCountsNoAttempt(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(deliver(0, 0, Fault.FAIL_BEFORE_EFFECT), Step.reused(0, 0, true)));
+    }
 }

@@ -225,6 +225,16 @@ final class Shrinker {
             for (List<Integer> keys : lowerKeys(u.keys())) {
                 out.add(List.of(Step.unrun(u.instance(), keys, u.rounds())));
             }
+        } else if (step instanceof Step.Reused r) {
+            if (r.async()) {
+                out.add(List.of(Step.reused(r.instance(), r.key(), false)));
+            }
+            if (r.instance() != 0) {
+                out.add(List.of(Step.reused(0, r.key(), r.async())));
+            }
+            if (r.key() != 0) {
+                out.add(List.of(Step.reused(r.instance(), 0, r.async())));
+            }
         } else if (step instanceof Concurrently c) {
             if (c.copies() > 2) {
                 out.add(List.of(Step.concurrently(c.key(), 2)));

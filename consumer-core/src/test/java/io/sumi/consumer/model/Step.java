@@ -200,6 +200,21 @@ sealed interface Step {
         }
     }
 
+    /**
+     * Lease mode: {@code key} delivered to {@code instance} with another payload (a producer reused
+     * the key) to a handler of the same namespace that rejects a reused key
+     * ({@code FingerprintMismatchPolicy.REJECT}), record by record or {@code async}. Where the key
+     * has a row that is free to claim (released, or its lease ended), the claim sees the other
+     * fingerprint and is refused before the handler runs: given back unrun, it counts no attempt
+     * (the row as it was). A key held by a live lease is BUSY; otherwise nothing is delivered.
+     */
+    record Reused(int instance, int key, boolean async) implements Step {
+        @Override
+        public String toString() {
+            return "reused(" + instance + ", " + key + ", " + async + ")";
+        }
+    }
+
     /** {@code key} delivered at the same moment to instances {@code 0..copies-1}, each on a thread of its own. */
     record Concurrently(int key, int copies) implements Step {
         @Override
@@ -302,6 +317,10 @@ sealed interface Step {
 
     static Unrun unrun(int instance, List<Integer> keys, int rounds) {
         return new Unrun(instance, keys, rounds);
+    }
+
+    static Reused reused(int instance, int key, boolean async) {
+        return new Reused(instance, key, async);
     }
 
     static Concurrently concurrently(int key, int copies) {

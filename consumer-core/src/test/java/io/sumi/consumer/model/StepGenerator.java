@@ -126,6 +126,7 @@ final class StepGenerator {
         BATCH(4),
         POLL(3),
         UNRUN(2),
+        REUSED(2),
         CONCURRENTLY(2),
         CONCURRENT_BATCHES(2),
         OVERTAKEN(1),
@@ -154,6 +155,7 @@ final class StepGenerator {
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));
+                        case REUSED -> Step.reused(instance(), key(), random.nextBoolean());
                         case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
                         case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
                         case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
