@@ -8,7 +8,9 @@ import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
@@ -87,6 +89,13 @@ class RabbitBinderTestWiring {
     /** The name the listeners' connection of the run named {@code prefix} gives the broker. */
     static String connectionName(String prefix) {
         return prefix + "listeners";
+    }
+
+    /** The full names of {@code queues} of the run named {@code prefix} and of their {@code .dlq} queues. */
+    static List<String> withDeadLetterQueues(String prefix, Collection<String> queues) {
+        return queues.stream()
+                .flatMap(queue -> Stream.of(prefix + queue, prefix + queue + ".dlq"))
+                .toList();
     }
 
     /** A context of {@code config} for the run named {@code prefix}, not refreshed yet (a test may register beans first). */

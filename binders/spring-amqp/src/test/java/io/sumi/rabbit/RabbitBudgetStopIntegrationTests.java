@@ -70,7 +70,10 @@ class RabbitBudgetStopIntegrationTests {
     @AfterEach
     void cleanUp() {
         RabbitBinderTestWiring.cleanUp(
-                context, RUN, List.of(prefix + "charges", prefix + "charges.dlq"), List.of(prefix + "dlx"));
+                context,
+                RUN,
+                RabbitBinderTestWiring.withDeadLetterQueues(prefix, List.of("charges")),
+                List.of(prefix + "dlx"));
         if (senderConnections != null) {
             senderConnections.destroy();
         }

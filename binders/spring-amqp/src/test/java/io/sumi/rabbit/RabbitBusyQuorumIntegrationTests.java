@@ -80,12 +80,7 @@ class RabbitBusyQuorumIntegrationTests {
     @AfterAll
     static void cleanUp() {
         RabbitBinderTestWiring.cleanUp(
-                context,
-                RUN,
-                QUEUES.stream()
-                        .flatMap(queue -> java.util.stream.Stream.of(PREFIX + queue, PREFIX + queue + ".dlq"))
-                        .toList(),
-                List.of(PREFIX + "dlx"));
+                context, RUN, RabbitBinderTestWiring.withDeadLetterQueues(PREFIX, QUEUES), List.of(PREFIX + "dlx"));
         if (senderConnections != null) {
             senderConnections.destroy();
         }

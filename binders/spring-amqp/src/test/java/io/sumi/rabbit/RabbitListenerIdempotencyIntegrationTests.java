@@ -109,9 +109,7 @@ class RabbitListenerIdempotencyIntegrationTests {
         RabbitBinderTestWiring.cleanUp(
                 context,
                 RUN,
-                QUEUES.stream()
-                        .flatMap(queue -> java.util.stream.Stream.of(PREFIX + queue, PREFIX + queue + ".dlq"))
-                        .toList(),
+                RabbitBinderTestWiring.withDeadLetterQueues(PREFIX, QUEUES),
                 List.of(PREFIX + "dlx", PREFIX + "compete"));
         if (senderConnections != null) {
             senderConnections.destroy();

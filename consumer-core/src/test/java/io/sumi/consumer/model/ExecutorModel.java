@@ -525,24 +525,7 @@ final class ExecutorModel implements AutoCloseable {
             }
             return;
         }
-        if (before == KeyState.COMPLETED) {
-            expect(
-                    thrown == null
-                            && result != null
-                            && result.isDone()
-                            && !ran
-                            && result.join().outcome() == MessageOutcome.DUPLICATE,
-                    "DUPLICATE (the key is completed)",
-                    outcome);
-            ack(key, "DUPLICATE");
-            return;
-        }
-        if (before == KeyState.HELD) {
-            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
-            return;
-        }
-        if (!ran || result == null) {
-            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+        if (!asyncRan(key, before, ran, result, thrown, outcome)) {
             return;
         }
         if (!executorWaits) {
@@ -608,24 +591,7 @@ final class ExecutorModel implements AutoCloseable {
         }
         boolean ran = calls.get() == 1;
         String outcome = describe(result, thrown);
-        if (before == KeyState.COMPLETED) {
-            expect(
-                    thrown == null
-                            && result != null
-                            && result.isDone()
-                            && !ran
-                            && result.join().outcome() == MessageOutcome.DUPLICATE,
-                    "DUPLICATE (the key is completed)",
-                    outcome);
-            ack(key, "DUPLICATE");
-            return;
-        }
-        if (before == KeyState.HELD) {
-            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
-            return;
-        }
-        if (!ran || result == null) {
-            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+        if (!asyncRan(key, before, ran, result, thrown, outcome)) {
             return;
         }
         expect(!result.isDone(), "a pending result while the handler's future runs", outcome);
@@ -738,6 +704,39 @@ final class ExecutorModel implements AutoCloseable {
                 && was.attempts() == now.attempts()
                 && java.util.Objects.equals(was.leaseUntil(), now.leaseUntil())
                 && java.util.Objects.equals(was.lastError(), now.lastError());
+    }
+
+    /**
+     * Checks an asynchronous delivery's answer for a key that was not free (DUPLICATE, acked; BUSY)
+     * and returns {@code false} then; for a free key, that the handler ran, and returns {@code true}.
+     */
+    private boolean asyncRan(
+            String key,
+            KeyState before,
+            boolean ran,
+            @Nullable CompletableFuture<HandlerResult<Object>> result,
+            @Nullable Throwable thrown,
+            String outcome) {
+        if (before == KeyState.COMPLETED) {
+            expect(
+                    thrown == null
+                            && result != null
+                            && result.isDone()
+                            && !ran
+                            && result.join().outcome() == MessageOutcome.DUPLICATE,
+                    "DUPLICATE (the key is completed)",
+                    outcome);
+            ack(key, "DUPLICATE");
+            return false;
+        }
+        if (before == KeyState.HELD) {
+            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
+            return false;
+        }
+        if (!ran || result == null) {
+            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+        }
+        return true;
     }
 
     /** The handler's asynchronous work: the effect, then success; or a failure before the effect. */
@@ -1273,26 +1272,7 @@ final class ExecutorModel implements AutoCloseable {
             claim.completePending(); // nothing ran: nothing to complete
             claim.releaseUnrun();
         }
-        for (String key : distinct) {
-            Optional<ProcessedMessage> was = before.get(key);
-            Optional<ProcessedMessage> now = reader.find(consumer, key);
-            String what = key + " after " + step.rounds() + " claim(s) given back unrun: ledger had "
-                    + was.map(ExecutorModel::summary).orElse("no row") + ", has "
-                    + now.map(ExecutorModel::summary).orElse("no row");
-            if (was.isEmpty()) {
-                expect(now.isEmpty(), "no row (the claims that created it gave it back unrun)", what);
-            } else {
-                expect(
-                        now.isPresent()
-                                && now.get().status() == was.get().status()
-                                && now.get().attempts() == was.get().attempts()
-                                && now.get().firstSeenAt().equals(was.get().firstSeenAt())
-                                && java.util.Objects.equals(
-                                        now.get().lastError(), was.get().lastError()),
-                        "the row as it was (same status, attempts, first claim, last error)",
-                        what);
-            }
-        }
+        checkGivenBackUnrun(before, "by " + step.rounds() + " poll(s)");
         // Never uncertain: a key first claimed by the give-backs alone runs as a first claim, even
         // with a window that holds every take-over for reconciliation.
         HandlerDefinition strict = HandlerDefinition.builder(consumer)
