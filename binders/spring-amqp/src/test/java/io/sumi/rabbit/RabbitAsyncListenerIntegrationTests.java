@@ -8,8 +8,6 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
-import io.sumi.testing.TestRabbit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,7 +30,6 @@ import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.EnableRabbit;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
-import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
@@ -40,7 +37,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.env.MapPropertySource;
 
 /**
  * Issue 19, A2: a {@code @RabbitListener} returning a {@code CompletableFuture} is done when the
@@ -62,11 +58,7 @@ class RabbitAsyncListenerIntegrationTests {
 
     @BeforeAll
     static void start() {
-        context = new AnnotationConfigApplicationContext();
-        context.getEnvironment()
-                .getPropertySources()
-                .addFirst(new MapPropertySource("run", Map.of("it.prefix", PREFIX)));
-        context.register(Config.class);
+        context = RabbitBinderTestWiring.context(PREFIX, Config.class);
         context.refresh();
         sender = new RabbitTemplate(context.getBean(ConnectionFactory.class));
         effects = context.getBean(Effects.class);
@@ -75,18 +67,8 @@ class RabbitAsyncListenerIntegrationTests {
 
     @AfterAll
     static void cleanUp() {
-        if (context == null) {
-            return;
-        }
-        RabbitAdmin admin = context.getBean(RabbitAdmin.class);
-        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
-                .stop();
-        for (String queue : QUEUES) {
-            admin.deleteQueue(PREFIX + queue);
-        }
-        context.close();
-        new org.springframework.jdbc.core.JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
-                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
+        RabbitBinderTestWiring.cleanUp(
+                context, RUN, QUEUES.stream().map(queue -> PREFIX + queue).toList(), List.of());
     }
 
     static void send(String queue, String key) {
@@ -205,18 +187,8 @@ class RabbitAsyncListenerIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(SumiRabbitTestBeans.class)
+    @Import({SumiRabbitTestBeans.class, RabbitBinderTestWiring.Broker.class})
     static class Config {
-
-        @Bean
-        CachingConnectionFactory connectionFactory() {
-            return TestRabbit.connectionFactory("sumi-rabbit-async-it-" + RUN);
-        }
-
-        @Bean
-        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
-            return new RabbitAdmin(connectionFactory);
-        }
 
         @Bean
         Declarables queues() {

@@ -14,7 +14,6 @@ import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.testing.MutableClock;
-import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -49,8 +48,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.env.MapPropertySource;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.messaging.handler.annotation.Header;
 
 /**
@@ -72,20 +69,14 @@ class RabbitBudgetStopIntegrationTests {
 
     @AfterEach
     void cleanUp() {
-        if (context != null) {
-            RabbitAdmin admin = context.getBean(RabbitAdmin.class);
-            // Stop the consumers first, or they would declare their queue again.
-            context.getBean(RabbitListenerEndpointRegistry.class).stop();
-            admin.deleteQueue(prefix + "charges");
-            admin.deleteQueue(prefix + "charges.dlq");
-            admin.deleteExchange(prefix + "dlx");
-            context.close();
-        }
+        RabbitBinderTestWiring.cleanUp(
+                context,
+                RUN,
+                RabbitBinderTestWiring.withDeadLetterQueues(prefix, List.of("charges")),
+                List.of(prefix + "dlx"));
         if (senderConnections != null) {
             senderConnections.destroy();
         }
-        new JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
-                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
     }
 
     @Test
@@ -160,11 +151,7 @@ class RabbitBudgetStopIntegrationTests {
 
     private void start(String name, boolean withStopper) {
         prefix = "sumi-rabbit-budget-it-" + RUN + "-" + name + "-";
-        AnnotationConfigApplicationContext created = new AnnotationConfigApplicationContext();
-        created.getEnvironment()
-                .getPropertySources()
-                .addFirst(new MapPropertySource("run", Map.of("it.prefix", prefix)));
-        created.register(Config.class);
+        AnnotationConfigApplicationContext created = RabbitBinderTestWiring.context(prefix, Config.class);
         if (withStopper) {
             created.registerBean(
                     RabbitBudgetListenerStopper.class,
@@ -258,18 +245,8 @@ class RabbitBudgetStopIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(RabbitBinderTestWiring.class)
+    @Import({RabbitBinderTestWiring.class, RabbitBinderTestWiring.Broker.class})
     static class Config {
-
-        @Bean
-        CachingConnectionFactory connectionFactory(org.springframework.core.env.Environment environment) {
-            return TestRabbit.connectionFactory(environment.getRequiredProperty("it.prefix") + "listeners");
-        }
-
-        @Bean
-        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
-            return new RabbitAdmin(connectionFactory);
-        }
 
         @Bean
         Declarables queues(org.springframework.core.env.Environment environment) {

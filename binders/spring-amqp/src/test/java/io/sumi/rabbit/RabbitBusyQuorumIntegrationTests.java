@@ -11,7 +11,6 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -45,7 +44,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.env.MapPropertySource;
 
 /**
  * A busy key on RabbitMQ quorum queues, which count every requeue toward {@code x-delivery-limit}
@@ -71,11 +69,7 @@ class RabbitBusyQuorumIntegrationTests {
     @BeforeAll
     static void start() {
         TestRabbit.requireBroker();
-        context = new AnnotationConfigApplicationContext();
-        context.getEnvironment()
-                .getPropertySources()
-                .addFirst(new MapPropertySource("run", Map.of("it.prefix", PREFIX)));
-        context.register(Config.class);
+        context = RabbitBinderTestWiring.context(PREFIX, Config.class);
         context.refresh();
         senderConnections = TestRabbit.connectionFactory("sumi-rabbit-busyq-" + RUN + "-sender");
         sender = new RabbitTemplate(senderConnections);
@@ -85,21 +79,11 @@ class RabbitBusyQuorumIntegrationTests {
 
     @AfterAll
     static void cleanUp() {
-        if (context == null) {
-            return;
+        RabbitBinderTestWiring.cleanUp(
+                context, RUN, RabbitBinderTestWiring.withDeadLetterQueues(PREFIX, QUEUES), List.of(PREFIX + "dlx"));
+        if (senderConnections != null) {
+            senderConnections.destroy();
         }
-        RabbitAdmin admin = context.getBean(RabbitAdmin.class);
-        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
-                .stop();
-        for (String queue : QUEUES) {
-            admin.deleteQueue(PREFIX + queue);
-            admin.deleteQueue(PREFIX + queue + ".dlq");
-        }
-        admin.deleteExchange(PREFIX + "dlx");
-        context.close();
-        senderConnections.destroy();
-        new org.springframework.jdbc.core.JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
-                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
     }
 
     static void send(String queue, String key, String payload) {
@@ -225,18 +209,8 @@ class RabbitBusyQuorumIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(SumiRabbitTestBeans.class)
+    @Import({SumiRabbitTestBeans.class, RabbitBinderTestWiring.Broker.class})
     static class Config {
-
-        @Bean
-        CachingConnectionFactory connectionFactory() {
-            return TestRabbit.connectionFactory("sumi-rabbit-busyq-" + RUN);
-        }
-
-        @Bean
-        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
-            return new RabbitAdmin(connectionFactory);
-        }
 
         @Bean
         Declarables queues() {

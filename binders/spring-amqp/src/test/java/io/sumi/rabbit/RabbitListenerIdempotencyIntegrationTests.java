@@ -15,7 +15,6 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,7 +55,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.env.MapPropertySource;
 import org.springframework.messaging.handler.annotation.Header;
 
 /**
@@ -68,7 +66,7 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
     static final String PREFIX = "sumi-rabbit-it-" + RUN + "-";
-    static final String CONNECTION_NAME = "sumi-rabbit-it-" + RUN;
+    static final String CONNECTION_NAME = RabbitBinderTestWiring.connectionName(PREFIX);
     static final Duration BUSY_INTERVAL = SumiRabbitTestBeans.BUSY_INTERVAL;
 
     static final List<String> QUEUES = List.of(
@@ -96,11 +94,7 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     @BeforeAll
     static void start() {
-        context = new AnnotationConfigApplicationContext();
-        context.getEnvironment()
-                .getPropertySources()
-                .addFirst(new MapPropertySource("run", Map.of("it.prefix", PREFIX)));
-        context.register(Config.class);
+        context = RabbitBinderTestWiring.context(PREFIX, Config.class);
         context.refresh();
         // The sender has a connection of its own: the connection-loss test cuts only the listeners'.
         senderConnections = TestRabbit.connectionFactory(CONNECTION_NAME + "-sender");
@@ -112,23 +106,14 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     @AfterAll
     static void cleanUp() {
-        if (context == null) {
-            return;
+        RabbitBinderTestWiring.cleanUp(
+                context,
+                RUN,
+                RabbitBinderTestWiring.withDeadLetterQueues(PREFIX, QUEUES),
+                List.of(PREFIX + "dlx", PREFIX + "compete"));
+        if (senderConnections != null) {
+            senderConnections.destroy();
         }
-        RabbitAdmin admin = context.getBean(RabbitAdmin.class);
-        // Stop the consumers first, or they would declare their queues again.
-        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
-                .stop();
-        for (String queue : QUEUES) {
-            admin.deleteQueue(PREFIX + queue);
-            admin.deleteQueue(PREFIX + queue + ".dlq");
-        }
-        admin.deleteExchange(PREFIX + "dlx");
-        admin.deleteExchange(PREFIX + "compete");
-        context.close();
-        senderConnections.destroy();
-        new org.springframework.jdbc.core.JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
-                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
     }
 
     static void send(String queue, @Nullable String key, String payload) {
@@ -689,18 +674,8 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(SumiRabbitTestBeans.class)
+    @Import({SumiRabbitTestBeans.class, RabbitBinderTestWiring.Broker.class})
     static class Config {
-
-        @Bean
-        CachingConnectionFactory connectionFactory() {
-            return TestRabbit.connectionFactory(CONNECTION_NAME);
-        }
-
-        @Bean
-        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
-            return new RabbitAdmin(connectionFactory);
-        }
 
         @Bean
         Declarables queues() {

@@ -9,13 +9,11 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.testing.RunCounter;
-import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -29,14 +27,12 @@ import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
-import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.support.AmqpHeaders;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.core.env.MapPropertySource;
 import org.springframework.messaging.handler.annotation.Header;
 
 /**
@@ -60,11 +56,7 @@ class RabbitReplyIntegrationTests {
 
     @BeforeAll
     static void start() {
-        context = new AnnotationConfigApplicationContext();
-        context.getEnvironment()
-                .getPropertySources()
-                .addFirst(new MapPropertySource("run", Map.of("it.prefix", PREFIX)));
-        context.register(Config.class);
+        context = RabbitBinderTestWiring.context(PREFIX, Config.class);
         context.refresh();
         senderConnections = TestRabbit.connectionFactory("sumi-rabbit-reply-it-" + RUN + "-requester");
         requester = new RabbitTemplate(senderConnections);
@@ -76,19 +68,11 @@ class RabbitReplyIntegrationTests {
 
     @AfterAll
     static void cleanUp() {
-        if (context == null) {
-            return;
+        RabbitBinderTestWiring.cleanUp(
+                context, RUN, QUEUES.stream().map(queue -> PREFIX + queue).toList(), List.of());
+        if (senderConnections != null) {
+            senderConnections.destroy();
         }
-        RabbitAdmin admin = context.getBean(RabbitAdmin.class);
-        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
-                .stop();
-        for (String queue : QUEUES) {
-            admin.deleteQueue(PREFIX + queue);
-        }
-        context.close();
-        senderConnections.destroy();
-        new org.springframework.jdbc.core.JdbcTemplate(TestDatabase.POSTGRESQL.dataSource())
-                .update("DELETE FROM processed_messages WHERE message_id LIKE ?", RUN + "-%");
     }
 
     static @Nullable Object ask(String queue, String key, String payload) {
@@ -196,18 +180,8 @@ class RabbitReplyIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import(SumiRabbitTestBeans.class)
+    @Import({SumiRabbitTestBeans.class, RabbitBinderTestWiring.Broker.class})
     static class Config {
-
-        @Bean
-        CachingConnectionFactory connectionFactory() {
-            return TestRabbit.connectionFactory("sumi-rabbit-reply-it-" + RUN);
-        }
-
-        @Bean
-        RabbitAdmin rabbitAdmin(ConnectionFactory connectionFactory) {
-            return new RabbitAdmin(connectionFactory);
-        }
 
         @Bean
         Declarables queues() {

@@ -152,7 +152,8 @@ final class LeaseExecution {
         try {
             verdicts.checkFingerprint(handler, request, row);
         } catch (FingerprintMismatchException ex) {
-            verdicts.releaseQuietly(row, ex);
+            // Rejected before the handler ran: given back without counting an attempt, as above.
+            verdicts.releaseUnrunQuietly(row, ex);
             throw ex;
         }
         if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {

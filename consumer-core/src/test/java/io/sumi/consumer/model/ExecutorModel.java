@@ -2,6 +2,7 @@ package io.sumi.consumer.model;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.BatchResult;
+import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
@@ -14,6 +15,7 @@ import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.model.FaultInjectingStore.Crash;
 import io.sumi.consumer.model.FaultInjectingStore.Point;
@@ -194,6 +196,16 @@ final class ExecutorModel implements AutoCloseable {
         }
     }
 
+    /** An asynchronous handler's future that has not completed yet, and the claim it was started under. */
+    private record PendingAsync(
+            Instance instance,
+            String key,
+            boolean succeeds,
+            long claimToken,
+            CompletableFuture<Object> work,
+            CompletableFuture<HandlerResult<Object>> result,
+            HandlerFailure failure) {}
+
     /** What the handler of one delivery did. */
     private static final class Probe {
         final List<List<Integer>> calls = new CopyOnWriteArrayList<>();
@@ -226,6 +238,8 @@ final class ExecutorModel implements AutoCloseable {
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<String> history = new ArrayList<>();
     private @Nullable OuterScope outer;
+    /** The futures of {@link Step.AsyncStart}s still pending, oldest first. */
+    private final List<PendingAsync> pendingAsync = new ArrayList<>();
     /** Keys whose state the last step could not predict (allowed states), checked and re-read by {@link #verifyLedger}. */
     private final Map<String, Set<KeyState>> loose = new HashMap<>();
 
@@ -286,12 +300,18 @@ final class ExecutorModel implements AutoCloseable {
             deliver(deliver);
         } else if (step instanceof Step.AsyncDeliver async) {
             asyncDeliver(async);
+        } else if (step instanceof Step.AsyncStart async) {
+            asyncStart(async);
+        } else if (step instanceof Step.AsyncEnd end) {
+            asyncEnd(end);
         } else if (step instanceof Batch batch) {
             batch(batch);
         } else if (step instanceof Step.Poll poll) {
             poll(poll);
         } else if (step instanceof Step.Unrun unrun) {
             unrun(unrun);
+        } else if (step instanceof Step.Reused reused) {
+            reused(reused);
         } else if (step instanceof Concurrently concurrently) {
             concurrently(concurrently);
         } else if (step instanceof ConcurrentBatches batches) {
@@ -310,6 +330,12 @@ final class ExecutorModel implements AutoCloseable {
         }
         for (int i = 0; i < INSTANCES; i++) {
             if (instances[i].store.dead() || instances[i].restart) {
+                // The JVM died with the futures it had pending: they never complete, their claims lapse.
+                Instance gone = instances[i];
+                if (pendingAsync.removeIf(p -> p.instance() == gone)) {
+                    history.add("  instance " + i + " died with pending futures: they never complete");
+                }
+                gone.executor.close(); // its lease renewals die with it
                 instances[i] = new Instance(i); // the JVM comes back: empty cache, no claims of its own
             } else {
                 instances[i].store.crashAt(null);
@@ -499,24 +525,7 @@ final class ExecutorModel implements AutoCloseable {
             }
             return;
         }
-        if (before == KeyState.COMPLETED) {
-            expect(
-                    thrown == null
-                            && result != null
-                            && result.isDone()
-                            && !ran
-                            && result.join().outcome() == MessageOutcome.DUPLICATE,
-                    "DUPLICATE (the key is completed)",
-                    outcome);
-            ack(key, "DUPLICATE");
-            return;
-        }
-        if (before == KeyState.HELD) {
-            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
-            return;
-        }
-        if (!ran || result == null) {
-            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+        if (!asyncRan(key, before, ran, result, thrown, outcome)) {
             return;
         }
         if (!executorWaits) {
@@ -547,6 +556,187 @@ final class ExecutorModel implements AutoCloseable {
                     describe(done, cause));
             setState(key, KeyState.FREE);
         }
+    }
+
+    /**
+     * Starts an asynchronous handler whose future stays pending ({@link Step.AsyncStart}): the
+     * claim is held (BUSY for everyone) until an {@link Step.AsyncEnd} completes the future.
+     */
+    private void asyncStart(Step.AsyncStart step) {
+        if (config.transactional() || handler.budget() != null) {
+            // The executor waits for the future on the calling thread: it cannot stay pending.
+            asyncDeliver(new Step.AsyncDeliver(step.instance(), step.key(), step.succeeds()));
+            return;
+        }
+        Instance instance = instances[step.instance()];
+        String key = key(step.key());
+        noteDelivered(key);
+        KeyState before = stateOf(key);
+        instance.store.clearInjected();
+        CompletableFuture<Object> work = new CompletableFuture<>();
+        AtomicInteger calls = new AtomicInteger();
+        CompletableFuture<HandlerResult<Object>> result = null;
+        Throwable thrown = null;
+        try {
+            result = instance.executor.executeAsync(handler, message(key), () -> {
+                calls.incrementAndGet();
+                effect(key); // the work has begun: the provider is called before the future completes
+                return work;
+            });
+        } catch (Throwable ex) {
+            thrown = ex;
+        }
+        if (calls.get() > 1) {
+            fail("the handler of " + key + " ran " + calls.get() + " times in one delivery");
+        }
+        boolean ran = calls.get() == 1;
+        String outcome = describe(result, thrown);
+        if (!asyncRan(key, before, ran, result, thrown, outcome)) {
+            return;
+        }
+        expect(!result.isDone(), "a pending result while the handler's future runs", outcome);
+        Optional<ProcessedMessage> row = reader.find(consumer, key);
+        expect(
+                row.isPresent() && row.get().status() == MessageStatus.IN_PROGRESS,
+                "the row IN_PROGRESS while the future runs",
+                row.map(ExecutorModel::summary).orElse("no row"));
+        setState(key, KeyState.HELD);
+        pendingAsync.add(new PendingAsync(
+                instance,
+                key,
+                step.succeeds(),
+                row.get().claimToken(),
+                work,
+                result,
+                new HandlerFailure("the future of " + key + " fails after its effect")));
+    }
+
+    /**
+     * The oldest pending future completes ({@link Step.AsyncEnd}). While its claim is still its
+     * own (the row IN_PROGRESS with its claim token, whether or not its lease has ended), the row
+     * follows the future: COMPLETED and acked when it succeeds, released when it fails. Otherwise
+     * (taken over, given back, pruned) the completion is stale: it must leave the row as it found
+     * it (fenced by the token), a success is acked only if the row is COMPLETED (the taker did it),
+     * else it is a retryable BUSY; a failure is the future's own exception.
+     */
+    private void asyncEnd(Step.AsyncEnd step) {
+        if (pendingAsync.isEmpty()) {
+            history.add("  (no future pending)");
+            return;
+        }
+        PendingAsync pending = pendingAsync.remove(0);
+        String key = pending.key();
+        if (step.takerFault() != null) {
+            // While the future is pending, its lease lapses and the next instance takes the message over.
+            int taker = (pending.instance().id + 1) % INSTANCES;
+            Deliver takeOver = new Deliver(taker, index(key), step.takerFault());
+            history.add("  while the future of " + key + " is pending, its lease lapses and: " + takeOver);
+            expireLeases();
+            deliver(takeOver);
+            if (!violations.isEmpty()) {
+                fail(String.join("; ", violations));
+            }
+        }
+        Optional<ProcessedMessage> found = reader.find(consumer, key);
+        boolean own = found.isPresent()
+                && found.get().status() == MessageStatus.IN_PROGRESS
+                && found.get().claimToken() == pending.claimToken();
+        history.add("  the future of " + key + " completes " + (pending.succeeds() ? "successfully" : "exceptionally")
+                + (own
+                        ? " (its claim is still its own)"
+                        : " (its claim is gone: the ledger has "
+                                + found.map(ExecutorModel::summary).orElse("no row") + ")"));
+        // Completed on another thread, as a real future is (an HTTP client's, a reactive scheduler's).
+        Future<?> completing = THREADS.submit(() -> {
+            if (pending.succeeds()) {
+                pending.work().complete(key);
+            } else {
+                pending.work().completeExceptionally(pending.failure());
+            }
+        });
+        try {
+            completing.get(30, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            fail("completing the future of " + key + " failed: " + ex);
+        }
+        HandlerResult<Object> done = outcomeOf(pending.result());
+        Throwable failure = done == null ? failureOf(pending.result()) : null;
+        String outcome = describe(done, failure);
+        if (!own) {
+            Optional<ProcessedMessage> now = reader.find(consumer, key);
+            expect(
+                    sameClaim(found, now),
+                    "a stale completion to leave the row as it found it (fenced by the claim token): "
+                            + found.map(ExecutorModel::summary).orElse("no row"),
+                    now.map(ExecutorModel::summary).orElse("no row"));
+        }
+        if (!pending.succeeds()) {
+            expect(failure == pending.failure(), "the future's own exception, unchanged", outcome);
+            if (own) {
+                setState(key, KeyState.FREE);
+            }
+            return;
+        }
+        if (own || found.isPresent() && found.get().isCompleted()) {
+            expect(
+                    done != null && done.outcome() == MessageOutcome.PROCESSED,
+                    own ? "PROCESSED once the future succeeded" : "PROCESSED (the taker completed the message)",
+                    outcome);
+            setState(key, KeyState.COMPLETED);
+            ack(key, "PROCESSED (async" + (own ? ")" : ", after its claim was taken over and completed)"));
+        } else {
+            expect(
+                    failure instanceof MessageBusyException,
+                    "MessageBusyException (the claim was lost and the message is not COMPLETED: delivered again)",
+                    outcome);
+        }
+    }
+
+    /** Whether two reads of a row show the same claim in the same state. */
+    private static boolean sameClaim(Optional<ProcessedMessage> before, Optional<ProcessedMessage> after) {
+        if (before.isEmpty() || after.isEmpty()) {
+            return before.isEmpty() == after.isEmpty();
+        }
+        ProcessedMessage was = before.get();
+        ProcessedMessage now = after.get();
+        return was.status() == now.status()
+                && was.claimToken() == now.claimToken()
+                && was.attempts() == now.attempts()
+                && java.util.Objects.equals(was.leaseUntil(), now.leaseUntil())
+                && java.util.Objects.equals(was.lastError(), now.lastError());
+    }
+
+    /**
+     * Checks an asynchronous delivery's answer for a key that was not free (DUPLICATE, acked; BUSY)
+     * and returns {@code false} then; for a free key, that the handler ran, and returns {@code true}.
+     */
+    private boolean asyncRan(
+            String key,
+            KeyState before,
+            boolean ran,
+            @Nullable CompletableFuture<HandlerResult<Object>> result,
+            @Nullable Throwable thrown,
+            String outcome) {
+        if (before == KeyState.COMPLETED) {
+            expect(
+                    thrown == null
+                            && result != null
+                            && result.isDone()
+                            && !ran
+                            && result.join().outcome() == MessageOutcome.DUPLICATE,
+                    "DUPLICATE (the key is completed)",
+                    outcome);
+            ack(key, "DUPLICATE");
+            return false;
+        }
+        if (before == KeyState.HELD) {
+            expect(thrown instanceof MessageBusyException && !ran, "BUSY (a live lease holds the key)", outcome);
+            return false;
+        }
+        if (!ran || result == null) {
+            fail("expected the asynchronous handler to run (the key is free), got " + outcome);
+        }
+        return true;
     }
 
     /** The handler's asynchronous work: the effect, then success; or a failure before the effect. */
@@ -641,6 +831,15 @@ final class ExecutorModel implements AutoCloseable {
                 run.add(i);
             }
         }
+        // The claims at or after the stop are given back before the handler runs: unrun.
+        Set<String> givenBack = new TreeSet<>();
+        for (int i = stop + 1; i < keys.size(); i++) {
+            if (before.get(keys.get(i)) == KeyState.FREE) {
+                givenBack.add(keys.get(i));
+            }
+        }
+        run.forEach(i -> givenBack.remove(keys.get(i)));
+        Map<String, Optional<ProcessedMessage>> rowsBefore = rows(givenBack);
         Probe probe = new Probe();
         BatchResult result = null;
         Throwable thrown = null;
@@ -687,7 +886,10 @@ final class ExecutorModel implements AutoCloseable {
             return thrown;
         }
 
-        int failAt = step.failAt();
+        if (!transactional) {
+            checkGivenBackUnrun(rowsBefore, "behind the stop of a batch (" + describe(result, thrown) + ")");
+        }
+        int failAt = fault == BatchFault.NACK ? -1 : step.failAt();
         boolean fails = run.contains(failAt);
         boolean joined = outer != null && outer.joined;
         if (joined && transactional && !probe.calls.isEmpty()) {
@@ -762,6 +964,10 @@ final class ExecutorModel implements AutoCloseable {
                         return thrown;
                     }
                 }
+                case NACK -> {
+                    nackedBatch(keys, step, run, stop, joined, result, thrown, probe, outcome);
+                    return thrown;
+                }
                 default -> {}
             }
         }
@@ -789,11 +995,16 @@ final class ExecutorModel implements AutoCloseable {
         return thrown;
     }
 
-    private void batchHandler(Instance instance, List<String> keys, Batch step, List<Integer> indexes, Probe probe) {
+    private void batchHandler(Instance instance, List<String> keys, Batch step, List<Integer> indexes, Probe probe)
+            throws NotDoneSignal {
         boolean firstCall = probe.calls.isEmpty();
         probe.calls.add(List.copyOf(indexes));
+        boolean nacks = step.fault() == BatchFault.NACK && firstCall;
         for (int index : indexes) {
-            if (index == step.failAt()) {
+            if (nacks && index >= step.nackIndex()) {
+                break; // the listener nacks from there: what follows it is not processed
+            }
+            if (index == step.failAt() && step.fault() != BatchFault.NACK) {
                 throw probe.fail(new BatchFailedException(
                         index,
                         new HandlerFailure("message " + index + " (" + keys.get(index) + ") of the batch fails")));
@@ -808,8 +1019,90 @@ final class ExecutorModel implements AutoCloseable {
             case FAIL_WHOLE -> throw probe.fail(new HandlerFailure("the batch handler fails"));
             case ROLLBACK_ONLY -> markRollbackOnly(probe);
             case CRASH_IN_HANDLER -> throw instance.store.die("in the batch handler");
+            // What a binder's body does after a batch listener that nacked from an index returned.
+            case NACK -> throw NotDoneSignal.from(step.nackIndex());
             default -> {}
         }
+    }
+
+    /**
+     * A batch whose handler nacked from {@link Batch#nackIndex()} ({@link BatchFault#NACK}): the
+     * messages run before it are COMPLETED and acked, the ones from it on are not done; the
+     * redelivery runs them. Transactional mode rolls the nacking pass back and runs the messages
+     * before the nack again in a pass of their own; joined to the listener's transaction, nothing
+     * is done and that transaction cannot commit.
+     */
+    private void nackedBatch(
+            List<String> keys,
+            Batch step,
+            List<Integer> run,
+            int stop,
+            boolean joined,
+            @Nullable BatchResult result,
+            @Nullable Throwable thrown,
+            Probe probe,
+            String outcome) {
+        int nackAt = step.nackIndex();
+        List<Integer> done = run.stream().filter(i -> i < nackAt).toList();
+        boolean transactional = config.transactional();
+        int notDoneFrom = joined ? 0 : Math.min(nackAt, stop);
+        expect(
+                thrown == null && result != null && result.notDoneFrom() == notDoneFrom,
+                "BatchResult[notDoneFrom=" + notDoneFrom + "] (the handler nacked from " + nackAt + "; nothing thrown)",
+                outcome);
+        if (joined) {
+            outer.doomed = true; // a nack marks the joined transaction rollback-only, as a failure does
+            return;
+        }
+        if (transactional
+                && !done.isEmpty()
+                && (probe.calls.size() != 2 || !probe.calls.get(1).equals(done))) {
+            fail("expected the handler to run again for " + done + " alone after its nack, got " + outcome);
+        }
+        expect(result.processed() == done.size(), "processed=" + done.size(), outcome);
+        done.forEach(i -> setState(keys.get(i), KeyState.COMPLETED));
+        run.stream()
+                .filter(i -> i >= nackAt)
+                .map(keys::get)
+                .filter(k -> !done.stream().map(keys::get).toList().contains(k))
+                .forEach(k -> setState(k, KeyState.FREE));
+        for (int i = 0; i < notDoneFrom; i++) {
+            ack(keys.get(i), "message " + i + " of a batch nacked from " + notDoneFrom);
+        }
+    }
+
+    /** The ledger's rows of {@code keys}, as they are now. */
+    private Map<String, Optional<ProcessedMessage>> rows(Set<String> keys) {
+        Map<String, Optional<ProcessedMessage>> rows = new HashMap<>();
+        keys.forEach(key -> rows.put(key, reader.find(consumer, key)));
+        return rows;
+    }
+
+    /**
+     * Claims given back without their handler running count no attempt and so can never make a
+     * key uncertain: a row the claim created is gone, a row it took over has the status, attempts,
+     * first claim and last error it had before ({@code rowsBefore}).
+     */
+    private void checkGivenBackUnrun(Map<String, Optional<ProcessedMessage>> rowsBefore, String where) {
+        rowsBefore.forEach((key, was) -> {
+            Optional<ProcessedMessage> now = reader.find(consumer, key);
+            String what = key + " claimed and given back unrun " + where + ": ledger had "
+                    + was.map(ExecutorModel::summary).orElse("no row") + ", has "
+                    + now.map(ExecutorModel::summary).orElse("no row");
+            if (was.isEmpty()) {
+                expect(now.isEmpty(), "no row (the claim that created it gave it back unrun)", what);
+            } else {
+                expect(
+                        now.isPresent()
+                                && now.get().status() == was.get().status()
+                                && now.get().attempts() == was.get().attempts()
+                                && now.get().firstSeenAt().equals(was.get().firstSeenAt())
+                                && java.util.Objects.equals(
+                                        now.get().lastError(), was.get().lastError()),
+                        "the row as it was (same status, attempts, first claim, last error)",
+                        what);
+            }
+        });
     }
 
     private void expectBatchFailure(
@@ -843,6 +1136,7 @@ final class ExecutorModel implements AutoCloseable {
         Instance instance = instances[step.instance()];
         List<String> keys = step.keys().stream().map(ExecutorModel::key).toList();
         instance.store.clearInjected();
+        Map<String, Optional<ProcessedMessage>> rowsBefore = rows(new TreeSet<>(keys));
         PollClaim claim = instance.executor.claimPoll(handler, messages(keys));
         if (config.transactional() || config.budgeted()) {
             expect(
@@ -874,6 +1168,11 @@ final class ExecutorModel implements AutoCloseable {
             try {
                 result = claim.execute(i, () -> {
                     probe.calls.add(List.of(index));
+                    if (failing && step.nack()) {
+                        // The listener made its effect and nacked: what the binder's body then throws.
+                        effect(key);
+                        throw NotDoneSignal.of(null);
+                    }
                     if (failing) {
                         throw probe.fail(new HandlerFailure("record " + index + " (" + key + ") of the poll fails"));
                     }
@@ -901,6 +1200,16 @@ final class ExecutorModel implements AutoCloseable {
                 stop = i;
                 break;
             }
+            if (failing && step.nack()) {
+                expect(
+                        thrown == null && result != null && result.outcome() == MessageOutcome.NOT_DONE && ran,
+                        "NOT_DONE (the record nacked: its claim released, the poll stops there)",
+                        outcome);
+                claimedHere.remove(key);
+                setState(key, KeyState.FREE);
+                stop = i;
+                break;
+            }
             if (failing) {
                 expect(thrown != null && thrown == probe.failure, "the handler's own exception, unchanged", outcome);
                 claimedHere.remove(key);
@@ -925,6 +1234,11 @@ final class ExecutorModel implements AutoCloseable {
         for (String key : claimedHere) {
             setState(key, ranHere.contains(key) ? KeyState.COMPLETED : KeyState.FREE);
         }
+        Map<String, Optional<ProcessedMessage>> givenBack = new HashMap<>();
+        claimedHere.stream()
+                .filter(key -> !ranHere.contains(key))
+                .forEach(key -> givenBack.put(key, rowsBefore.get(key)));
+        checkGivenBackUnrun(givenBack, "behind the stop of a poll, at its offset commit");
         for (int i = 0; i < stop; i++) {
             ack(keys.get(i), "record " + i + " of a poll, acked at the offset commit");
         }
@@ -958,26 +1272,7 @@ final class ExecutorModel implements AutoCloseable {
             claim.completePending(); // nothing ran: nothing to complete
             claim.releaseUnrun();
         }
-        for (String key : distinct) {
-            Optional<ProcessedMessage> was = before.get(key);
-            Optional<ProcessedMessage> now = reader.find(consumer, key);
-            String what = key + " after " + step.rounds() + " claim(s) given back unrun: ledger had "
-                    + was.map(ExecutorModel::summary).orElse("no row") + ", has "
-                    + now.map(ExecutorModel::summary).orElse("no row");
-            if (was.isEmpty()) {
-                expect(now.isEmpty(), "no row (the claims that created it gave it back unrun)", what);
-            } else {
-                expect(
-                        now.isPresent()
-                                && now.get().status() == was.get().status()
-                                && now.get().attempts() == was.get().attempts()
-                                && now.get().firstSeenAt().equals(was.get().firstSeenAt())
-                                && java.util.Objects.equals(
-                                        now.get().lastError(), was.get().lastError()),
-                        "the row as it was (same status, attempts, first claim, last error)",
-                        what);
-            }
-        }
+        checkGivenBackUnrun(before, "by " + step.rounds() + " poll(s)");
         // Never uncertain: a key first claimed by the give-backs alone runs as a first claim, even
         // with a window that holds every take-over for reconciliation.
         HandlerDefinition strict = HandlerDefinition.builder(consumer)
@@ -1012,6 +1307,57 @@ final class ExecutorModel implements AutoCloseable {
                 ack(key, "PROCESSED after claims given back unrun");
             }
         }
+    }
+
+    /** A reused key with another payload, to a handler that rejects it ({@link Step.Reused}). */
+    private void reused(Step.Reused step) {
+        String key = key(step.key());
+        KeyState before = stateOf(key);
+        Optional<ProcessedMessage> row = reader.find(consumer, key);
+        boolean claimable =
+                before == KeyState.FREE && row.isPresent() && row.get().status() == MessageStatus.IN_PROGRESS;
+        if (config.transactional() || !(claimable || before == KeyState.HELD)) {
+            history.add("  (nothing to refuse: no row free to claim, no live lease)");
+            return;
+        }
+        Instance instance = instances[step.instance()];
+        instance.store.clearInjected();
+        HandlerDefinition rejecting = HandlerDefinition.builder(consumer)
+                .mode(config.mode())
+                .lease(LEASE)
+                .fingerprintPolicy(FingerprintMismatchPolicy.REJECT)
+                .build();
+        InboundMessage other =
+                InboundMessage.of("another payload of " + key, Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, key));
+        AtomicInteger calls = new AtomicInteger();
+        Object result = null;
+        Throwable thrown = null;
+        try {
+            result = step.async()
+                    ? instance.executor.executeAsync(rejecting, other, () -> {
+                        calls.incrementAndGet();
+                        return CompletableFuture.completedFuture(key);
+                    })
+                    : instance.executor.execute(rejecting, other, () -> {
+                        calls.incrementAndGet();
+                        return key;
+                    });
+        } catch (Throwable ex) {
+            thrown = ex;
+        }
+        String outcome = describe(result, thrown) + " for " + key + " with another payload";
+        if (before == KeyState.HELD) {
+            expect(
+                    thrown instanceof MessageBusyException && calls.get() == 0,
+                    "BUSY (a live lease holds the key)",
+                    outcome);
+            return;
+        }
+        expect(
+                thrown instanceof FingerprintMismatchException && calls.get() == 0,
+                "FingerprintMismatchException before the handler runs",
+                outcome);
+        checkGivenBackUnrun(Map.of(key, row), "after its fingerprint was rejected");
     }
 
     private static String summary(ProcessedMessage row) {
@@ -1316,6 +1662,9 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private void finish() {
+        while (!pendingAsync.isEmpty()) {
+            top(new Step.AsyncEnd(null)); // the futures still pending complete
+        }
         history.add("-- finally, every undone key is delivered again until it is acked --");
         loose.clear();
         // First without expiring anything: a released claim must be claimable at once.

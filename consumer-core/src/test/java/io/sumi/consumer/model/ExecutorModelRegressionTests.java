@@ -268,4 +268,101 @@ class ExecutorModelRegressionTests {
                     List.of(deliver(0, 0, Fault.NACK), deliver(0, 0, Fault.NONE)));
         }
     }
+
+    /*
+     * Issue 19 part B, the async step with other steps between its start and its end. An async
+     * handler's future pending on instance 0 holds k0 (BUSY for instance 2); its lease lapses, instance 1
+     * takes k0 over and fails: the stale success finds its claim gone and the row not COMPLETED, so
+     * it is a retryable BUSY, not acked, and changes nothing of the row. k1's stale failure, after
+     * its taker completed it, releases nothing. k2's claim, expired, is taken over and given back
+     * unrun by a poll (a new token): its success is stale too. k3's lease lapses with nobody taking
+     * it over: the claim is still its own, and its success completes it. Instance 1 dies with k0's
+     * second future pending: that future never completes, its claim lapses, and the end runs k0.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aStaleAsyncCompletionIsFencedByItsClaimToken(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0b010, false, false, false),
+                List.of(
+                        Step.asyncStart(0, 0, true),
+                        deliver(2, 0, Fault.NONE),
+                        Step.expireLeases(),
+                        deliver(1, 0, Fault.FAIL_AFTER_EFFECT),
+                        Step.asyncEnd(null),
+                        Step.asyncStart(0, 1, false),
+                        Step.expireLeases(),
+                        deliver(1, 1, Fault.NONE),
+                        Step.asyncEnd(null),
+                        Step.asyncStart(2, 2, true),
+                        Step.expireLeases(),
+                        Step.unrun(1, List.of(2), 1),
+                        Step.asyncEnd(null),
+                        Step.asyncStart(0, 3, true),
+                        Step.expireLeases(),
+                        Step.asyncEnd(null),
+                        Step.asyncStart(1, 0, true),
+                        deliver(1, 2, Fault.CRASH_IN_HANDLER),
+                        Step.asyncEnd(null)));
+    }
+
+    /*
+     * Issue 19 part B, the batch nack (BatchResult.notDoneFrom). A batch handler nacks from the
+     * middle (index 2): k0 and k1 are done and acked, k2 and k3 are released (rolled back, in
+     * transactional mode, then k0 and k1 run again alone) and their redelivery runs them. In lease
+     * mode, with k1 held by a dead instance, the batch stops at k1 before the nack: notDoneFrom 1.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aNackedBatchCompletesOnlyWhatCameBeforeTheNack(TestDatabase database) {
+        for (IdempotencyMode mode : List.of(LEASE, TRANSACTIONAL)) {
+            ExecutorModel.check(
+                    database,
+                    config(mode, 1, false, false, false),
+                    List.of(
+                            batch(0, List.of(0, 1, 2, 3), -1, BatchFault.NACK),
+                            batch(0, List.of(2, 3, 0), -1, BatchFault.NONE)));
+        }
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(deliver(1, 1, Fault.CRASH_IN_HANDLER), batch(0, List.of(0, 1, 2, 3), -1, BatchFault.NACK)));
+    }
+
+    /*
+     * Issue 19 part B, the poll nack and the claims behind it. k1 ran once and failed (one real
+     * attempt). A poll runs k0, then k2 nacks (NOT_DONE, its claim released as a run attempt): the
+     * poll stops there, and the claims of k1 (a take-over) and k3 (a first claim) behind it are
+     * given back unrun: k1 keeps its one attempt, k3 has no row. The next poll runs them all.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aNackedPollRecordIsReleasedAndTheClaimsBehindItAreGivenBackUnrun(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(
+                        deliver(0, 1, Fault.FAIL_AFTER_EFFECT),
+                        Step.poll(0, List.of(0, 2, 1, 3), 1, false, true),
+                        Step.poll(1, List.of(2, 1, 3), -1, false)));
+    }
+
+    /*
+     * Issue 19 A1, async form. config(LEASE, 0, false, false, false):
+     *   deliver(0, 0, FAIL_BEFORE_EFFECT), reused(0, 0, true)
+     * k0 ran once and failed (one real attempt, its claim released). The key comes again with
+     * another payload to an asynchronous handler that rejects reused keys: the take-over's claim
+     * is refused before the handler runs, but executeAsync released it as a run attempt (attempts
+     * 2, the rejection as last error), where execute gives it back unrun; the next take-over past
+     * the reconcile-after window would then be held for reconciliation without a second run.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void anAsyncClaimRefusedForItsFingerprintCountsNoAttempt(TestDatabase database) {
+        ExecutorModel.check(
+                database,
+                config(LEASE, 0, false, false, false),
+                List.of(deliver(0, 0, Fault.FAIL_BEFORE_EFFECT), Step.reused(0, 0, true)));
+    }
 }

@@ -152,6 +152,23 @@ final class Shrinker {
             if (a.key() != 0) {
                 out.add(List.of(Step.asyncDeliver(a.instance(), 0, a.succeeds())));
             }
+        } else if (step instanceof Step.AsyncStart a) {
+            // The future completed at once: no other step between its start and its end.
+            out.add(List.of(Step.asyncDeliver(a.instance(), a.key(), a.succeeds())));
+            if (!a.succeeds()) {
+                out.add(List.of(Step.asyncStart(a.instance(), a.key(), true)));
+            }
+            if (a.instance() != 0) {
+                out.add(List.of(Step.asyncStart(0, a.key(), a.succeeds())));
+            }
+            if (a.key() != 0) {
+                out.add(List.of(Step.asyncStart(a.instance(), 0, a.succeeds())));
+            }
+        } else if (step instanceof Step.AsyncEnd e && e.takerFault() != null) {
+            out.add(List.of(Step.asyncEnd(null)));
+            if (e.takerFault() != Fault.NONE) {
+                out.add(List.of(Step.asyncEnd(Fault.NONE)));
+            }
         } else if (step instanceof Batch b) {
             for (int i = 0; b.keys().size() > 1 && i < b.keys().size(); i++) {
                 List<Integer> keys = new ArrayList<>(b.keys());
@@ -176,19 +193,22 @@ final class Shrinker {
                 List<Integer> keys = new ArrayList<>(p.keys());
                 keys.remove(i);
                 int failAt = p.failAt() == i ? -1 : p.failAt() > i ? p.failAt() - 1 : p.failAt();
-                out.add(List.of(Step.poll(p.instance(), keys, failAt, p.crashBeforeCommit())));
+                out.add(List.of(Step.poll(p.instance(), keys, failAt, p.crashBeforeCommit(), p.nack() && failAt >= 0)));
             }
             if (p.failAt() != -1) {
-                out.add(List.of(Step.poll(p.instance(), p.keys(), -1, p.crashBeforeCommit())));
+                out.add(List.of(Step.poll(p.instance(), p.keys(), -1, p.crashBeforeCommit(), false)));
+            }
+            if (p.nack()) {
+                out.add(List.of(Step.poll(p.instance(), p.keys(), p.failAt(), p.crashBeforeCommit(), false)));
             }
             if (p.crashBeforeCommit()) {
-                out.add(List.of(Step.poll(p.instance(), p.keys(), p.failAt(), false)));
+                out.add(List.of(Step.poll(p.instance(), p.keys(), p.failAt(), false, p.nack())));
             }
             if (p.instance() != 0) {
-                out.add(List.of(Step.poll(0, p.keys(), p.failAt(), p.crashBeforeCommit())));
+                out.add(List.of(Step.poll(0, p.keys(), p.failAt(), p.crashBeforeCommit(), p.nack())));
             }
             for (List<Integer> keys : lowerKeys(p.keys())) {
-                out.add(List.of(Step.poll(p.instance(), keys, p.failAt(), p.crashBeforeCommit())));
+                out.add(List.of(Step.poll(p.instance(), keys, p.failAt(), p.crashBeforeCommit(), p.nack())));
             }
         } else if (step instanceof Step.Unrun u) {
             for (int i = 0; u.keys().size() > 1 && i < u.keys().size(); i++) {
@@ -204,6 +224,16 @@ final class Shrinker {
             }
             for (List<Integer> keys : lowerKeys(u.keys())) {
                 out.add(List.of(Step.unrun(u.instance(), keys, u.rounds())));
+            }
+        } else if (step instanceof Step.Reused r) {
+            if (r.async()) {
+                out.add(List.of(Step.reused(r.instance(), r.key(), false)));
+            }
+            if (r.instance() != 0) {
+                out.add(List.of(Step.reused(0, r.key(), r.async())));
+            }
+            if (r.key() != 0) {
+                out.add(List.of(Step.reused(r.instance(), 0, r.async())));
             }
         } else if (step instanceof Concurrently c) {
             if (c.copies() > 2) {

@@ -2,6 +2,7 @@ package io.sumi.consumer.model;
 
 import java.util.List;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One action of a model sequence (see {@link ExecutorModel}). Each step prints as the Java call
@@ -58,7 +59,16 @@ sealed interface Step {
         /** Lease mode: the first {@code releaseAll} of the batch fails once. */
         STORE_ERROR_AT_RELEASE,
         /** Lease mode: every {@code completeAll} of the batch fails (the database is unreachable for it; retries fail too). */
-        STORE_DOWN_AT_COMPLETE
+        STORE_DOWN_AT_COMPLETE,
+        /**
+         * The handler makes the effects of the messages it was given before {@link Batch#nackIndex()}
+         * (the middle of the batch; {@code failAt} plays no part), nacks from there and returns (the
+         * binder's body throws {@code NotDoneSignal.from}): the executor returns
+         * {@code BatchResult.notDoneFrom} at that index (or at an earlier stop); the messages before
+         * it are done and acked, it and the ones after are not COMPLETED (released, or rolled back),
+         * and their redelivery runs them.
+         */
+        NACK
     }
 
     /** Whose transaction an {@link Outer} step opens around its deliveries. */
@@ -93,6 +103,37 @@ sealed interface Step {
     }
 
     /**
+     * Issue 19: like {@link AsyncDeliver}, but the handler's future stays pending after the step:
+     * its work has begun (the effect is made when the handler is called), and it completes, {@code
+     * succeeds} or exceptionally, only at a later {@link AsyncEnd} (or at the end of the sequence),
+     * so that other steps interleave with it: the key is BUSY meanwhile, its lease may be expired
+     * and the message taken over by another instance (or given back unrun, or pruned), and the JVM
+     * may die (then the future never completes and its claim lapses). When it completes, the row
+     * follows it only while the claim is still its own (the claim token): a stale completion
+     * changes nothing of the taker's row and is acked only if the taker completed the message, and
+     * a stale failure releases nothing. Where the executor waits for the future itself
+     * (transactional mode, a budgeted handler) this is an {@link AsyncDeliver}.
+     */
+    record AsyncStart(int instance, int key, boolean succeeds) implements Step {
+        @Override
+        public String toString() {
+            return "asyncStart(" + instance + ", " + key + ", " + succeeds + ")";
+        }
+    }
+
+    /**
+     * The oldest pending future of an {@link AsyncStart} completes (on another thread); nothing if
+     * none is pending. {@code takerFault} not {@code null}: first its lease lapses and the next
+     * instance takes the message over, with that fault, while the future is still pending.
+     */
+    record AsyncEnd(@Nullable Fault takerFault) implements Step {
+        @Override
+        public String toString() {
+            return "asyncEnd(" + (takerFault == null ? "null" : takerFault) + ")";
+        }
+    }
+
+    /**
      * One batch delivery to {@code instance}. The handler processes the indexes it is given in
      * order and throws {@code BatchFailedException(failAt)} when it reaches {@code failAt}
      * (before that message's effect); {@code -1}: no message fails.
@@ -100,6 +141,11 @@ sealed interface Step {
     record Batch(int instance, List<Integer> keys, int failAt, BatchFault fault) implements Step {
         public Batch {
             keys = List.copyOf(keys);
+        }
+
+        /** Where a {@link BatchFault#NACK} handler nacks from: the middle of the batch. */
+        int nackIndex() {
+            return keys.size() / 2;
         }
 
         @Override
@@ -117,9 +163,11 @@ sealed interface Step {
      * container seeks back: the rest is not run now); then the completions are written and the
      * unrun claims released (the offset commit), and the records before the stop are acked.
      * {@code crashBeforeCommit}: the JVM dies after the records ran, before the completions are
-     * written: nothing is acked.
+     * written: nothing is acked. {@code nack}: the record at {@code failAt} makes its effect and
+     * nacks instead of failing ({@code NOT_DONE}, its claim released, the poll stops there). The
+     * claims of the records behind the stop are given back unrun: they count no attempt.
      */
-    record Poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit) implements Step {
+    record Poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit, boolean nack) implements Step {
         public Poll {
             keys = List.copyOf(keys);
         }
@@ -128,7 +176,7 @@ sealed interface Step {
         public String toString() {
             return "poll(" + instance + ", List.of("
                     + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), " + failAt + ", "
-                    + crashBeforeCommit + ")";
+                    + crashBeforeCommit + ", " + nack + ")";
         }
     }
 
@@ -149,6 +197,21 @@ sealed interface Step {
         public String toString() {
             return "unrun(" + instance + ", List.of("
                     + keys.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "), " + rounds + ")";
+        }
+    }
+
+    /**
+     * Lease mode: {@code key} delivered to {@code instance} with another payload (a producer reused
+     * the key) to a handler of the same namespace that rejects a reused key
+     * ({@code FingerprintMismatchPolicy.REJECT}), record by record or {@code async}. Where the key
+     * has a row that is free to claim (released, or its lease ended), the claim sees the other
+     * fingerprint and is refused before the handler runs: given back unrun, it counts no attempt
+     * (the row as it was). A key held by a live lease is BUSY; otherwise nothing is delivered.
+     */
+    record Reused(int instance, int key, boolean async) implements Step {
+        @Override
+        public String toString() {
+            return "reused(" + instance + ", " + key + ", " + async + ")";
         }
     }
 
@@ -232,16 +295,32 @@ sealed interface Step {
         return new AsyncDeliver(instance, key, succeeds);
     }
 
+    static AsyncStart asyncStart(int instance, int key, boolean succeeds) {
+        return new AsyncStart(instance, key, succeeds);
+    }
+
+    static AsyncEnd asyncEnd(@Nullable Fault takerFault) {
+        return new AsyncEnd(takerFault);
+    }
+
     static Batch batch(int instance, List<Integer> keys, int failAt, BatchFault fault) {
         return new Batch(instance, keys, failAt, fault);
     }
 
     static Poll poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit) {
-        return new Poll(instance, keys, failAt, crashBeforeCommit);
+        return new Poll(instance, keys, failAt, crashBeforeCommit, false);
+    }
+
+    static Poll poll(int instance, List<Integer> keys, int failAt, boolean crashBeforeCommit, boolean nack) {
+        return new Poll(instance, keys, failAt, crashBeforeCommit, nack);
     }
 
     static Unrun unrun(int instance, List<Integer> keys, int rounds) {
         return new Unrun(instance, keys, rounds);
+    }
+
+    static Reused reused(int instance, int key, boolean async) {
+        return new Reused(instance, key, async);
     }
 
     static Concurrently concurrently(int key, int copies) {

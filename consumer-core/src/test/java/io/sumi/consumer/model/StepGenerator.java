@@ -87,7 +87,8 @@ final class StepGenerator {
                     BatchFault.CRASH_BEFORE_ACK,
                     BatchFault.STORE_ERROR_AT_COMPLETE,
                     BatchFault.STORE_ERROR_AT_RELEASE,
-                    BatchFault.STORE_DOWN_AT_COMPLETE
+                    BatchFault.STORE_DOWN_AT_COMPLETE,
+                    BatchFault.NACK
                 },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT},
                 new BatchFault[] {BatchFault.FAIL_WHOLE});
@@ -109,7 +110,8 @@ final class StepGenerator {
                     BatchFault.FAIL_WHOLE,
                     BatchFault.ROLLBACK_ONLY,
                     BatchFault.CRASH_IN_HANDLER,
-                    BatchFault.CRASH_BEFORE_ACK
+                    BatchFault.CRASH_BEFORE_ACK,
+                    BatchFault.NACK
                 },
                 new Fault[] {Fault.FAIL_BEFORE_EFFECT, Fault.FAIL_AFTER_EFFECT, Fault.ROLLBACK_ONLY},
                 new BatchFault[] {BatchFault.FAIL_WHOLE, BatchFault.ROLLBACK_ONLY});
@@ -118,10 +120,13 @@ final class StepGenerator {
     /** Step kinds and their weights: deliveries most often, then batches and listener transactions. */
     private enum Kind {
         DELIVER(8),
-        ASYNC_DELIVER(2),
+        ASYNC_DELIVER(1),
+        ASYNC_START(3),
+        ASYNC_END(3),
         BATCH(4),
         POLL(3),
         UNRUN(2),
+        REUSED(2),
         CONCURRENTLY(2),
         CONCURRENT_BATCHES(2),
         OVERTAKEN(1),
@@ -145,9 +150,12 @@ final class StepGenerator {
                     switch (kind()) {
                         case DELIVER -> deliver(instance(), key(), pick(Fault.NONE, faults));
                         case ASYNC_DELIVER -> Step.asyncDeliver(instance(), key(), random.nextBoolean());
+                        case ASYNC_START -> Step.asyncStart(instance(), key(), random.nextBoolean());
+                        case ASYNC_END -> Step.asyncEnd(random.nextBoolean() ? null : pick(Fault.NONE, faults));
                         case BATCH -> batch(instance(), batchFaults);
                         case POLL -> poll();
                         case UNRUN -> Step.unrun(instance(), batchKeys(), 1 + random.nextInt(3));
+                        case REUSED -> Step.reused(instance(), key(), random.nextBoolean());
                         case CONCURRENTLY -> concurrently(key(), 2 + random.nextInt(ExecutorModel.INSTANCES - 1));
                         case CONCURRENT_BATCHES -> Step.concurrentBatches(batchKeys(), batchKeys());
                         case OVERTAKEN -> Step.overtaken(0, key(), pick(Fault.NONE, faults));
@@ -176,12 +184,15 @@ final class StepGenerator {
 
     private Step batch(int instance, BatchFault[] faults) {
         List<Integer> keys = batchKeys();
-        return Step.batch(instance, keys, failAt(keys.size()), pick(BatchFault.NONE, faults));
+        BatchFault fault = pick(BatchFault.NONE, faults);
+        // A nacking handler nacks instead of reporting a failed message.
+        return Step.batch(instance, keys, fault == BatchFault.NACK ? -1 : failAt(keys.size()), fault);
     }
 
     private Step poll() {
         List<Integer> keys = batchKeys();
-        return Step.poll(instance(), keys, failAt(keys.size()), random.nextInt(5) == 0);
+        int failAt = failAt(keys.size());
+        return Step.poll(instance(), keys, failAt, random.nextInt(5) == 0, failAt >= 0 && random.nextBoolean());
     }
 
     /** Inside a listener transaction the instance of the outer step receives everything. */
