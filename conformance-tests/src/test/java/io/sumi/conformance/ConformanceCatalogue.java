@@ -739,6 +739,9 @@ public abstract class ConformanceCatalogue {
                     .as("ledger row of %s, refused by the budget", message.payload())
                     .isNull();
         }
+        // Counted before the roll: the held messages spend the new window's whole budget, which a
+        // kind whose pauser watches the budget's state (Spring Cloud Stream's) pauses for again.
+        double pausesAtRoll = kind.budgetCount("sumi.budget.pauses");
         kind.budgetWindow().roll();
         waitFor(
                 "the held messages COMPLETED once the window rolled",
@@ -767,8 +770,8 @@ public abstract class ConformanceCatalogue {
                 held.get(0).payload(),
                 held.get(0).key(),
                 () -> kind.budgetCount("sumi.budget.resumes") > resumesBefore);
-        assertThat(kind.budgetCount("sumi.budget.pauses") - pausesBefore)
-                .as("sumi.budget.pauses: the listener paused once")
+        assertThat(pausesAtRoll - pausesBefore)
+                .as("sumi.budget.pauses: the listener paused once while the budget was spent")
                 .isEqualTo(1);
         assertThat(kind.budgetCount("sumi.budget.resumes") - resumesBefore)
                 .as("sumi.budget.resumes: and resumed once")

@@ -29,6 +29,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Configuration(proxyBeanMethods = false)
 public class StreamCatalogueFunctions {
 
+    /** The budget of {@code catalogueBudget}: named after its ledger consumer, the function. */
+    static final String BUDGET = "catalogueBudget";
+
     /** The function (bean) of each role; its input binding is {@code <name>-in-0}. */
     static String function(io.sumi.conformance.Role role) {
         String[] words = role.name().toLowerCase(java.util.Locale.ROOT).split("_");
@@ -182,6 +185,30 @@ public class StreamCatalogueFunctions {
             }
             settlement.ack();
         };
+    }
+
+    /** The ledger-down scenarios' function: a short lease, a binding they stop and start. */
+    @Bean
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, lease = "3s")
+    Consumer<Message<String>> catalogueLedgerDown(Work work) {
+        return message ->
+                work.run(message.getPayload(), IdempotencyContext.current().key(), false);
+    }
+
+    /** The stop/restart scenario's function: one consumer, a binding it stops and starts. */
+    @Bean
+    @IdempotentHandler(mode = IdempotencyMode.LEASE)
+    Consumer<Message<String>> catalogueStop(Work work) {
+        return message ->
+                work.run(message.getPayload(), IdempotencyContext.current().key(), false);
+    }
+
+    /** Bound to the budget of its own name ({@link io.sumi.conformance.BudgetWindow}). */
+    @Bean
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, budget = BUDGET)
+    Consumer<Message<String>> catalogueBudget(Work work) {
+        return message ->
+                work.run(message.getPayload(), IdempotencyContext.current().key(), false);
     }
 
     /** Every catalogue binding's dead letters, read back into {@link Work} with the reason the binder gave. */

@@ -1,5 +1,7 @@
 package io.sumi.conformance.stream;
 
+import io.sumi.conformance.ConformanceCatalogue;
+import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
@@ -9,11 +11,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Order;
 import org.springframework.amqp.core.AmqpAdmin;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.core.QueueInformation;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -54,6 +59,9 @@ class StreamRabbitConformanceTests extends StreamCatalogueTests {
     @Autowired
     RabbitTemplate template;
 
+    @Autowired
+    AmqpAdmin admin;
+
     @Override
     public String id() {
         return "stream-rabbit";
@@ -78,13 +86,38 @@ class StreamRabbitConformanceTests extends StreamCatalogueTests {
             + " the function's basicNack/basicReject on the amqp_channel header (no settling channel in the Stream"
             + " binder), so a nack would complete the row";
 
+    /** {@link LedgerDownScenarios#CLAIM_OUTAGE_RABBIT} on this binder. */
+    static final String CLAIM_OUTAGE = ConformanceCatalogue.DEFECT
+            + "a ledger outage at the claim spends the message's redelivery budget: a refused claim is requeued"
+            + " (max-attempts 1, requeue-rejected), the quorum queue counts it toward x-delivery-limit (3), and it is"
+            + " dead-lettered after 4 refused claims without ever having run (seen: fired 4, one dead letter). Sumi's"
+            + " own ledger failures should be held in place under the BusyPolicy as a busy key is (IdempotentInvoker)";
+
     @Override
     public Map<Scenario, String> notWritten() {
         Map<Scenario, String> gaps = new HashMap<>(super.notWritten());
         gaps.put(Scenario.MANUAL_ACK, MANUAL_DEFECT);
         gaps.put(Scenario.MANUAL_NACK, MANUAL_DEFECT);
         gaps.put(Scenario.MANUAL_REJECT, MANUAL_DEFECT);
+        gaps.put(Scenario.LEDGER_DOWN_DURING_CLAIM, CLAIM_OUTAGE);
         return gaps;
+    }
+
+    /** False as soon as a stop was asked (the container waits for its consumers after that). */
+    @Override
+    public boolean listenerRunning(Role role) {
+        return ((AbstractMessageListenerContainer) container(role)).isActive();
+    }
+
+    /** The consumers of the binding's queue: a stopped container has cancelled its own. */
+    @Override
+    public @Nullable String stillConsuming(Role role) {
+        String queue = exchange(role) + "." + role.slug();
+        QueueInformation info = admin.getQueueInfo(queue);
+        if (info == null) {
+            return "queue " + queue + " not found";
+        }
+        return info.getConsumerCount() == 0 ? null : info.getConsumerCount() + " consumer(s) of " + queue;
     }
 
     @Override
