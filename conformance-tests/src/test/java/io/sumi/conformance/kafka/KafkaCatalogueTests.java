@@ -27,6 +27,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.test.utils.ContainerTestUtils;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -93,7 +94,7 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
         // partition 1 must reach the second consumer, not wait for a rebalance).
         for (MessageListenerContainer container : registry.getListenerContainers()) {
             if (container.getContainerProperties().getTopics() != null) {
-                ContainerTestUtils.waitForAssignment(container, 2);
+                waitForEveryConsumersPartitions(container);
             }
         }
         return this;
@@ -186,7 +187,24 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
     public void startListener(Role role) {
         MessageListenerContainer container = container(role);
         container.start();
+        waitForEveryConsumersPartitions(container);
+    }
+
+    /**
+     * Waits until the topic's two partitions are assigned and, with two consumers, one to each:
+     * {@link ContainerTestUtils#waitForAssignment} counts the partitions over all consumers, so it
+     * is satisfied while the first consumer to join holds both, and the rebalance that gives the
+     * second its partition could then wait behind a handler a scenario holds.
+     */
+    private static void waitForEveryConsumersPartitions(MessageListenerContainer container) {
         ContainerTestUtils.waitForAssignment(container, 2);
+        if (container instanceof ConcurrentMessageListenerContainer<?, ?> concurrent) {
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> concurrent.getContainers().stream()
+                            .allMatch(child -> child.getAssignedPartitions() != null
+                                    && child.getAssignedPartitions().size()
+                                            == 2 / concurrent.getContainers().size()));
+        }
     }
 
     @Override
