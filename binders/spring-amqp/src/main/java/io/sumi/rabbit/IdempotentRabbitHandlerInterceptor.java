@@ -2,36 +2,30 @@ package io.sumi.rabbit;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerMethods;
 import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.NotDoneSignal;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
-import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.rabbit.internal.CurrentDelivery;
 import java.lang.reflect.Method;
-import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
-import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitHandler;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.annotation.RabbitListeners;
-import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -56,9 +50,11 @@ import org.springframework.util.function.SingletonSupplier;
  * index <em>in the list it received</em>: the messages before it are completed; the delivery is
  * rejected and requeued, and on redelivery the completed ones are skipped as duplicates.
  */
-public final class IdempotentRabbitHandlerInterceptor implements MethodInterceptor {
+public final class IdempotentRabbitHandlerInterceptor extends IdempotentHandlerInterceptorSupport {
 
-    private final HandlerMethods methods;
+    /** Spring AMQP waits for a listener's {@code CompletableFuture} / {@code Mono} before it acks. */
+    private static final boolean WAITS_FOR_ASYNC_RESULTS = true;
+
     private final Supplier<MessageReplyCodec> replyCodec;
 
     public IdempotentRabbitHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
@@ -85,27 +81,14 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             Supplier<IdempotentExecutor> executor,
             Supplier<HandlerDefaults> defaults,
             Supplier<MessageReplyCodec> replyCodec) {
-        this.methods = new HandlerMethods(executor, defaults);
+        super(executor, defaults, "the RabbitMQ listener container", WAITS_FOR_ASYNC_RESULTS);
         this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
-    private IdempotentExecutor executor() {
-        return methods.executor();
-    }
-
     @Override
-    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-        Object target = invocation.getThis();
-        Class<?> targetClass = target != null
-                ? AopUtils.getTargetClass(target)
-                : invocation.getMethod().getDeclaringClass();
-        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
+    protected @Nullable Object guard(
+            MethodInvocation invocation, HandlerDefinition definition, boolean listenerInvocation) throws Exception {
         Object[] args = invocation.getArguments();
-
-        // The delivery on the thread belongs to the listener method the container invokes, not to
-        // another annotated method that listener calls (that one is guarded with its own message).
-        boolean listenerInvocation = isListenerMethod(invocation.getMethod(), targetClass)
-                && IdempotencyContext.find().isEmpty();
         if (listenerInvocation) {
             List<Message> batch = CurrentDelivery.batch();
             if (batch != null) {
@@ -113,106 +96,86 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             }
             Message current = CurrentDelivery.message();
             if (current != null && definition.storeReply()) {
-                return invokeReplying(invocation, definition, new RabbitInboundMessage(current), current);
+                return executeReplying(
+                        invocation,
+                        definition,
+                        new RabbitInboundMessage(current),
+                        replyCodec.get(),
+                        new DeliverySettlement(current, false));
             }
             if (current != null
                     && ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
-                return invokeAsync(invocation, definition, new RabbitInboundMessage(current));
+                // Spring AMQP switches a container with asynchronous listeners to MANUAL acknowledgement
+                // and acks the delivery when the returned future succeeds (nacks it, requeued, when it
+                // fails), so the ack comes after the completion. A duplicate's completed future is acked
+                // likewise: it is not handed to the container advice as skipped (that would ack it twice).
+                return executeAsync(invocation, definition, new RabbitInboundMessage(current), Settlement.NONE);
             }
             if (current != null) {
-                boolean[] ran = {false};
-                HandlerResult<@Nullable Object> result;
-                try {
-                    result = executor().execute(definition, new RabbitInboundMessage(current), () -> {
-                        ran[0] = true;
-                        return notDoneIfNacked(current, proceed(invocation));
-                    });
-                } catch (RuntimeException ex) {
-                    if (!ran[0] && Verdict.find(ex) != null) {
-                        CurrentDelivery.refusedAtEntry(ex);
-                    }
-                    throw ex;
-                }
-                if (result.outcome() == MessageOutcome.DUPLICATE) {
-                    CurrentDelivery.skipped(List.of(current));
-                }
-                return result.value();
+                return execute(
+                        invocation,
+                        definition,
+                        new RabbitInboundMessage(current),
+                        new DeliverySettlement(current, true));
             }
         }
-        InboundMessage message = singleMessage(args);
+        InboundMessage message = messageArgument(args);
         if (message == null) {
             List<Message> messages = messageListArgument(args);
             if (messages != null) {
                 return invokeBatch(invocation, definition, messages);
             }
-            throw new IllegalStateException("@IdempotentHandler method "
-                    + ClassUtils.getQualifiedMethodName(invocation.getMethod())
-                    + " was called without a message: "
-                    + (listenerInvocation
-                            ? "Sumi's container advice must be on its listener container factory (the starter puts it on"
-                                    + " every factory), or give it an org.springframework.amqp.core.Message parameter"
-                            : "it is not the @RabbitListener method the container invokes, so its key must come from its own"
-                                    + " arguments; give it an org.springframework.amqp.core.Message or List<Message> parameter,"
-                                    + " or put @IdempotentHandler on the @RabbitListener method"));
+            throw calledWithoutMessage(
+                    invocation.getMethod(),
+                    listenerInvocation,
+                    "Sumi's container advice must be on its listener container factory (the starter puts it on"
+                            + " every factory), or give it an org.springframework.amqp.core.Message parameter",
+                    "it is not the @RabbitListener method the container invokes, so its key must come from its own"
+                            + " arguments; give it an org.springframework.amqp.core.Message or List<Message> parameter,"
+                            + " or put @IdempotentHandler on the @RabbitListener method");
         }
         if (definition.storeReply()) {
-            return invokeReplying(invocation, definition, message, null);
+            return executeReplying(invocation, definition, message, replyCodec.get(), Settlement.NONE);
         }
         if (ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
-            return invokeAsync(invocation, definition, message);
+            return executeAsync(invocation, definition, message, Settlement.NONE);
         }
-        return executor()
-                .execute(definition, message, () -> proceed(invocation))
-                .value();
+        return execute(invocation, definition, message, Settlement.NONE);
     }
 
     /**
-     * Runs a method returning a {@code CompletableFuture} or {@code Mono}: its row follows the
-     * future ({@link IdempotentExecutor#executeAsync}), and the container gets a future of the same
-     * type that completes only after the row is completed (or released). Spring AMQP switches a
-     * container with asynchronous listeners to MANUAL acknowledgement and acks the delivery when
-     * that future succeeds (nacks it, requeued, when it fails), so the ack always comes after the
-     * completion. A duplicate returns a completed future, which the container acks likewise: it is
-     * not handed to the container advice as a skipped delivery (that would ack it twice).
+     * How the container's delivery {@code delivered} is settled by the container advice
+     * ({@link SumiRabbitContainerAdvice}): a MANUAL listener's nack or reject of it (which Sumi's
+     * channel held back) is "not done" for the executor, checked before a reply is encoded; a
+     * duplicate is handed to the advice as skipped (it acknowledges it under MANUAL
+     * acknowledgement); with {@code refusalsAtEntry}, a refusal of Sumi's before the listener ran
+     * is recorded as the delivery's own, which the advice may hold and run again in place.
      */
-    private Object invokeAsync(MethodInvocation invocation, HandlerDefinition definition, InboundMessage message)
-            throws Exception {
-        return ListenerReturnTypes.toResult(
-                ListenerReturnTypes.of(invocation.getMethod()),
-                executor()
-                        .executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)))
-                        .thenApply(HandlerResult::value));
-    }
+    private record DeliverySettlement(Message delivered, boolean refusalsAtEntry) implements Settlement {
 
-    /**
-     * Runs a listener that keeps its replies: its return value is kept with the ledger row
-     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
-     * which Spring AMQP's listener adapter converts and sends as any reply: to the new request's
-     * {@code replyTo}, with the new request's correlation id. A duplicate whose row has no reply
-     * returns {@code null}: nothing is sent, as without {@code storeReply}.
-     *
-     * @param delivered the container's delivery, acknowledged by the container advice when it is a
-     *     duplicate (MANUAL acknowledgement), or {@code null} when the message came from an argument
-     */
-    private @Nullable Object invokeReplying(
-            MethodInvocation invocation,
-            HandlerDefinition definition,
-            InboundMessage message,
-            @Nullable Message delivered)
-            throws Exception {
-        MessageReplyCodec codec = replyCodec.get();
-        HandlerResult<HandlerReply> result = executor()
-                .executeReplying(
-                        definition,
-                        message,
-                        () -> codec.encode(
-                                delivered == null
-                                        ? proceed(invocation)
-                                        : notDoneIfNacked(delivered, proceed(invocation))));
-        if (result.outcome() == MessageOutcome.DUPLICATE && delivered != null) {
-            CurrentDelivery.skipped(List.of(delivered));
+        @Override
+        public @Nullable Object returned(@Nullable Object value) throws NotDoneSignal {
+            return notDoneIfNacked(delivered, value);
         }
-        return codec.listenerResult(result, invocation.getMethod());
+
+        @Override
+        public HandlerReply reply(MessageReplyCodec codec, @Nullable Object value) throws NotDoneSignal {
+            return codec.encode(returned(value));
+        }
+
+        @Override
+        public void settled(HandlerResult<?> result) {
+            if (result.outcome() == MessageOutcome.DUPLICATE) {
+                CurrentDelivery.skipped(List.of(delivered));
+            }
+        }
+
+        @Override
+        public void failed(Throwable failure, boolean ran) {
+            if (refusalsAtEntry && !ran && failure instanceof RuntimeException ex && Verdict.find(ex) != null) {
+                CurrentDelivery.refusedAtEntry(ex);
+            }
+        }
     }
 
     /**
@@ -243,15 +206,9 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
      * @throws IllegalStateException if it cannot, with what to do
      */
     public static void checkMessageSource(Method method, Class<?> targetClass) {
-        if (isListenerMethod(method, targetClass)) {
+        if (isListenerMethod(method, targetClass)
+                || hasParameterOf(method, Message.class, org.springframework.messaging.Message.class, List.class)) {
             return;
-        }
-        for (Class<?> type : method.getParameterTypes()) {
-            if (Message.class.isAssignableFrom(type)
-                    || org.springframework.messaging.Message.class.isAssignableFrom(type)
-                    || List.class.isAssignableFrom(type)) {
-                return;
-            }
         }
         throw new IllegalStateException("@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
                 + " is not a @RabbitListener method and has no message parameter, so Sumi cannot tell which message it"
@@ -259,47 +216,35 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
                 + " @RabbitListener method");
     }
 
-    /**
-     * The definition of an annotated method: its annotation, completed by the defaults. The
-     * consumer name defaults to the {@code @RabbitListener} id (for a {@code @RabbitHandler} method,
-     * the id of its class's {@code @RabbitListener}), else {@code Class.method}.
-     *
-     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
-     */
-    public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return methods.definition(
-                method,
-                targetClass,
-                m -> {
-                    RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(m, RabbitListener.class);
-                    if (listener == null && AnnotatedElementUtils.hasAnnotation(m, RabbitHandler.class)) {
-                        // A @RabbitHandler method of a class-level @RabbitListener: that listener's id.
-                        listener = AnnotatedElementUtils.findMergedAnnotation(targetClass, RabbitListener.class);
-                    }
-                    return listener != null ? listener.id() : null;
-                },
-                (m, definition) -> {
-                    // Spring AMQP waits for a listener's CompletableFuture / Mono before it acks.
-                    ListenerReturnTypes.check(m, true, "the RabbitMQ listener container", definition.storeReply());
-                    if (definition.storeReply()) {
-                        RabbitReplies.checkReplying(m);
-                    }
-                });
+    @Override
+    protected boolean invokedByContainer(Method method, Class<?> targetClass) {
+        return isListenerMethod(method, targetClass);
     }
 
-    private static @Nullable InboundMessage singleMessage(Object[] args) {
-        for (Object arg : args) {
-            if (arg instanceof Message message) {
-                return new RabbitInboundMessage(message);
-            }
+    /**
+     * The consumer name defaults to the {@code @RabbitListener} id (for a {@code @RabbitHandler}
+     * method, the id of its class's {@code @RabbitListener}), else {@code Class.method}.
+     */
+    @Override
+    protected @Nullable String listenerId(Method method, Class<?> targetClass) {
+        RabbitListener listener = AnnotatedElementUtils.findMergedAnnotation(method, RabbitListener.class);
+        if (listener == null && AnnotatedElementUtils.hasAnnotation(method, RabbitHandler.class)) {
+            // A @RabbitHandler method of a class-level @RabbitListener: that listener's id.
+            listener = AnnotatedElementUtils.findMergedAnnotation(targetClass, RabbitListener.class);
         }
-        for (Object arg : args) {
-            if (arg instanceof org.springframework.messaging.Message<?> message
-                    && !(message.getPayload() instanceof List<?>)) {
-                return new SpringMessageInboundMessage(message);
-            }
+        return listener != null ? listener.id() : null;
+    }
+
+    @Override
+    protected void checkDefinition(Method method, HandlerDefinition definition) {
+        if (definition.storeReply()) {
+            RabbitReplies.checkReplying(method);
         }
-        return null;
+    }
+
+    @Override
+    protected @Nullable InboundMessage nativeMessage(Object arg) {
+        return arg instanceof Message message ? new RabbitInboundMessage(message) : null;
     }
 
     @SuppressWarnings("unchecked")
@@ -387,27 +332,5 @@ public final class IdempotentRabbitHandlerInterceptor implements MethodIntercept
             throw NotDoneSignal.of(value);
         }
         return value;
-    }
-
-    /**
-     * Calls the method through a clone of the invocation, with {@code args}: a clone can be run
-     * again (a transactional batch re-runs a prefix) and still passes the advice after Sumi's.
-     */
-    private static void proceedClone(MethodInvocation invocation, Object[] args) throws Exception {
-        if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)) {
-            throw new IllegalStateException(
-                    "@IdempotentHandler batch methods must be called through a Spring AOP proxy");
-        }
-        proceed(proxyInvocation.invocableClone(args));
-    }
-
-    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
-        try {
-            return invocation.proceed();
-        } catch (Exception | Error ex) {
-            throw ex;
-        } catch (Throwable ex) {
-            throw new UndeclaredThrowableException(ex);
-        }
     }
 }

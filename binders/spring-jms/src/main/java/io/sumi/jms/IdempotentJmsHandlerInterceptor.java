@@ -2,24 +2,19 @@ package io.sumi.jms;
 
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerMethods;
-import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.ListenerReturnTypes;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.jms.internal.CurrentJmsDelivery;
 import jakarta.jms.Message;
 import java.lang.reflect.Method;
-import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
 import java.util.function.Supplier;
-import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jms.annotation.JmsListener;
 import org.springframework.jms.annotation.JmsListeners;
@@ -40,9 +35,13 @@ import org.springframework.util.ClassUtils;
  * <p>Failures are left to the listener wrapper, which turns Sumi's exceptions into what the JMS
  * session understands (docs/jms.md).
  */
-public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor {
+public final class IdempotentJmsHandlerInterceptor extends IdempotentHandlerInterceptorSupport {
 
-    private final HandlerMethods methods;
+    /**
+     * A JMS container settles the message when the method returns, before a returned future
+     * completes (Spring JMS only sends such a future's value as the reply): asynchronous methods are refused.
+     */
+    private static final boolean WAITS_FOR_ASYNC_RESULTS = false;
 
     public IdempotentJmsHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
         this(() -> executor, () -> defaults);
@@ -54,69 +53,44 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
      * the configuration properties early.
      */
     public IdempotentJmsHandlerInterceptor(Supplier<IdempotentExecutor> executor, Supplier<HandlerDefaults> defaults) {
-        this.methods = new HandlerMethods(executor, defaults);
-    }
-
-    private IdempotentExecutor executor() {
-        return methods.executor();
+        super(executor, defaults, "a JMS listener container", WAITS_FOR_ASYNC_RESULTS);
     }
 
     @Override
-    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-        Object target = invocation.getThis();
-        Class<?> targetClass = target != null
-                ? AopUtils.getTargetClass(target)
-                : invocation.getMethod().getDeclaringClass();
-        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
-
-        // The delivery on the thread belongs to the listener method the container invokes, not to
-        // another annotated method that listener calls (that one is guarded with its own message).
-        boolean listenerInvocation = isListenerMethod(invocation.getMethod())
-                && IdempotencyContext.find().isEmpty();
+    protected @Nullable Object guard(
+            MethodInvocation invocation, HandlerDefinition definition, boolean listenerInvocation) throws Exception {
         if (listenerInvocation) {
             Message current = CurrentJmsDelivery.message();
             if (current != null) {
-                return invokeForDelivery(invocation, definition, current);
+                return execute(invocation, definition, new JmsInboundMessage(current), DELIVERY);
             }
         }
-        InboundMessage message = singleMessage(invocation.getArguments());
+        InboundMessage message = messageArgument(invocation.getArguments());
         if (message == null) {
-            throw new IllegalStateException("@IdempotentHandler method "
-                    + ClassUtils.getQualifiedMethodName(invocation.getMethod())
-                    + " was called without a message: "
-                    + (listenerInvocation
-                            ? "Sumi's listener wrapper must be on its listener container (the starter puts it on every"
-                                    + " container a JmsListenerContainerFactory creates), or give it a jakarta.jms.Message parameter"
-                            : "it is not the @JmsListener method the container invokes, so its key must come from its own"
-                                    + " arguments; give it a jakarta.jms.Message parameter, or put @IdempotentHandler on the"
-                                    + " @JmsListener method"));
+            throw calledWithoutMessage(
+                    invocation.getMethod(),
+                    listenerInvocation,
+                    "Sumi's listener wrapper must be on its listener container (the starter puts it on every"
+                            + " container a JmsListenerContainerFactory creates), or give it a jakarta.jms.Message parameter",
+                    "it is not the @JmsListener method the container invokes, so its key must come from its own"
+                            + " arguments; give it a jakarta.jms.Message parameter, or put @IdempotentHandler on the"
+                            + " @JmsListener method");
         }
-        return executor()
-                .execute(definition, message, () -> proceed(invocation))
-                .value();
+        return execute(invocation, definition, message, Settlement.NONE);
     }
 
     /**
-     * Runs the listener method for the delivery on this thread; a refusal before the method ran is
-     * recorded as the delivery's own, for the listener wrapper to settle.
+     * How the delivery on this thread is settled by the listener wrapper: a refusal before the
+     * method ran is recorded as the delivery's own, for the wrapper to settle.
      */
-    private @Nullable Object invokeForDelivery(
-            MethodInvocation invocation, HandlerDefinition definition, Message current) throws Exception {
-        boolean[] ran = {false};
-        try {
-            return executor()
-                    .execute(definition, new JmsInboundMessage(current), () -> {
-                        ran[0] = true;
-                        return proceed(invocation);
-                    })
-                    .value();
-        } catch (RuntimeException ex) {
-            if (!ran[0] && Verdict.of(ex) != null) {
+    private static final Settlement DELIVERY = new Settlement() {
+        @Override
+        public void failed(Throwable failure, boolean ran) {
+            if (!ran && failure instanceof RuntimeException ex && Verdict.of(ex) != null) {
                 CurrentJmsDelivery.refusedAtEntry(ex);
             }
-            throw ex;
         }
-    }
+    };
 
     /** Whether the listener container invokes {@code method} itself: a {@code @JmsListener} method. */
     public static boolean isListenerMethod(Method method) {
@@ -142,13 +116,9 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
      * @throws IllegalStateException if it cannot, with what to do
      */
     public static void checkMessageSource(Method method) {
-        if (isListenerMethod(method) || hasJmsMessageParameter(method)) {
+        if (isListenerMethod(method)
+                || hasParameterOf(method, Message.class, org.springframework.messaging.Message.class)) {
             return;
-        }
-        for (Class<?> type : method.getParameterTypes()) {
-            if (org.springframework.messaging.Message.class.isAssignableFrom(type)) {
-                return;
-            }
         }
         throw new IllegalStateException(
                 "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
@@ -156,46 +126,38 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
                         + " guards. Give it a jakarta.jms.Message parameter, or put @IdempotentHandler on the @JmsListener method");
     }
 
-    /**
-     * The definition of an annotated method: its annotation, completed by the defaults. The
-     * consumer name defaults to the {@code @JmsListener} id, else {@code Class.method}.
-     *
-     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
-     * @throws IllegalStateException if it asks to keep replies ({@code storeReply}), which this binder does not
-     */
-    public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return methods.definition(
-                method,
-                targetClass,
-                m -> {
-                    JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(m, JmsListener.class);
-                    return listener != null ? listener.id() : null;
-                },
-                (m, definition) -> {
-                    // A JMS container settles the message when the method returns, before a returned
-                    // future completes (Spring JMS only sends such a future's value as the reply).
-                    ListenerReturnTypes.check(m, false, "a JMS listener container", false);
-                    if (definition.storeReply()) {
-                        throw new IllegalStateException("@IdempotentHandler(storeReply = true) on "
-                                + ClassUtils.getQualifiedMethodName(m)
-                                + ": the JMS binder does not keep replies (a duplicate's reply is not sent again,"
-                                + " docs/jms.md); drop storeReply");
-                    }
-                });
+    @Override
+    protected boolean invokedByContainer(Method method, Class<?> targetClass) {
+        return isListenerMethod(method);
     }
 
-    private static @Nullable InboundMessage singleMessage(Object[] args) {
-        for (Object arg : args) {
-            if (arg instanceof Message message) {
-                return new JmsInboundMessage(message);
-            }
+    /** The consumer name defaults to the {@code @JmsListener} id, else {@code Class.method}. */
+    @Override
+    protected @Nullable String listenerId(Method method, Class<?> targetClass) {
+        JmsListener listener = AnnotatedElementUtils.findMergedAnnotation(method, JmsListener.class);
+        return listener != null ? listener.id() : null;
+    }
+
+    /** @throws IllegalStateException if the method asks to keep replies ({@code storeReply}), which this binder does not */
+    @Override
+    protected void checkDefinition(Method method, HandlerDefinition definition) {
+        if (definition.storeReply()) {
+            throw new IllegalStateException("@IdempotentHandler(storeReply = true) on "
+                    + ClassUtils.getQualifiedMethodName(method)
+                    + ": the JMS binder does not keep replies (a duplicate's reply is not sent again,"
+                    + " docs/jms.md); drop storeReply");
         }
-        for (Object arg : args) {
-            if (arg instanceof org.springframework.messaging.Message<?> message) {
-                return new JmsMappedMessage(new SpringMessageInboundMessage(message));
-            }
-        }
-        return null;
+    }
+
+    @Override
+    protected @Nullable InboundMessage nativeMessage(Object arg) {
+        return arg instanceof Message message ? new JmsInboundMessage(message) : null;
+    }
+
+    /** Every messaging {@code Message} (JMS listeners have no batches), its headers looked up as JMS property names. */
+    @Override
+    protected @Nullable InboundMessage springMessage(org.springframework.messaging.Message<?> message) {
+        return new JmsMappedMessage(new SpringMessageInboundMessage(message));
     }
 
     /**
@@ -227,16 +189,6 @@ public final class IdempotentJmsHandlerInterceptor implements MethodInterceptor 
         @Override
         public @Nullable String fingerprint() {
             return delegate.fingerprint();
-        }
-    }
-
-    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
-        try {
-            return invocation.proceed();
-        } catch (Exception | Error ex) {
-            throw ex;
-        } catch (Throwable ex) {
-            throw new UndeclaredThrowableException(ex);
         }
     }
 }

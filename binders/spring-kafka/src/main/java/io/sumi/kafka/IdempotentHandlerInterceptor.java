@@ -3,41 +3,33 @@ package io.sumi.kafka;
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerMethods;
-import io.sumi.consumer.HandlerReply;
 import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.MessageOutcome;
+import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
-import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
 import io.sumi.kafka.internal.DeferredAcknowledgment;
 import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
-import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
-import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
-import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.annotation.KafkaHandler;
 import org.springframework.kafka.annotation.KafkaListener;
@@ -67,9 +59,11 @@ import org.springframework.util.function.SingletonSupplier;
  * throws one, the records before the failed one count as done and the failed one and the rest are
  * redelivered; Sumi translates its index between the filtered list the method saw and the batch.
  */
-public final class IdempotentHandlerInterceptor implements MethodInterceptor {
+public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterceptorSupport {
 
-    private final HandlerMethods methods;
+    /** Spring Kafka waits for a record listener's {@code CompletableFuture} / {@code Mono} before it acks. */
+    private static final boolean WAITS_FOR_ASYNC_RESULTS = true;
+
     private final Supplier<MessageReplyCodec> replyCodec;
 
     public IdempotentHandlerInterceptor(IdempotentExecutor executor, HandlerDefaults defaults) {
@@ -96,32 +90,18 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             Supplier<IdempotentExecutor> executor,
             Supplier<HandlerDefaults> defaults,
             Supplier<MessageReplyCodec> replyCodec) {
-        this.methods = new HandlerMethods(executor, defaults);
+        super(executor, defaults, "the Kafka listener container", WAITS_FOR_ASYNC_RESULTS);
         this.replyCodec = SingletonSupplier.of(replyCodec);
     }
 
-    private IdempotentExecutor executor() {
-        return methods.executor();
-    }
-
     @Override
-    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-        Object target = invocation.getThis();
-        Class<?> targetClass = target != null
-                ? AopUtils.getTargetClass(target)
-                : invocation.getMethod().getDeclaringClass();
-        HandlerDefinition definition = definition(invocation.getMethod(), targetClass);
+    protected @Nullable Object guard(
+            MethodInvocation invocation, HandlerDefinition definition, boolean listenerInvocation) throws Exception {
         Object[] args = invocation.getArguments();
         // The handler's acknowledge() / nack() reach the container only once the message is
         // settled: a nack is not success, and nothing is committed before its completion is written.
         DeferredAcknowledgment ack = DeferredAcknowledgment.install(args);
-
-        // The record (or batch) on the thread belongs to the listener method the container invokes,
-        // not to another annotated method that listener calls: that one is guarded with the
-        // message of its own arguments (a batch listener calling handle(record) per record, a
-        // listener fanning out to sub-messages). A nested guarded call is never the listener's.
-        boolean listenerInvocation = isListenerMethod(invocation.getMethod())
-                && IdempotencyContext.find().isEmpty();
+        Settlement settlement = ack != null ? new AcknowledgmentSettlement(ack) : Settlement.NONE;
         if (listenerInvocation) {
             ConsumerRecords<?, ?> batch = CurrentRecords.batch();
             if (batch != null) {
@@ -131,13 +111,14 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             }
             ConsumerRecord<?, ?> current = CurrentRecords.record();
             if (current != null && definition.storeReply()) {
-                return invokeReplying(invocation, definition, new KafkaInboundMessage(current), ack);
+                return executeReplying(
+                        invocation, definition, new KafkaInboundMessage(current), replyCodec.get(), settlement);
             }
             if (current != null
                     && ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
                 // Never poll-claimed: a poll claim's completions are written with the poll's commit,
                 // which does not wait for a record's future.
-                return invokeAsync(invocation, definition, new KafkaInboundMessage(current), ack);
+                return executeAsync(invocation, definition, new KafkaInboundMessage(current), settlement);
             }
             if (current != null) {
                 PollClaim pollClaim = pollClaim(invocation.getMethod(), definition, current);
@@ -145,138 +126,63 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 if (pollClaim != null) {
                     int index = pollIndex(current);
                     // The record as dispatched (after the container's interceptors): its key wins.
-                    return settled(ack, () -> pollClaim.execute(index, message, body(invocation, ack)));
+                    return execute(invocation, settlement, body -> pollClaim.execute(index, message, body));
                 }
-                return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
+                return execute(invocation, definition, message, settlement);
             }
         }
-        InboundMessage message = singleMessage(args);
+        InboundMessage message = messageArgument(args);
         if (message == null) {
             List<ConsumerRecord<?, ?>> records = recordListArgument(args);
             if (records != null) {
                 return invokeBatch(invocation, definition, records, ack);
             }
-            throw new IllegalStateException(
-                    "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(invocation.getMethod())
-                            + " was called without a message: "
-                            + (listenerInvocation
-                                    ? "Sumi's record interceptor must be installed on its container factory (the starter does), or give"
-                                            + " it a ConsumerRecord or Message parameter"
-                                    : "it is not the @KafkaListener method the container invokes, so its key must come from its own"
-                                            + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
-                                            + " @IdempotentHandler on the @KafkaListener method"));
+            throw calledWithoutMessage(
+                    invocation.getMethod(),
+                    listenerInvocation,
+                    "Sumi's record interceptor must be installed on its container factory (the starter does), or give"
+                            + " it a ConsumerRecord or Message parameter",
+                    "it is not the @KafkaListener method the container invokes, so its key must come from its own"
+                            + " arguments; give it a ConsumerRecord, Message<?> or List<ConsumerRecord> parameter, or put"
+                            + " @IdempotentHandler on the @KafkaListener method");
         }
         if (definition.storeReply()) {
-            return invokeReplying(invocation, definition, message, ack);
+            return executeReplying(invocation, definition, message, replyCodec.get(), settlement);
         }
         if (ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
-            return invokeAsync(invocation, definition, message, ack);
+            return executeAsync(invocation, definition, message, settlement);
         }
-        return settled(ack, () -> executor().execute(definition, message, body(invocation, ack)));
-    }
-
-    /** A call of the executor for one message, for {@link #settled}. */
-    @FunctionalInterface
-    private interface RecordCall<T> {
-        HandlerResult<T> call() throws Exception;
+        return execute(invocation, definition, message, settlement);
     }
 
     /**
-     * Runs {@code call} and passes the handler's kept acknowledgement on by how it ended: a nack
-     * after a {@code NOT_DONE}, an acknowledgement after any other result, nothing after an
-     * exception (the error handler decides).
+     * Passes the handler's kept acknowledgement on by how the call ended: a nack after a
+     * {@code NOT_DONE}, an acknowledgement after any other result, nothing after an exception (the
+     * error handler decides). The listener's nack is "not done" for the executor.
+     *
+     * <p>Asynchronous listeners: the acknowledgement reaches the container only once the row
+     * followed the future, as for synchronous listeners (a nack inside an async listener is not
+     * seen as "not done": documented in docs/consumer-semantics.md). Spring Kafka acknowledges an
+     * asynchronous listener's record when the returned future succeeds and hands its failure to
+     * the error handler, so the acknowledgement always comes after the completion.
      */
-    private static <T> @Nullable T settled(@Nullable DeferredAcknowledgment ack, RecordCall<T> call) throws Exception {
-        HandlerResult<T> result;
-        try {
-            result = call.call();
-        } catch (Exception | Error ex) {
-            if (ack != null) {
-                ack.abandon();
-            }
-            throw ex;
-        }
-        if (ack != null) {
-            ack.settleRecord(result.outcome() == MessageOutcome.NOT_DONE);
-        }
-        return result.value();
-    }
+    private record AcknowledgmentSettlement(DeferredAcknowledgment ack) implements Settlement {
 
-    /** The listener's call, which says "not done" to the executor when the listener nacked. */
-    private static HandlerBody<Object> body(MethodInvocation invocation, @Nullable DeferredAcknowledgment ack) {
-        return () -> {
-            Object value = proceed(invocation);
-            if (ack != null) {
-                ack.checkDone(value);
-            }
+        @Override
+        public @Nullable Object returned(@Nullable Object value) throws NotDoneSignal {
+            ack.checkDone(value);
             return value;
-        };
-    }
-
-    /**
-     * Runs a method returning a {@code CompletableFuture} or {@code Mono}: its row follows the
-     * future ({@link IdempotentExecutor#executeAsync}), and the container gets a future of the same
-     * type that completes only after the row is completed (or released). Spring Kafka acknowledges
-     * an asynchronous listener's record when that future succeeds and hands its failure to the
-     * error handler, so the acknowledgement always comes after the completion.
-     */
-    private Object invokeAsync(
-            MethodInvocation invocation,
-            HandlerDefinition definition,
-            InboundMessage message,
-            @Nullable DeferredAcknowledgment ack)
-            throws Exception {
-        ListenerReturnTypes.Kind kind = ListenerReturnTypes.of(invocation.getMethod());
-        CompletableFuture<HandlerResult<Object>> result =
-                executor().executeAsync(definition, message, () -> ListenerReturnTypes.toFuture(proceed(invocation)));
-        if (ack != null) {
-            // The listener's own acknowledgement reaches the container only once the row followed
-            // the future, as for synchronous listeners (a nack inside an async listener is not
-            // seen as "not done": documented in docs/consumer-semantics.md).
-            result = result.whenComplete((settled, failure) -> {
-                if (failure != null) {
-                    ack.abandon();
-                } else {
-                    ack.settleRecord(settled.outcome() == MessageOutcome.NOT_DONE);
-                }
-            });
         }
-        return ListenerReturnTypes.toResult(kind, result.thenApply(HandlerResult::value));
-    }
 
-    /**
-     * Runs a listener that keeps its replies: its return value is kept with the ledger row
-     * ({@link MessageReplyCodec}), and a duplicate returns the kept reply as the method's result,
-     * which Spring Kafka's listener adapter then sends as it sends any {@code @SendTo} reply: to the
-     * new request's reply topic, with the new request's correlation id. A duplicate whose row has
-     * no reply returns {@code null}: nothing is sent, as without {@code storeReply}.
-     */
-    private @Nullable Object invokeReplying(
-            MethodInvocation invocation,
-            HandlerDefinition definition,
-            InboundMessage message,
-            @Nullable DeferredAcknowledgment ack)
-            throws Exception {
-        MessageReplyCodec codec = replyCodec.get();
-        HandlerResult<HandlerReply> result;
-        try {
-            result = executor().executeReplying(definition, message, () -> {
-                HandlerReply reply = codec.encode(proceed(invocation));
-                if (ack != null) {
-                    ack.checkDone(reply);
-                }
-                return reply;
-            });
-        } catch (Exception | Error ex) {
-            if (ack != null) {
-                ack.abandon();
-            }
-            throw ex;
-        }
-        if (ack != null) {
+        @Override
+        public void settled(HandlerResult<?> result) {
             ack.settleRecord(result.outcome() == MessageOutcome.NOT_DONE);
         }
-        return codec.listenerResult(result, invocation.getMethod());
+
+        @Override
+        public void failed(Throwable failure, boolean ran) {
+            ack.abandon();
+        }
     }
 
     /**
@@ -311,6 +217,11 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                 || AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class);
     }
 
+    @Override
+    protected boolean invokedByContainer(Method method, Class<?> targetClass) {
+        return isListenerMethod(method);
+    }
+
     /**
      * Checks at start-up that an annotated method can find its message: a listener method always
      * can (through the container's record); any other method needs a {@link ConsumerRecord},
@@ -319,16 +230,9 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
      * @throws IllegalStateException if it cannot, with what to do
      */
     public static void checkMessageSource(Method method) {
-        if (isListenerMethod(method)) {
+        if (isListenerMethod(method)
+                || hasParameterOf(method, ConsumerRecord.class, Message.class, List.class, ConsumerRecords.class)) {
             return;
-        }
-        for (Class<?> type : method.getParameterTypes()) {
-            if (ConsumerRecord.class.isAssignableFrom(type)
-                    || Message.class.isAssignableFrom(type)
-                    || List.class.isAssignableFrom(type)
-                    || ConsumerRecords.class.isAssignableFrom(type)) {
-                return;
-            }
         }
         throw new IllegalStateException(
                 "@IdempotentHandler method " + ClassUtils.getQualifiedMethodName(method)
@@ -337,41 +241,22 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                         + " Message<?> or List<ConsumerRecord> parameter, or put @IdempotentHandler on the @KafkaListener method");
     }
 
-    /**
-     * The definition of an annotated method: its annotation, completed by the defaults. Parses the
-     * lease and key expression, so calling it at start-up reports a bad annotation early.
-     *
-     * @throws IllegalArgumentException if the annotation has an invalid lease or key expression
-     */
-    public HandlerDefinition definition(Method method, Class<?> targetClass) {
-        return methods.definition(
-                method,
-                targetClass,
-                m -> {
-                    KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(m, KafkaListener.class);
-                    return listener != null ? listener.id() : null;
-                },
-                (m, definition) -> {
-                    // Spring Kafka waits for a record listener's CompletableFuture / Mono before it acks.
-                    ListenerReturnTypes.check(m, true, "the Kafka listener container", definition.storeReply());
-                    if (definition.storeReply()) {
-                        KafkaReplies.checkReplying(m);
-                    }
-                });
+    @Override
+    protected @Nullable String listenerId(Method method, Class<?> targetClass) {
+        KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(method, KafkaListener.class);
+        return listener != null ? listener.id() : null;
     }
 
-    private static @Nullable InboundMessage singleMessage(Object[] args) {
-        for (Object arg : args) {
-            if (arg instanceof ConsumerRecord<?, ?> record) {
-                return new KafkaInboundMessage(record);
-            }
+    @Override
+    protected void checkDefinition(Method method, HandlerDefinition definition) {
+        if (definition.storeReply()) {
+            KafkaReplies.checkReplying(method);
         }
-        for (Object arg : args) {
-            if (arg instanceof Message<?> message && !(message.getPayload() instanceof List<?>)) {
-                return new SpringMessageInboundMessage(message);
-            }
-        }
-        return null;
+    }
+
+    @Override
+    protected @Nullable InboundMessage nativeMessage(Object arg) {
+        return arg instanceof ConsumerRecord<?, ?> record ? new KafkaInboundMessage(record) : null;
     }
 
     @SuppressWarnings("unchecked")
@@ -419,20 +304,12 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     throw new BatchFailedException(original, ex.getCause() != null ? ex.getCause() : ex);
                 }
             });
-        } catch (BatchFailedException ex) {
-            if (ack != null) {
-                ack.abandon();
-            }
-            Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
-            ConsumerRecord<?, ?> failed = records.get(ex.index());
-            throw new BatchListenerFailedException(
-                    "Record " + failed.topic() + "-" + failed.partition() + "@" + failed.offset() + " (index "
-                            + ex.index() + ") failed: " + cause.getMessage(),
-                    cause,
-                    ex.index());
         } catch (Exception | Error ex) {
             if (ack != null) {
                 ack.abandon();
+            }
+            if (ex instanceof BatchFailedException batchFailed) {
+                throw batchListenerFailed(batchFailed, records);
             }
             throw ex;
         }
@@ -440,6 +317,18 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
             ack.settleBatch(result.notDoneFrom());
         }
         return null;
+    }
+
+    /** Spring Kafka's form of a batch that stopped at {@code failed.index()}: the container commits the records before it. */
+    private static BatchListenerFailedException batchListenerFailed(
+            BatchFailedException failed, List<ConsumerRecord<?, ?>> records) {
+        Throwable cause = failed.getCause() != null ? failed.getCause() : failed;
+        ConsumerRecord<?, ?> record = records.get(failed.index());
+        return new BatchListenerFailedException(
+                "Record " + record.topic() + "-" + record.partition() + "@" + record.offset() + " (index "
+                        + failed.index() + ") failed: " + cause.getMessage(),
+                cause,
+                failed.index());
     }
 
     private static int originalIndex(
@@ -476,27 +365,5 @@ public final class IdempotentHandlerInterceptor implements MethodInterceptor {
                     .add(record);
         }
         return new ConsumerRecords(byPartition, Map.of());
-    }
-
-    /**
-     * Calls the method through a clone of the invocation, with {@code args}: a clone can be run
-     * again (a transactional batch re-runs a prefix) and still passes the advice after Sumi's.
-     */
-    private static void proceedClone(MethodInvocation invocation, Object[] args) throws Exception {
-        if (!(invocation instanceof ProxyMethodInvocation proxyInvocation)) {
-            throw new IllegalStateException(
-                    "@IdempotentHandler batch methods must be called through a Spring AOP proxy");
-        }
-        proceed(proxyInvocation.invocableClone(args));
-    }
-
-    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
-        try {
-            return invocation.proceed();
-        } catch (Exception | Error ex) {
-            throw ex;
-        } catch (Throwable ex) {
-            throw new UndeclaredThrowableException(ex);
-        }
     }
 }

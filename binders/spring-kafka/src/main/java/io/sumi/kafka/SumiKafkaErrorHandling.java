@@ -149,19 +149,11 @@ public final class SumiKafkaErrorHandling {
      */
     static boolean allowsRetries(FailedRecordProcessor handler) {
         try {
-            if (FAILURE_TRACKER == null) {
-                return false;
-            }
-            ReflectionUtils.makeAccessible(FAILURE_TRACKER);
-            Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
-            Field noRetries =
-                    tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
-            if (noRetries == null) {
-                return false;
-            }
-            ReflectionUtils.makeAccessible(noRetries);
+            NoRetriesFlag noRetries = noRetriesFlag(handler);
             // A boolean field reads as a Boolean, never null; were it null, no retries are assumed.
-            return ReflectionUtils.getField(noRetries, tracker) instanceof Boolean none && !none;
+            return noRetries != null
+                    && ReflectionUtils.getField(noRetries.field(), noRetries.tracker()) instanceof Boolean none
+                    && !none;
         } catch (RuntimeException ex) {
             return false;
         }
@@ -184,22 +176,41 @@ public final class SumiKafkaErrorHandling {
             return true;
         }
         try {
-            if (FAILURE_TRACKER == null) {
-                return false;
-            }
-            ReflectionUtils.makeAccessible(FAILURE_TRACKER);
-            Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
-            Field noRetries =
-                    tracker == null ? null : ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
+            NoRetriesFlag noRetries = noRetriesFlag(handler);
             if (noRetries == null) {
                 return false;
             }
-            ReflectionUtils.makeAccessible(noRetries);
-            noRetries.setBoolean(tracker, false);
+            noRetries.field().setBoolean(noRetries.tracker(), false);
         } catch (RuntimeException | IllegalAccessException ex) {
             return false;
         }
         return allowsRetries(handler);
+    }
+
+    /** The {@code noRetries} field of a handler's failure tracker, made accessible, and the tracker that holds it. */
+    private record NoRetriesFlag(Object tracker, Field field) {}
+
+    /**
+     * The {@code noRetries} flag of {@code handler}'s failure tracker, or {@code null} if this
+     * Spring Kafka has no such field (renamed).
+     *
+     * @throws RuntimeException if reflection is refused
+     */
+    private static @Nullable NoRetriesFlag noRetriesFlag(FailedRecordProcessor handler) {
+        if (FAILURE_TRACKER == null) {
+            return null;
+        }
+        ReflectionUtils.makeAccessible(FAILURE_TRACKER);
+        Object tracker = ReflectionUtils.getField(FAILURE_TRACKER, handler);
+        if (tracker == null) {
+            return null;
+        }
+        Field noRetries = ReflectionUtils.findField(tracker.getClass(), "noRetries", boolean.class);
+        if (noRetries == null) {
+            return null;
+        }
+        ReflectionUtils.makeAccessible(noRetries);
+        return new NoRetriesFlag(tracker, noRetries);
     }
 
     private static <T extends FailedRecordProcessor> T classify(T handler, Duration busyInterval) {
