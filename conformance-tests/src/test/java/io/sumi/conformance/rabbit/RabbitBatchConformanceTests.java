@@ -1,6 +1,5 @@
 package io.sumi.conformance.rabbit;
 
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -32,7 +31,6 @@ class RabbitBatchConformanceTests extends RabbitCatalogueTests {
                 Scenario.MANUAL_MULTIPLE, "no deferring consumer-batch listener in the catalogue's Rabbit app yet",
                 Scenario.ASYNC_FAILED_FUTURE, "no async consumer-batch listener in the catalogue's Rabbit app yet",
                 Scenario.ASYNC_FAILED_FUTURE_CONTROL,
-                        "no async consumer-batch listener in the catalogue's Rabbit app yet",
-                Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_RABBIT);
+                        "no async consumer-batch listener in the catalogue's Rabbit app yet");
     }
 }
