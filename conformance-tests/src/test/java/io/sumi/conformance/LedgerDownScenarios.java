@@ -31,26 +31,6 @@ public final class LedgerDownScenarios {
     /** How many commits fail: within every kind's redelivery budget (Artemis: 3 deliveries). */
     static final int FAILED_COMMITS = 2;
 
-    /** Why {@link Scenario#LEDGER_DOWN_DURING_CLAIM} fails today, per broker (the cells' gap reason). */
-    public static final String CLAIM_OUTAGE_KAFKA = ConformanceCatalogue.DEFECT
-            + "a ledger outage at the claim spends the message's redelivery budget: each refused claim is an"
-            + " ordinary failure for the container's error handler, so the application's 5 retries are used up and"
-            + " the message is dead-lettered after 6 refused claims without ever having run (with Spring Kafka's"
-            + " default error handler, which only logs, it would be lost). Sumi's own ledger failures should be"
-            + " retried in place as a busy key is (SumiKafkaErrorHandling)";
-
-    public static final String CLAIM_OUTAGE_RABBIT = ConformanceCatalogue.DEFECT
-            + "a ledger outage at the claim spends the message's redelivery budget: a refused claim requeues the"
-            + " message, the quorum queue counts it toward x-delivery-limit (3), and it is dead-lettered after 4"
-            + " refused claims without ever having run. Sumi's own ledger failures should be held in place under the"
-            + " BusyPolicy as a busy key is (SumiRabbitContainerAdvice)";
-
-    public static final String CLAIM_OUTAGE_JMS = ConformanceCatalogue.DEFECT
-            + "a ledger outage at the claim spends the message's redelivery budget: a refused claim rolls the session"
-            + " back, Artemis counts the delivery (max-delivery-attempts 3), and the message reaches the DLQ after 3"
-            + " refused claims without ever having run. Sumi's own ledger failures should be held in place under the"
-            + " BusyPolicy as a busy key is (SumiJmsMessageListener)";
-
     private LedgerDownScenarios() {}
 
     static void duringClaim(ListenerKind kind) throws Exception {

@@ -3,6 +3,8 @@ package io.sumi.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,13 +29,14 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
     }
 
     @Test
-    void aLeaseClaimThatFailsCountsTheMessageFailedOnce() {
+    void aLeaseClaimThatFailsCountsTheMessageLedgerUnavailableOnce() {
         failing.failNextClaim.set(true);
 
         assertThatThrownBy(() -> failingExecutor.execute(lease(), message("a"), () -> null))
-                .isInstanceOf(TransientDataAccessResourceException.class);
+                .isInstanceOf(LedgerUnavailableException.class)
+                .hasCauseInstanceOf(TransientDataAccessResourceException.class);
 
-        assertThat(outcomes()).containsExactlyEntriesOf(Map.of("failed", 1.0));
+        assertThat(outcomes()).containsExactlyEntriesOf(Map.of("ledger_unavailable", 1.0));
     }
 
     @Test
@@ -41,19 +44,21 @@ class LedgerFailureMetricsTests extends H2ExecutorTestSupport {
         failing.failNextComplete.set(true);
 
         assertThatThrownBy(() -> failingExecutor.execute(lease(), message("a"), () -> null))
-                .isInstanceOf(TransientDataAccessResourceException.class);
+                .isInstanceOf(LedgerUnavailableException.class)
+                .hasCauseInstanceOf(TransientDataAccessResourceException.class);
 
         assertThat(outcomes()).containsExactlyEntriesOf(Map.of("failed", 1.0));
     }
 
     @Test
-    void aLeaseBatchWhoseClaimFailsCountsOneFailure() {
+    void aLeaseBatchWhoseClaimFailsCountsOneLedgerUnavailable() {
         failing.failNextClaim.set(true);
 
         assertThatThrownBy(
                         () -> failingExecutor.executeBatch(lease(), List.of(message("a"), message("b")), indexes -> {}))
-                .isInstanceOf(TransientDataAccessResourceException.class);
+                .isInstanceOf(BatchFailedException.class)
+                .hasCauseInstanceOf(LedgerUnavailableException.class);
 
-        assertThat(outcomes()).containsExactlyEntriesOf(Map.of("failed", 1.0));
+        assertThat(outcomes()).containsExactlyEntriesOf(Map.of("ledger_unavailable", 1.0));
     }
 }

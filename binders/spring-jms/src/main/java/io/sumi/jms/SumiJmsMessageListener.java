@@ -217,9 +217,10 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             reject(message, session, refusal, ex);
                             return;
                         }
-                        case BUSY, RECONCILE -> {
+                        case BUSY, RECONCILE, LEDGER_UNAVAILABLE -> {
                             // The core's busy policy: held in place at least until the holder's lease
-                            // ended (by the database's answers) and busyMaxWait passed.
+                            // ended (by the database's answers) and busyMaxWait passed; an unreachable
+                            // ledger for as long as it lasts.
                             if (!hold.retry(refusal, container::isRunning)) {
                                 throw ex;
                             }

@@ -4,6 +4,7 @@ import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -42,6 +43,11 @@ import org.springframework.util.backoff.FixedBackOff;
  *   without limit, so the budget never dead-letters a record. With a {@link BudgetListenerPauser}
  *   such records do not even reach this handler: the container is paused until the budget
  *   half-opens.</li>
+ *   <li>an unreachable ledger ({@link LedgerUnavailableException}: Sumi could not write the
+ *   record's claim, or a batch's completion, because the ledger's database did not answer):
+ *   retried every {@code busyInterval} without limit, like a busy key. It is not the record's
+ *   fault, so it never spends the handler's retries nor reaches the recoverer (Spring Kafka's
+ *   default recoverer only logs: the record would be lost).</li>
  *   <li>an uncertain outcome ({@link ReconciliationRequiredException}, the ledger row is
  *   {@code RECONCILE}): retried with a back-off that starts at {@code busyInterval} and doubles up
  *   to {@link #RECONCILE_MAX_INTERVAL}, without limit. Nothing runs the message meanwhile; once an
@@ -227,14 +233,19 @@ public final class SumiKafkaErrorHandling {
         // recoverer at once, i.e. forward it through the retry topics to the DLT although it never
         // failed. (ReconciliationRequiredException was not retryable in earlier versions.)
         handler.addRetryableExceptions(
-                MessageBusyException.class, BudgetExhaustedException.class, ReconciliationRequiredException.class);
+                MessageBusyException.class,
+                BudgetExhaustedException.class,
+                ReconciliationRequiredException.class,
+                LedgerUnavailableException.class);
         long interval = Math.max(1, busyInterval.toMillis());
         FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
         ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);
         reconcile.setMaxInterval(Math.max(interval, RECONCILE_MAX_INTERVAL.toMillis()));
         reconcile.setMaxElapsedTime(Long.MAX_VALUE);
         BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) -> {
-            if (BudgetExhaustedException.find(ex).isPresent() || find(ex, MessageBusyException.class)) {
+            if (BudgetExhaustedException.find(ex).isPresent()
+                    || find(ex, MessageBusyException.class)
+                    || find(ex, LedgerUnavailableException.class)) {
                 return unlimited;
             }
             return find(ex, ReconciliationRequiredException.class) ? reconcile : otherwise;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -107,6 +108,32 @@ class SumiKafkaErrorHandlingTests {
 
         // Its back-off doubles from 1 ms: a few failures stay quick.
         assertThat(failuresUntilRecovered(handler, new ReconciliationRequiredException("charges", "k", "RECONCILE"), 6))
+                .isEqualTo(-1);
+    }
+
+    /**
+     * Issue 19, "ledger down during the claim": the ledger's outage is not the record's fault, so it
+     * never spends the handler's retries (the catalogue saw a record dead-lettered after 6 refused
+     * claims), not even with a handler that allows none. The negative control: the handler's own
+     * failure with a connection failure of its own database inside keeps the handler's back-off.
+     */
+    @Test
+    void anUnreachableLedgerIsRetriedWithoutLimitButTheHandlersOwnConnectionFailureIsNot() {
+        java.sql.SQLTransientConnectionException lost =
+                new java.sql.SQLTransientConnectionException("connection lost", "08006");
+        DefaultErrorHandler handler = SumiKafkaErrorHandling.configure(handler(), BUSY_INTERVAL);
+
+        assertThat(failuresUntilRecovered(handler, new LedgerUnavailableException("orders", "claim", lost), 50))
+                .isEqualTo(-1);
+        assertThat(recovered).isEmpty();
+        assertThat(failuresUntilRecovered(handler, new IllegalStateException("the handler's database", lost), 10))
+                .isEqualTo(3);
+
+        DefaultErrorHandler withoutRetries =
+                new DefaultErrorHandler((failed, ex) -> recovered.add(failed), new FixedBackOff(0, 0));
+        container.setCommonErrorHandler(withoutRetries);
+        SumiKafkaErrorHandling.configure(container, BUSY_INTERVAL);
+        assertThat(failuresUntilRecovered(withoutRetries, new LedgerUnavailableException("orders", "claim", lost), 50))
                 .isEqualTo(-1);
     }
 

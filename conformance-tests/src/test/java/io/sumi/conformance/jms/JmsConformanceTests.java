@@ -3,7 +3,6 @@ package io.sumi.conformance.jms;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
@@ -95,11 +94,6 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
                 Scenario.MANUAL_MULTIPLE, noNack,
                 Scenario.ASYNC_FAILED_FUTURE, noAsync,
                 Scenario.ASYNC_FAILED_FUTURE_CONTROL, noAsync);
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_JMS);
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.sumi.conformance.kafka;
 
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -43,20 +41,8 @@ class KafkaBatchConformanceTests extends KafkaCatalogueTests {
                         + " tried: one run, no redelivery), and @RetryableTopic takes no batch listener");
     }
 
-    /** Why {@link Scenario#LEDGER_DOWN_DURING_COMPLETION} fails on batch listeners today. */
-    static final String LOST_COMPLETION = ConformanceCatalogue.DEFECT
-            + "a completion the ledger refuses (and the release after it, so the claim stays leased) fails the"
-            + " batch with the ledger's exception, not a BatchListenerFailedException; Spring Kafka's"
-            + " FallbackBatchErrorHandler then retries the whole batch in memory with the application's back-off"
-            + " (5 x 100 ms), where the redelivery's BUSY is not retried without limit as Sumi classifies it for"
-            + " records, and the batch is dead-lettered before its 3 s lease has lapsed";
-
     @Override
     public Map<Scenario, String> notWritten() {
-        return Map.of(
-                Scenario.LEDGER_DOWN_DURING_CLAIM,
-                LedgerDownScenarios.CLAIM_OUTAGE_KAFKA,
-                Scenario.LEDGER_DOWN_DURING_COMPLETION,
-                LOST_COMPLETION);
+        return Map.of();
     }
 }

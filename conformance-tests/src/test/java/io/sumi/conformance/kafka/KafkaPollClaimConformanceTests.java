@@ -1,6 +1,5 @@
 package io.sumi.conformance.kafka;
 
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -36,10 +35,5 @@ class KafkaPollClaimConformanceTests extends KafkaCatalogueTests {
                 Scenario.BAD_KEY_TRANSACTED_CONTAINER,
                 "the poll claim refuses containers with a transaction manager at start-up"
                         + " (PollClaimContainerCheck)");
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_KAFKA);
     }
 }

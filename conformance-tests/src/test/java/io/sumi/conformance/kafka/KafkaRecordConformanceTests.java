@@ -1,6 +1,5 @@
 package io.sumi.conformance.kafka;
 
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -31,10 +30,5 @@ class KafkaRecordConformanceTests extends KafkaCatalogueTests {
                 Scenario.BAD_KEY_TRANSACTED_CONTAINER,
                 "a Kafka container has no broker transaction that could undo a settlement (Kafka"
                         + " transactions are covered by the starter's KafkaTransactionsIntegrationTests)");
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_KAFKA);
     }
 }

@@ -1,6 +1,5 @@
 package io.sumi.conformance.rabbit;
 
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -28,6 +27,6 @@ class RabbitBatchConformanceTests extends RabbitCatalogueTests {
 
     @Override
     public Map<Scenario, String> notWritten() {
-        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_RABBIT);
+        return Map.of();
     }
 }

@@ -1,6 +1,5 @@
 package io.sumi.conformance.rabbit;
 
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Scenario;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
@@ -24,10 +23,5 @@ class RabbitRecordConformanceTests extends RabbitCatalogueTests {
         return Map.of(
                 Scenario.BAD_KEYS_IN_BATCH,
                 "a record listener has no batch (the keyless and invalid-key rows cover it)");
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        return Map.of(Scenario.LEDGER_DOWN_DURING_CLAIM, LedgerDownScenarios.CLAIM_OUTAGE_RABBIT);
     }
 }

@@ -32,7 +32,8 @@ public final class BusyHold {
     /**
      * Whether to run the delivery again in place after {@code refusal}; when {@code true}, it has
      * waited the policy's retry interval already. {@code false}: the refusal is not one the policy
-     * holds (not a busy key nor a row awaiting reconciliation), or the hold is past its bound, or
+     * holds (not a busy key, a row awaiting reconciliation nor an unreachable ledger), or the hold
+     * is past its bound, or
      * {@code running} says the container stops, or the thread was interrupted (its interrupt flag
      * is set again): hand the delivery back to the broker.
      *
@@ -45,7 +46,7 @@ public final class BusyHold {
         Throwable cause =
                 refusal instanceof BatchFailedException batch && batch.getCause() != null ? batch.getCause() : refusal;
         Verdict verdict = Verdict.of(cause);
-        if (verdict != Verdict.BUSY && verdict != Verdict.RECONCILE) {
+        if (verdict != Verdict.BUSY && verdict != Verdict.RECONCILE && verdict != Verdict.LEDGER_UNAVAILABLE) {
             return false;
         }
         if (verdict == Verdict.BUSY) {
@@ -96,6 +97,11 @@ public final class BusyHold {
     }
 
     private boolean pastBound(Verdict verdict) {
+        if (verdict == Verdict.LEDGER_UNAVAILABLE) {
+            // Handing the delivery back could only spend the broker's budget: every delivery meets
+            // the same outage. Held while the container runs (see BusyPolicy).
+            return false;
+        }
         boolean waitedEnough = policy.nanoTime() - startedAt >= policy.maxWait().toNanos();
         return waitedEnough && (verdict == Verdict.RECONCILE || firstLeaseEnded);
     }

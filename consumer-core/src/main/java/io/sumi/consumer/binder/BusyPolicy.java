@@ -25,7 +25,13 @@ import java.util.function.LongSupplier;
  *   <li>and at least {@link #maxWait()} (measured on this JVM's monotonic clock, a wait of its own,
  *   never compared with another JVM's);</li>
  *   <li>a row awaiting reconciliation changes only when an operator acts: it is held for
- *   {@link #maxWait()}.</li>
+ *   {@link #maxWait()};</li>
+ *   <li>a message whose claim (or completion) Sumi could not write because the ledger's database is
+ *   unreachable ({@link io.sumi.consumer.exception.LedgerUnavailableException}) is held <em>for as
+ *   long as the outage lasts</em>, run again every {@link #retryInterval()} (one ledger statement
+ *   each): it is not the message's fault, and every delivery handed back would meet the same outage
+ *   and only spend the broker's budget until the message is dead-lettered without having run. Only
+ *   the container's stop or the thread's interrupt ends that hold.</li>
  * </ul>
  * Past the bound (both conditions met), or when the container stops or the thread is interrupted,
  * the hold ends and the binder hands the delivery back to the broker the way it does for a

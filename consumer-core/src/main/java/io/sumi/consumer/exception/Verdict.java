@@ -15,6 +15,10 @@ import org.jspecify.annotations.Nullable;
  *   after a wait; it is not run until reconciled.</li>
  *   <li>{@link #BUDGET}: the handler's budget is spent. Stop consuming until the budget can take
  *   calls, then deliver it again.</li>
+ *   <li>{@link #LEDGER_UNAVAILABLE}: Sumi's own ledger call for the message failed because the
+ *   ledger's database is unreachable ({@link LedgerUnavailableException}). Not the message's fault:
+ *   hold it and run it again in place, as a busy key, for as long as the outage lasts; never spend
+ *   the broker's redelivery budget on it.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -23,7 +27,9 @@ public enum Verdict {
     REJECT,
     BUSY,
     RECONCILE,
-    BUDGET;
+    BUDGET,
+    /** @since 0.1.0 */
+    LEDGER_UNAVAILABLE;
 
     /** The verdict for {@code t} itself (not its causes), or {@code null} if it is not Sumi's refusal. */
     public static @Nullable Verdict of(@Nullable Throwable t) {
@@ -41,6 +47,9 @@ public enum Verdict {
         }
         if (t instanceof BudgetExhaustedException) {
             return BUDGET;
+        }
+        if (t instanceof LedgerUnavailableException) {
+            return LEDGER_UNAVAILABLE;
         }
         return null;
     }

@@ -17,6 +17,7 @@ import io.sumi.consumer.TransactionSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimRequest;
@@ -137,14 +138,16 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             throw new IllegalArgumentException("maxRun must be positive, was " + maxRun);
         }
         this.observations = Objects.requireNonNull(observations, "observations");
-        this.store = store;
         this.transactions = transactions;
         this.recorder = new OutcomeRecorder(meterRegistry);
+        // The message paths see an unreachable ledger as LedgerUnavailableException (held in place by
+        // the binders); renewal keeps the store's own failures, which it retries at its next tick.
+        this.store = new GuardedLedger(store, recorder);
         this.keyResolver = keyResolver;
-        this.verdicts = new ClaimVerdicts(store, recorder, reconcileAfter);
+        this.verdicts = new ClaimVerdicts(this.store, recorder, reconcileAfter);
         this.renewer = new LeaseRenewer(store, recorder, renewLeases, maxRun);
-        this.lease = new LeaseExecution(store, verdicts, recorder, renewer);
-        this.transactional = new TransactionalExecution(store, transactions, verdicts, recorder);
+        this.lease = new LeaseExecution(this.store, verdicts, recorder, renewer);
+        this.transactional = new TransactionalExecution(this.store, transactions, verdicts, recorder);
     }
 
     /** Where handled messages are observed; the poll claim observes its records there too. */
@@ -264,6 +267,16 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             result = mode == IdempotencyMode.TRANSACTIONAL
                     ? transactional.executeBatch(handler, requests, keyStop, body, run)
                     : lease.executeBatch(handler, requests, keyStop, body, run);
+        } catch (LedgerUnavailableException ex) {
+            // Sumi's own ledger call failed (the claim, or a completion and its release): nothing of
+            // this call is done that a redelivery would not see as a duplicate, so the batch stops at
+            // its first message, as for a busy key there. A binder then holds it in place (Kafka:
+            // the record path of the error handler, retried without limit) instead of spending the
+            // broker's redelivery budget, and without Spring Kafka's in-memory batch retries.
+            Outcome outcome = Outcome.of(ex, run.started());
+            recorder.message(consumer, outcome);
+            observation.stop(outcome, ex);
+            throw new BatchFailedException(0, ex);
         } catch (Exception | Error ex) {
             if (!run.threwFromBatchHandler(ex)) {
                 // A ledger or transaction failure; a failed handler run is counted where it ran.

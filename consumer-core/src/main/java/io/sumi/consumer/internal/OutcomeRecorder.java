@@ -7,6 +7,7 @@ import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.IdempotencyException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.store.ClaimOutcome;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +60,7 @@ final class OutcomeRecorder {
     static final String LEASE_RENEWALS = "sumi.leases.renewals";
     static final String LEASE_OVERRUNS = "sumi.leases.overruns";
     static final String REPLIES = "sumi.replies";
+    static final String LEDGER_UNAVAILABLE = "sumi.ledger.unavailable";
 
     /** How the renewal of a claim ended, the {@code result} tag of {@code sumi.leases.renewals}. */
     enum Renewal {
@@ -84,6 +87,8 @@ final class OutcomeRecorder {
         FAILED,
         REJECTED,
         RECONCILE,
+        /** Refused before the handler ran: the ledger was unreachable (held and tried again). */
+        LEDGER_UNAVAILABLE,
         /** The handler ran and said the message is not done (a nack): released or rolled back, not completed. */
         NOT_DONE;
 
@@ -107,6 +112,9 @@ final class OutcomeRecorder {
             if (failure instanceof ReconciliationRequiredException) {
                 return RECONCILE;
             }
+            if (failure instanceof LedgerUnavailableException) {
+                return LEDGER_UNAVAILABLE;
+            }
             // A key that cannot be used, a rejected fingerprint.
             return failure instanceof IdempotencyException ? REJECTED : FAILED;
         }
@@ -119,6 +127,7 @@ final class OutcomeRecorder {
     static final int LEADING_DUPLICATES_NOTICE = 100;
 
     private static final Logger duplicatesLog = LoggerFactory.getLogger(DUPLICATES_LOGGER);
+    private static final Logger log = LoggerFactory.getLogger(DefaultIdempotentExecutor.class);
 
     /** Marks a consumer whose leading run of duplicates is over (a message ended otherwise, or the notice was logged). */
     private static final int LEADING_OVER = -1;
@@ -128,6 +137,10 @@ final class OutcomeRecorder {
     private final MeterRegistry registry;
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
     private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
+    private static final long WARN_EVERY_NANOS = GuardedLedger.WARN_EVERY.toNanos();
+    /** Per consumer: when an unreachable ledger was last logged at WARN (this JVM's monotonic clock). */
+    private final Map<String, AtomicLong> lastOutageWarning = new ConcurrentHashMap<>();
+
     private final Set<String> consumers = ConcurrentHashMap.newKeySet();
     /** Per consumer: how many messages it has seen, all duplicates, or {@link #LEADING_OVER}. */
     private final Map<String, AtomicInteger> leadingDuplicates = new ConcurrentHashMap<>();
@@ -224,6 +237,37 @@ final class OutcomeRecorder {
 
     private void fingerprintMismatch(String consumer, int amount) {
         event(consumer, FINGERPRINT_MISMATCHES, "Keys that arrived again with another payload", null, amount);
+    }
+
+    /**
+     * One of Sumi's ledger calls failed because the ledger was unreachable: counted by call
+     * ({@code sumi.ledger.unavailable}, tags {@code consumer} and {@code call}), and logged at WARN
+     * at most once per {@link GuardedLedger#WARN_EVERY} and consumer.
+     */
+    void ledgerUnavailable(String consumer, String call, LedgerUnavailableException failure) {
+        counters.computeIfAbsent(
+                        new Key(consumer, LEDGER_UNAVAILABLE + "/" + call),
+                        key -> Counter.builder(LEDGER_UNAVAILABLE)
+                                .description(
+                                        "Sumi's ledger calls that failed because the ledger's database was unreachable;"
+                                                + " their messages are held and tried again")
+                                .tag("consumer", consumer)
+                                .tag("call", call)
+                                .register(registry))
+                .increment();
+        long now = System.nanoTime();
+        AtomicLong last = lastOutageWarning.computeIfAbsent(consumer, c -> new AtomicLong(now - WARN_EVERY_NANOS));
+        long before = last.get();
+        if (now - before >= WARN_EVERY_NANOS && last.compareAndSet(before, now)) {
+            log.warn(
+                    "Consumer '{}': the ledger is unreachable ({} failed: {}). Its messages are held and tried again"
+                            + " in place until the ledger answers, without spending the broker's redelivery budget"
+                            + " (this warning is logged at most every {})",
+                    consumer,
+                    call,
+                    failure.getCause() != null ? failure.getCause().toString() : failure.toString(),
+                    GuardedLedger.WARN_EVERY);
+        }
     }
 
     void leaseLost(String consumer, int amount) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -66,6 +67,19 @@ class BusyPolicyTests {
             runs++;
         }
         assertThat(runs).isEqualTo(5);
+    }
+
+    @Test
+    void anUnreachableLedgerIsHeldPastEveryBoundUntilTheContainerStops() {
+        BusyHold hold = policy.start();
+        LedgerUnavailableException down = new LedgerUnavailableException(
+                "c", "claim", new java.sql.SQLTransientConnectionException("down", "08006"));
+        // Far past maxWait (5 s): handing it back would only spend the broker's redelivery budget.
+        for (int i = 0; i < 600; i++) {
+            assertThat(hold.retry(down, () -> true)).isTrue();
+        }
+        assertThat(hold.retry(new BatchFailedException(0, down), () -> true)).isTrue();
+        assertThat(hold.retry(down, () -> false)).isFalse();
     }
 
     @Test
