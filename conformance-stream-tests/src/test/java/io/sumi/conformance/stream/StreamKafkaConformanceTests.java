@@ -3,7 +3,6 @@ package io.sumi.conformance.stream;
 import static org.awaitility.Awaitility.await;
 
 import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
@@ -111,27 +110,17 @@ class StreamKafkaConformanceTests extends StreamCatalogueTests {
         return reasons;
     }
 
-    /**
-     * {@link LedgerDownScenarios#CLAIM_OUTAGE_KAFKA} on this binder: the binder's retry takes the
-     * place of the application's error handler.
-     */
-    static final String CLAIM_OUTAGE = ConformanceCatalogue.DEFECT
-            + "a ledger outage at the claim spends the message's redelivery budget: each refused claim is an"
-            + " ordinary failure for the binder's retry (max-attempts 3), so the message is sent to the DLQ topic after"
-            + " 3 refused claims without ever having run (seen: fired 3, one dead letter). Sumi's own ledger failures"
-            + " should be retried in place as a busy key is (SumiKafkaBinderContainerCustomizer, IdempotentInvoker)";
-
     @Override
     public Map<Scenario, String> notWritten() {
         Map<Scenario, String> gaps = new HashMap<>(super.notWritten());
-        gaps.put(Scenario.LEDGER_DOWN_DURING_CLAIM, CLAIM_OUTAGE);
         gaps.put(
                 Scenario.LEDGER_DOWN_DURING_SHUTDOWN,
                 ConformanceCatalogue.DEFECT
-                        + "the claim outage's defect, met at shutdown: the function's completion refused while the"
-                        + " binding stops is a failure for the binder's retry (max-attempts 3), whose redeliveries run"
-                        + " in the listener during the stop, their claims refused by the ledger, and the message is"
-                        + " sent to the DLQ topic before the stop returns (seen: one dead letter)");
+                        + "a binding's stop does not end Sumi's hold: a message whose completion (then claim) the"
+                        + " ledger refuses is held in place while the ledger is down (BusyPolicy), and the hold ends"
+                        + " on the context's close only, not on the binding's stop, so the stopped consumer stays in"
+                        + " its group until the ledger answers (seen: still a member 30 s after the stop); before the"
+                        + " ledger-unavailable hold the binder's retries dead-lettered the message instead");
         gaps.put(
                 Scenario.STOP_RESTART_MID_BATCH,
                 ConformanceCatalogue.DEFECT

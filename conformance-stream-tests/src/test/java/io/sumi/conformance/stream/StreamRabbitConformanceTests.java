@@ -1,7 +1,5 @@
 package io.sumi.conformance.stream;
 
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerDownScenarios;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
@@ -86,20 +84,12 @@ class StreamRabbitConformanceTests extends StreamCatalogueTests {
             + " the function's basicNack/basicReject on the amqp_channel header (no settling channel in the Stream"
             + " binder), so a nack would complete the row";
 
-    /** {@link LedgerDownScenarios#CLAIM_OUTAGE_RABBIT} on this binder. */
-    static final String CLAIM_OUTAGE = ConformanceCatalogue.DEFECT
-            + "a ledger outage at the claim spends the message's redelivery budget: a refused claim is requeued"
-            + " (max-attempts 1, requeue-rejected), the quorum queue counts it toward x-delivery-limit (3), and it is"
-            + " dead-lettered after 4 refused claims without ever having run (seen: fired 4, one dead letter). Sumi's"
-            + " own ledger failures should be held in place under the BusyPolicy as a busy key is (IdempotentInvoker)";
-
     @Override
     public Map<Scenario, String> notWritten() {
         Map<Scenario, String> gaps = new HashMap<>(super.notWritten());
         gaps.put(Scenario.MANUAL_ACK, MANUAL_DEFECT);
         gaps.put(Scenario.MANUAL_NACK, MANUAL_DEFECT);
         gaps.put(Scenario.MANUAL_REJECT, MANUAL_DEFECT);
-        gaps.put(Scenario.LEDGER_DOWN_DURING_CLAIM, CLAIM_OUTAGE);
         return gaps;
     }
 

@@ -11,6 +11,7 @@ import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.exception.BatchFailedException;
+import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.consumer.messaging.MessageReplyCodec;
@@ -432,7 +433,7 @@ public final class IdempotentInvoker {
         while (true) {
             try {
                 return call(call);
-            } catch (MessageBusyException | ReconciliationRequiredException ex) {
+            } catch (MessageBusyException | ReconciliationRequiredException | LedgerUnavailableException ex) {
                 if (!held(hold, ex)) {
                     throw ex;
                 }
