@@ -119,10 +119,12 @@ class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
         assertThat(listeners.leaseRuns()).isZero();
         assertThat(store.release(dead.message(), "instance A was killed")).isTrue();
         await().atMost(Duration.ofSeconds(20)).until(() -> listeners.leaseRuns() == 1);
-        assertThat(store.find("tx-lease", "l1"))
-                .get()
-                .extracting(row -> row.status())
-                .isEqualTo(MessageStatus.COMPLETED);
+        // The completion is written after the handler returns: wait for it rather than read it at once.
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> store.find("tx-lease", "l1")
+                        .map(row -> row.status() == MessageStatus.COMPLETED)
+                        .orElse(false));
+        assertThat(listeners.leaseRuns()).isEqualTo(1);
     }
 
     @SpringBootConfiguration
