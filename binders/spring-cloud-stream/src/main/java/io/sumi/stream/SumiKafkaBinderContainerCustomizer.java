@@ -44,8 +44,10 @@ import org.springframework.util.StringUtils;
  * it again, its error channel (the DLQ) does not get it, and the container's error handler seeks
  * back to it, so the restarted consumer (or the one the rebalance gives the partition) runs it. For
  * that, the container is bound to its consumer threads (a record and a batch interceptor, next to
- * the container's own), and the binding's error channel gets an interceptor; the latter needs
- * this customizer to be a bean (it finds the channel in the application context).
+ * the container's own), and the binding's error channel gets an interceptor; the latter needs the
+ * application context, where it finds the channel: a bean gets it, a customizer built by hand is
+ * given it with {@link #setApplicationContext} (without it a warning says that such a message may
+ * be dead-lettered).
  *
  * <p>The starter registers one when the Kafka binder is on the class path and the application has
  * no {@code ListenerContainerCustomizer} bean of its own (the binder takes only one). With your own
