@@ -5,6 +5,7 @@ import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
+import io.sumi.consumer.exception.ListenerStoppingException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -54,6 +55,10 @@ import org.springframework.util.backoff.FixedBackOff;
  *   operator completes the row the next retry is a duplicate (acknowledged), once they delete it
  *   the next retry runs it. It is not given to the recoverer, because the recoverer Spring Kafka
  *   uses by default only logs, which would lose the message.</li>
+ *   <li>a message its container's stop interrupted ({@link ListenerStoppingException}, thrown by
+ *   Sumi's Spring Cloud Stream binder): retried every {@code busyInterval} without limit, never
+ *   recovered. The container stops, so Spring Kafka's back-off sleep ends at once and the handler
+ *   seeks back to the record: its offset is not committed, the restarted consumer gets it.</li>
  * </ul>
  * Other exceptions keep the handler's own back-off and classification. Spring Kafka's
  * {@code resetStateOnExceptionChange} (on by default) starts a fresh count when the exception
@@ -236,7 +241,8 @@ public final class SumiKafkaErrorHandling {
                 MessageBusyException.class,
                 BudgetExhaustedException.class,
                 ReconciliationRequiredException.class,
-                LedgerUnavailableException.class);
+                LedgerUnavailableException.class,
+                ListenerStoppingException.class);
         long interval = Math.max(1, busyInterval.toMillis());
         FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
         ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);
@@ -245,7 +251,8 @@ public final class SumiKafkaErrorHandling {
         BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) -> {
             if (BudgetExhaustedException.find(ex).isPresent()
                     || find(ex, MessageBusyException.class)
-                    || find(ex, LedgerUnavailableException.class)) {
+                    || find(ex, LedgerUnavailableException.class)
+                    || find(ex, ListenerStoppingException.class)) {
                 return unlimited;
             }
             return find(ex, ReconciliationRequiredException.class) ? reconcile : otherwise;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
+import io.sumi.consumer.exception.ListenerStoppingException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
@@ -197,6 +198,24 @@ class SumiKafkaErrorHandlingTests {
         assertThat(failuresUntilRecovered(handler, new IllegalStateException("smtp down"), 5))
                 .isEqualTo(1);
         assertThat(recovered).containsExactly(record);
+    }
+
+    /**
+     * Issue 19, the Stream binder's stop: a message its container's stop interrupted (its handler
+     * failed, or its hold ended) is left for redelivery after the restart: the binder's handler
+     * without retries, which skips (or dead-letters) every other failure at once, never recovers it.
+     */
+    @Test
+    void withoutRetriesNeverRecoversAMessageItsContainersStopInterrupted() {
+        DefaultErrorHandler handler =
+                SumiKafkaErrorHandling.withoutRetries((failed, ex) -> recovered.add(failed), BUSY_INTERVAL);
+
+        assertThat(failuresUntilRecovered(
+                        handler,
+                        new ListenerStoppingException("orders", new IllegalStateException("smtp cut short")),
+                        50))
+                .isEqualTo(-1);
+        assertThat(recovered).isEmpty();
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.sumi.conformance.stream;
 
 import static org.awaitility.Awaitility.await;
 
-import io.sumi.conformance.ConformanceCatalogue;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
@@ -108,29 +107,6 @@ class StreamKafkaConformanceTests extends StreamCatalogueTests {
                 "Kafka acknowledges offsets, and an offset covers every record before it by design: there is no"
                         + " per-delivery settlement Sumi could widen to the application's other records");
         return reasons;
-    }
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        Map<Scenario, String> gaps = new HashMap<>(super.notWritten());
-        gaps.put(
-                Scenario.LEDGER_DOWN_DURING_SHUTDOWN,
-                ConformanceCatalogue.DEFECT
-                        + "a binding's stop does not end Sumi's hold: a message whose completion (then claim) the"
-                        + " ledger refuses is held in place while the ledger is down (BusyPolicy), and the hold ends"
-                        + " on the context's close only, not on the binding's stop, so the stopped consumer stays in"
-                        + " its group until the ledger answers (seen: still a member 30 s after the stop); before the"
-                        + " ledger-unavailable hold the binder's retries dead-lettered the message instead");
-        gaps.put(
-                Scenario.STOP_RESTART_MID_BATCH,
-                ConformanceCatalogue.DEFECT
-                        + "a binding's stop does not end the binder's retry: the interrupted message's failure is"
-                        + " retried in place (max-attempts 3, the listener adapter's RetryTemplate) while the"
-                        + " binding stops, and it completed before the stop returned (seen); with a client the"
-                        + " shutdown closed every retry fails and the stop dead-letters the message. Without the"
-                        + " binder's retry (max-attempts 1) the container's error handler skips the record, so the"
-                        + " Kafka binder has no redelivery that waits for the restart");
-        return gaps;
     }
 
     @Override

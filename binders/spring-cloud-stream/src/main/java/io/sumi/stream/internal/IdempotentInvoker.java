@@ -12,8 +12,10 @@ import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
+import io.sumi.consumer.exception.ListenerStoppingException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
+import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.store.StoredReply;
@@ -62,7 +64,16 @@ import org.springframework.util.ClassUtils;
  * listener container, which {@link io.sumi.stream.SumiKafkaBinderContainerCustomizer} taught to
  * deliver it again). A batch that stops at a record throws a {@link BatchFailedException} with the
  * record's index, on the Kafka binder Spring Kafka's {@code BatchListenerFailedException}, so the
- * container commits the records before it and delivers the rest again. Thread-safe.
+ * container commits the records before it and delivers the rest again.
+ *
+ * <p>Where the binder says which container delivers the message ({@link DeliveringContainer}: the
+ * Kafka binder's containers), that container's stop (a binding's stop, the application's close)
+ * ends the hold at once, and a message that did not succeed while the container stops (its
+ * handler failed, its hold ended) is left unsettled: Sumi throws a {@link ListenerStoppingException}
+ * with the failure as its cause, which the binder neither retries nor dead-letters
+ * ({@link io.sumi.stream.SumiKafkaBinderContainerCustomizer}), so it runs again after the restart;
+ * a message delivered while the container stops (the binder's retry of it, the rest of a poll) is
+ * not run. Thread-safe.
  */
 public final class IdempotentInvoker {
 
@@ -174,6 +185,10 @@ public final class IdempotentInvoker {
      *     function that keeps its replies, a duplicate's kept reply, which the binder sends as the output
      */
     public @Nullable Object invoke(Object input, Function<Object, @Nullable Object> target) {
+        if (stopping()) {
+            // Neither claimed nor run: the stop came first (the binder retries an interrupted message).
+            throw new ListenerStoppingException(definition.consumer(), null);
+        }
         Message<?> delivered = deliveredMessage(input);
         if (isBatch(delivered)) {
             invokeBatch(delivered, input, target);
@@ -199,7 +214,12 @@ public final class IdempotentInvoker {
                 }
                 return value;
             }));
-        } catch (RuntimeException | Error ex) {
+        } catch (RuntimeException ex) {
+            if (settlement != null) {
+                settlement.abandon();
+            }
+            throw interrupted(ex);
+        } catch (Error ex) {
             if (settlement != null) {
                 settlement.abandon();
             }
@@ -231,11 +251,15 @@ public final class IdempotentInvoker {
             Function<Object, @Nullable Object> target) {
         MessageReplyCodec codec = replies.codec();
         String[] key = new String[1];
-        HandlerResult<HandlerReply> result =
-                retryingWhileBusy(() -> executor.get().executeReplying(definition, message, () -> {
-                    key[0] = IdempotencyContext.current().key();
-                    return codec.encode(target.apply(input));
-                }));
+        HandlerResult<HandlerReply> result;
+        try {
+            result = retryingWhileBusy(() -> executor.get().executeReplying(definition, message, () -> {
+                key[0] = IdempotencyContext.current().key();
+                return codec.encode(target.apply(input));
+            }));
+        } catch (RuntimeException ex) {
+            throw interrupted(ex);
+        }
         HandlerReply reply = result.value();
         if (reply == null) {
             return null;
@@ -290,8 +314,10 @@ public final class IdempotentInvoker {
                     offset = failed;
                     continue;
                 }
-                BatchFailedException absolute =
-                        failed == ex.index() ? ex : new BatchFailedException(failed, causeOf(ex));
+                BatchFailedException absolute = stopping()
+                        ? new BatchFailedException(
+                                failed, new ListenerStoppingException(definition.consumer(), causeOf(ex)))
+                        : failed == ex.index() ? ex : new BatchFailedException(failed, causeOf(ex));
                 if (KAFKA_PRESENT && delivered.getHeaders().containsKey(KAFKA_BATCH_HEADERS)) {
                     throw KafkaBatchFailures.toKafka(absolute, "function '" + beanName + "'");
                 }
@@ -446,16 +472,57 @@ public final class IdempotentInvoker {
      * has waited one retry interval then); {@code false}: hand the refusal to the binder.
      */
     private boolean held(BusyHold hold, RuntimeException refusal) {
-        if (!hold.retry(refusal, running)) {
+        if (!hold.retry(refusal, this::holding)) {
             return false;
         }
         log.debug(
-                "A message of consumer '{}' is held by another consumer (or awaits reconciliation); claimed again"
-                        + " after {} (run {} in place)",
+                "A message of consumer '{}' {}; claimed again after {} (run {} in place)",
                 definition.consumer(),
+                holdReason(refusal),
                 busyPolicy.retryInterval(),
                 hold.retries() + 1);
         return true;
+    }
+
+    /** Why {@code refusal}'s message is held, for the log: a busy key and an unreachable ledger read alike otherwise. */
+    private static String holdReason(RuntimeException refusal) {
+        Throwable cause =
+                refusal instanceof BatchFailedException batch && batch.getCause() != null ? batch.getCause() : refusal;
+        Verdict verdict = Verdict.of(cause);
+        if (verdict == Verdict.LEDGER_UNAVAILABLE) {
+            return "is held while the ledger is unavailable (Sumi could not write its claim or completion)";
+        }
+        if (verdict == Verdict.RECONCILE) {
+            return "awaits reconciliation";
+        }
+        return "is held by another consumer (its key is busy)";
+    }
+
+    /**
+     * Whether a held message stays held: the application runs and the container delivering it (if
+     * the binder says which) was not asked to stop.
+     */
+    private boolean holding() {
+        return running.getAsBoolean() && !DeliveringContainer.stopping();
+    }
+
+    /**
+     * Whether the container delivering this message was asked to stop, or the application closes:
+     * known only where the binder says which container delivers ({@link DeliveringContainer}).
+     */
+    private boolean stopping() {
+        return DeliveringContainer.known() && (DeliveringContainer.stopping() || !running.getAsBoolean());
+    }
+
+    /**
+     * {@code failure}, or, when the container stops, a {@link ListenerStoppingException} with it as
+     * the cause: the message is left unsettled, for the restart, instead of being retried or
+     * dead-lettered by the binder.
+     */
+    private RuntimeException interrupted(RuntimeException failure) {
+        return stopping() && !(failure instanceof ListenerStoppingException)
+                ? new ListenerStoppingException(definition.consumer(), failure)
+                : failure;
     }
 
     private static Throwable causeOf(BatchFailedException ex) {

@@ -1,6 +1,7 @@
 package io.sumi.stream.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefaults;
@@ -9,6 +10,8 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.exception.ListenerStoppingException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
@@ -19,7 +22,10 @@ import io.sumi.testing.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.core.annotation.AnnotationUtils;
@@ -43,6 +49,7 @@ class IdempotentInvokerTests {
         if (InboundMessages.current() != null) {
             InboundMessages.pop();
         }
+        DeliveringContainer.clear();
     }
 
     @IdempotentHandler(mode = IdempotencyMode.LEASE)
@@ -91,6 +98,82 @@ class IdempotentInvokerTests {
                 .get()
                 .extracting(row -> row.status())
                 .isEqualTo(MessageStatus.COMPLETED);
+    }
+
+    private static Message<String> keyed(String key) {
+        return MessageBuilder.withPayload("x").setHeader("idempotency-key", key).build();
+    }
+
+    /**
+     * Issue 19, LEDGER_DOWN_DURING_SHUTDOWN on Stream Kafka: the hold in place ended only when the
+     * application closed, not when the message's container (its binding) stopped, so the stopped
+     * consumer stayed in its group while the ledger (here: a live claim) kept refusing. The hold
+     * ends with the container's stop, and the message is left unsettled, not handed to the
+     * binder's retry and DLQ.
+     */
+    @Test
+    void aHeldMessageIsLeftUnsettledWhenItsContainerStops() throws Exception {
+        IdempotentInvoker invoker = invoker(
+                new StreamSettings(Duration.ofMillis(10), Duration.ofMinutes(5), StreamSettings.DEFAULT_KEY_HEADER));
+        String key = "held-" + UUID.randomUUID();
+        assertThat(store.claim(consumer, new ClaimRequest(key, null), Duration.ofSeconds(30))
+                        .outcome())
+                .isEqualTo(ClaimOutcome.CLAIMED);
+        AtomicInteger asked = new AtomicInteger();
+        // Running when the message arrives; asked to stop by the time the hold asks.
+        DeliveringContainer.bind(() -> asked.incrementAndGet() == 1);
+        List<String> runs = new ArrayList<>();
+
+        assertThatThrownBy(() -> invoker.invoke(keyed(key), input -> runs.add("ran")))
+                .isInstanceOf(ListenerStoppingException.class)
+                .hasCauseInstanceOf(MessageBusyException.class);
+        assertThat(runs).isEmpty();
+    }
+
+    /** Issue 19, STOP_RESTART_MID_BATCH: the binder's retry of an interrupted message (or the rest of a poll) does not run it. */
+    @Test
+    void aMessageDeliveredWhileItsContainerStopsIsNotRun() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        DeliveringContainer.bind(() -> false);
+        String key = "late-" + UUID.randomUUID();
+        List<String> runs = new ArrayList<>();
+
+        assertThatThrownBy(() -> invoker.invoke(keyed(key), input -> runs.add("ran")))
+                .isInstanceOf(ListenerStoppingException.class)
+                .hasNoCause();
+        assertThat(runs).isEmpty();
+        assertThat(store.find(consumer, key)).as("not claimed").isEmpty();
+    }
+
+    /**
+     * Issue 19, STOP_RESTART_MID_BATCH: a failure while the container stops (the work cut short by
+     * the stop) was retried in place by the binder, then dead-lettered; it is left unsettled, for the
+     * restart. A failure while the container runs is the function's own, unchanged.
+     */
+    @Test
+    void aFailureWhileItsContainerStopsIsLeftUnsettled() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        AtomicBoolean running = new AtomicBoolean(true);
+        DeliveringContainer.bind(running::get);
+        IllegalStateException cutShort = new IllegalStateException("cut short by the stop");
+        String key = "cut-" + UUID.randomUUID();
+
+        assertThatThrownBy(() -> invoker.invoke(keyed(key), input -> {
+                    running.set(false);
+                    throw cutShort;
+                }))
+                .isInstanceOf(ListenerStoppingException.class)
+                .hasCause(cutShort);
+        assertThat(store.find(consumer, key).map(row -> row.status()))
+                .as("released, not completed: the redelivery claims and runs it")
+                .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
+
+        running.set(true);
+        IllegalStateException own = new IllegalStateException("smtp down");
+        assertThatThrownBy(() -> invoker.invoke(keyed(key), input -> {
+                    throw own;
+                }))
+                .isSameAs(own);
     }
 
     @Test
