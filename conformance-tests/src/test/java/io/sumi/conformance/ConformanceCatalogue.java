@@ -507,6 +507,19 @@ public abstract class ConformanceCatalogue {
                 payload,
                 key,
                 () -> kind.outcomes(Role.MANUAL, "duplicate") > duplicatesBefore);
+        // Sumi acknowledged the duplicate the handler never saw: the destination goes on (an
+        // unacknowledged one held the Rabbit consumers' prefetch of 1 for ever).
+        String nextKey = unique("manual-next");
+        String nextPayload = unique("manual-next-payload");
+        kind.send(Role.MANUAL, List.of(new Outgoing(nextPayload, nextKey)));
+        waitFor(
+                "the next message run after the duplicate",
+                PATIENCE,
+                kind,
+                Role.MANUAL,
+                nextPayload,
+                nextKey,
+                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL), nextKey)));
         assertThat(work.effects(payload)).as("effects").hasSize(1);
     }
 
