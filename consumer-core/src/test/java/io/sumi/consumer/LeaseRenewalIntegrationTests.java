@@ -342,40 +342,20 @@ abstract class LeaseRenewalIntegrationTests {
 
     /**
      * The application's pool (2 connections, a connection timeout of 8 leases) is held by other
-     * work while a handler runs four leases: with renewals on a pool of their own the other JVM is
-     * told BUSY throughout, and the handler completes its only run.
+     * work while a handler runs: with renewals on a pool of their own the other JVM is told BUSY
+     * for three leases of renewals, and the handler completes its only run.
      */
     @Test
     void aSaturatedApplicationPoolDoesNotStopRenewalsOnConnectionsOfTheirOwn() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, true);
-        jvms.add(a);
+        Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
-            running.countDown();
-            finish.await();
-            return "a";
-        }));
-        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-        a.saturatePool(2, release);
+        Future<HandlerResult<Object>> first = handlerUntil(a, "k1", finish);
 
-        AtomicInteger runsOnB = new AtomicInteger();
-        await().during(LEASE.multipliedBy(4))
-                .atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    try {
-                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
-                    } catch (MessageBusyException busy) {
-                        // the live claim of a
-                    }
-                    return runsOnB.get() == 0;
-                });
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, List.of("k1"));
 
-        release.countDown();
         finish.countDown();
+        assertThat(runsOnB).as("the other JVM never got the key").isZero();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
         assertThat(row("k1").attempts()).as("never taken over").isEqualTo(1);
         assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(4);
@@ -384,10 +364,8 @@ abstract class LeaseRenewalIntegrationTests {
     /** The same for a poll's claims (the Kafka poll claim): they are renewed by the same renewer. */
     @Test
     void aSaturatedApplicationPoolDoesNotStopThePollClaimsRenewals() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, true);
-        jvms.add(a);
+        Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         AtomicInteger completed = new AtomicInteger();
@@ -403,26 +381,12 @@ abstract class LeaseRenewalIntegrationTests {
             return null;
         });
         assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
-        a.saturatePool(2, release);
 
-        AtomicInteger runsOnB = new AtomicInteger();
-        await().during(LEASE.multipliedBy(4))
-                .atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    for (String key : POLL) {
-                        try {
-                            b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
-                        } catch (MessageBusyException busy) {
-                            // the poll's live claim
-                        }
-                    }
-                    return runsOnB.get() == 0;
-                });
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, POLL);
 
-        release.countDown();
         finish.countDown();
         poll.get(20, TimeUnit.SECONDS);
+        assertThat(runsOnB).as("no claim of the poll was taken over").isZero();
         assertThat(completed).as("the completion found its claim").hasValue(1);
         assertThat(row("p1").attempts()).isEqualTo(1);
         assertThat(a.renewals("lost")).isZero();
@@ -435,38 +399,68 @@ abstract class LeaseRenewalIntegrationTests {
      */
     @Test
     void renewalsQueuedBehindASaturatedApplicationPoolLetTheLeaseLapse() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, false);
-        jvms.add(a);
+        Jvm a = saturableJvm(false);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
+        Future<HandlerResult<Object>> first = handlerUntil(a, "k1", finish);
+
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, List.of("k1"));
+
+        finish.countDown();
+        first.get(20, TimeUnit.SECONDS);
+        assertThat(runsOnB).as("taken over").isEqualTo(1);
+        assertThat(row("k1").attempts())
+                .as("taken over while the first handler ran")
+                .isEqualTo(2);
+    }
+
+    /** A JVM whose application pool has 2 connections, with renewals on a pool of their own or not. */
+    private Jvm saturableJvm(boolean ownRenewalPool) {
+        Jvm jvm = new Jvm(jvms.size(), true, 2, ownRenewalPool);
+        jvms.add(jvm);
+        return jvm;
+    }
+
+    /** Starts {@code jvm}'s handler for {@code key}, which runs until {@code finish} opens; returns once it runs. */
+    private Future<HandlerResult<Object>> handlerUntil(Jvm jvm, String key, CountDownLatch finish)
+            throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        Future<HandlerResult<Object>> run = threads.submit(() -> jvm.executor.execute(handler, message(key), () -> {
             running.countDown();
             finish.await();
             return "a";
         }));
         assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+        return run;
+    }
+
+    /**
+     * Saturates {@code a}'s application pool (its claims taken), then {@code b} receives
+     * {@code keys} every 50 ms until it has run one of them (taken over) or {@code a} has renewed
+     * them for three more leases; then the pool is let go. Returns how many keys {@code b} ran.
+     */
+    private int contestWhileThePoolIsSaturated(Jvm a, Jvm b, List<String> keys) throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
         a.saturatePool(2, release);
-
+        double renewedBefore = a.renewals("renewed");
         AtomicInteger runsOnB = new AtomicInteger();
-        await().atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    try {
-                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
-                    } catch (MessageBusyException busy) {
-                        // still held
-                    }
-                    return runsOnB.get() == 1;
-                });
-
-        release.countDown();
-        finish.countDown();
-        first.get(20, TimeUnit.SECONDS);
-        assertThat(row("k1").attempts())
-                .as("taken over while the first handler ran")
-                .isEqualTo(2);
+        try {
+            await().atMost(LEASE.multipliedBy(10))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> {
+                        for (String key : keys) {
+                            try {
+                                b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                            } catch (MessageBusyException busy) {
+                                // a's live claim
+                            }
+                        }
+                        return runsOnB.get() > 0 || a.renewals("renewed") >= renewedBefore + 9 * keys.size();
+                    });
+        } finally {
+            release.countDown();
+        }
+        return runsOnB.get();
     }
 
     /**
