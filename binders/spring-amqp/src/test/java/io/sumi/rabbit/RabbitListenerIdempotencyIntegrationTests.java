@@ -15,6 +15,7 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.testing.BusyClaimLatches;
 import io.sumi.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -246,12 +247,14 @@ class RabbitListenerIdempotencyIntegrationTests {
         send("busy", key, "busy payload");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("Listeners.busy", "busy") >= 3);
-        long startedAt = System.nanoTime();
+        // Not a hot loop: one run per BUSY_INTERVAL (300 ms) at most, so three more take two intervals or more.
         double before = count("Listeners.busy", "busy");
-        Thread.sleep(1500);
-        double during = count("Listeners.busy", "busy") - before;
-        // Not a hot loop: one run per BUSY_INTERVAL (300 ms) at most, i.e. about 5 in 1.5 s.
-        assertThat(during).isBetween(1.0, 1.0 + (System.nanoTime() - startedAt) / (double) BUSY_INTERVAL.toNanos());
+        long startedAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> count("Listeners.busy", "busy") >= before + 3);
+        assertThat(Duration.ofNanos(System.nanoTime() - startedAt))
+                .isGreaterThanOrEqualTo(BUSY_INTERVAL.multipliedBy(2));
         assertThat(listeners.attempts("busy:" + key)).isZero();
 
         store.release(holder.message(), "the other consumer failed");
@@ -474,12 +477,17 @@ class RabbitListenerIdempotencyIntegrationTests {
     /** The listeners; effects are counted per key, threads per consumer. */
     static class Listeners {
 
+        final BusyClaimLatches ledger;
         final Map<String, Map<String, AtomicInteger>> effects = new ConcurrentHashMap<>();
         final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         final List<String> styleHeader = new CopyOnWriteArrayList<>();
         final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
         final AtomicInteger batchFailures = new AtomicInteger();
+
+        Listeners(BusyClaimLatches ledger) {
+            this.ledger = ledger;
+        }
 
         Map<String, AtomicInteger> effects(String consumer) {
             return effects.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>());
@@ -508,7 +516,11 @@ class RabbitListenerIdempotencyIntegrationTests {
         @RabbitListener(id = "dup", queues = "${it.prefix}dup", concurrency = "4")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void dup(String payload) throws InterruptedException {
-            Thread.sleep(2); // long enough for copies to meet on different consumers
+            // Forces the interleaving the test is about: the run goes on once a copy of its key,
+            // on another consumer, has been told BUSY by the ledger (or after 1 s, if every copy
+            // went to this consumer, one after another).
+            IdempotencyContext context = IdempotencyContext.current();
+            ledger.awaitBusy(context.consumer(), context.key(), Duration.ofSeconds(1));
             effect("dup");
         }
 
@@ -751,8 +763,8 @@ class RabbitListenerIdempotencyIntegrationTests {
         }
 
         @Bean
-        Listeners listeners() {
-            return new Listeners();
+        Listeners listeners(ProcessedMessageStore store) {
+            return new Listeners((BusyClaimLatches) store);
         }
     }
 }
