@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -85,6 +87,9 @@ class RabbitListenerIdempotencyIntegrationTests {
             "manual-defer",
             "tx-batch-nokey",
             "resilient");
+
+    /** After how many effects the resilient test drops the listeners' connection. */
+    static final List<Integer> RESILIENT_DROPS_AT = List.of(50, 150);
 
     static AnnotationConfigApplicationContext context;
     static RabbitTemplate sender;
@@ -437,19 +442,11 @@ class RabbitListenerIdempotencyIntegrationTests {
         Thread producer = new Thread(() -> {
             for (int i = 0; i < total; i++) {
                 send("resilient", RUN + "-r-" + i, "r" + i);
-                if (i % 10 == 0) {
-                    try {
-                        Thread.sleep(20);
-                    } catch (InterruptedException ex) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
             }
         });
         producer.start();
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> listeners.effects("resilient").size() >= 50);
+                .until(() -> listeners.effects("resilient").size() >= RESILIENT_DROPS_AT.get(0));
         boolean onBroker = TestRabbit.closeOnBroker(CONNECTION_NAME);
         org.slf4j.LoggerFactory.getLogger(RabbitListenerIdempotencyIntegrationTests.class)
                 .info("Connection loss: {}", onBroker ? "closed by the broker (rabbitmqctl)" : "closed by the client");
@@ -457,9 +454,11 @@ class RabbitListenerIdempotencyIntegrationTests {
             // No rabbitmqctl here: close the listeners' connection from the client side instead.
             context.getBean(CachingConnectionFactory.class).resetConnection();
         }
+        listeners.connectionDropped(0);
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> listeners.effects("resilient").size() >= 150);
+                .until(() -> listeners.effects("resilient").size() >= RESILIENT_DROPS_AT.get(1));
         context.getBean(CachingConnectionFactory.class).resetConnection();
+        listeners.connectionDropped(1);
         producer.join();
 
         await().atMost(Duration.ofSeconds(90))
@@ -478,6 +477,9 @@ class RabbitListenerIdempotencyIntegrationTests {
     static class Listeners {
 
         final BusyClaimLatches ledger;
+        /** resilient: opened by the test once it has dropped the connection at RESILIENT_DROPS_AT's effects. */
+        final List<CountDownLatch> resilientDropped = List.of(new CountDownLatch(1), new CountDownLatch(1));
+
         final Map<String, Map<String, AtomicInteger>> effects = new ConcurrentHashMap<>();
         final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
@@ -487,6 +489,11 @@ class RabbitListenerIdempotencyIntegrationTests {
 
         Listeners(BusyClaimLatches ledger) {
             this.ledger = ledger;
+        }
+
+        /** The test has dropped the connection for the {@code drop}-th time: the held resilient runs go on. */
+        void connectionDropped(int drop) {
+            resilientDropped.get(drop).countDown();
         }
 
         Map<String, AtomicInteger> effects(String consumer) {
@@ -679,7 +686,15 @@ class RabbitListenerIdempotencyIntegrationTests {
         @RabbitListener(id = "resilient", queues = "${it.prefix}resilient", concurrency = "2")
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
         public void resilient(String payload) throws InterruptedException {
-            Thread.sleep(5);
+            // Forces the interleaving the test is about: from the 50th (then the 150th) effect on,
+            // the runs wait in their handlers until the test has dropped the connection, so the
+            // drop lands while messages are mid-run (30 s at most, so a failing test ends).
+            int done = effects("resilient").size();
+            for (int i = 0; i < RESILIENT_DROPS_AT.size(); i++) {
+                if (done >= RESILIENT_DROPS_AT.get(i)) {
+                    resilientDropped.get(i).await(30, TimeUnit.SECONDS);
+                }
+            }
             effect("resilient");
         }
     }
