@@ -155,7 +155,7 @@ class KafkaAsyncListenerIntegrationTests extends KafkaStarterTestBase {
         }
 
         // Retry topics: Sumi refuses an asynchronous guarded listener without them (a failed future
-        // would never be retried, AsyncRecordListenerCheck).
+        // would never be retried, AsyncListenerCheck).
         @KafkaListener(id = "async-pending", topics = "async.pending")
         @RetryableTopic(attempts = "3", backOff = @BackOff(delay = 50))
         @IdempotentHandler(consumer = "async-pending", mode = IdempotencyMode.LEASE)

@@ -53,7 +53,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>Under README step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
  * {@code Mono} (nor a {@code CompletableFuture}), even without Sumi: the control listener shows the
  * record logged and skipped, not retried, not dead-lettered. So Sumi refuses such a guarded listener
- * at start-up ({@code AsyncRecordListenerCheck}).
+ * at start-up ({@code AsyncListenerCheck}).
  */
 @SpringBootTest(
         classes = KafkaMonoListenerIntegrationTests.App.class,
