@@ -53,7 +53,8 @@ for r in (r.strip() for r in records):
         last = current
     elif r.startswith('FE=> Sync'):
         synced[last] += 1
-    elif r.startswith('FE=> SimpleQuery('):
+    elif r.startswith('FE=> SimpleQuery(') and 'SET application_name' not in r:
+        # (the driver's own start-up statement, once per new connection, is not the case's)
         text = ' '.join(r[len('FE=> SimpleQuery('):].split())[:80]
         executed[text] += 1
 calls = ids / per_call
