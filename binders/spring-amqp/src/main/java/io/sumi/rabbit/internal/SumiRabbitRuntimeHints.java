@@ -19,8 +19,8 @@ import org.springframework.aot.hint.TypeReference;
  *
  * <p>Not covered: {@link BatchRecoveryCheck} also reads the captured field of the
  * {@code factoryBean::recover} method reference inside the retry interceptor. That is a lambda
- * class generated at run time, which no hint can name; in a native image the check cannot see
- * the factory bean and refuses the retry advice as a shape it does not know.
+ * class generated at run time, which no hint can name; in a native image (untested) the check
+ * presumably cannot see the factory bean and refuses the retry advice as a recoverer it cannot read.
  */
 public final class SumiRabbitRuntimeHints implements RuntimeHintsRegistrar {
 
