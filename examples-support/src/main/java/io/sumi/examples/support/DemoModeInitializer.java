@@ -9,6 +9,7 @@ import org.springframework.boot.logging.LogLevel;
 import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.MutablePropertySources;
@@ -78,6 +79,15 @@ public abstract class DemoModeInitializer<S> implements ApplicationContextInitia
         properties.put(ENABLED, demo);
         if (!demo) {
             sources.addFirst(new MapPropertySource(DEMO_MODE_SOURCE, properties));
+            return;
+        }
+        if (Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
+            // Spring AOT (process-aot) refreshes the context at build time only to record its bean
+            // definitions: the demo's beans must be there (demo mode on, its defaults), but no
+            // service is started, since no bean is created and the build's JVM must be able to exit.
+            // The AOT-processed application runs this initializer again at start-up, and starts them.
+            sources.addFirst(new MapPropertySource(DEMO_MODE_SOURCE, properties));
+            addDemoDefaults(sources, new MapPropertySource(DEMO_DEFAULTS_SOURCE, new LinkedHashMap<>(demoDefaults())));
             return;
         }
         // The in-process broker's own start-up and shutdown chatter is no news in the demo.
