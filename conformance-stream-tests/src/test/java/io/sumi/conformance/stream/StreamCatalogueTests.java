@@ -130,17 +130,6 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
         return budgetWindow;
     }
 
-    /** Stops the binding; returns when the binding's stop returned (its container stopped). */
-    @Override
-    public void stopListener(Role role) {
-        bindings.stop(binding(role));
-    }
-
-    @Override
-    public void startListener(Role role) throws Exception {
-        bindings.start(binding(role));
-    }
-
     @Override
     public CompletableFuture<Void> stop(Role role) {
         // The binding's stop waits for the running function: asked on a thread of its own.

@@ -153,8 +153,8 @@ class StreamKafkaConformanceTests extends StreamCatalogueTests {
     }
 
     @Override
-    public void startListener(Role role) throws Exception {
-        super.startListener(role);
+    public void start(Role role) {
+        super.start(role);
         ContainerTestUtils.waitForAssignment(container(role), 2);
     }
 

@@ -153,16 +153,6 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
     }
 
     @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        container(role).start();
-    }
-
-    @Override
     public boolean listenerRunning(Role role) {
         return container(role).isRunning();
     }

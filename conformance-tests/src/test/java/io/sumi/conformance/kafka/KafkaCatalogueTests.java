@@ -141,7 +141,9 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
 
     @Override
     public void start(Role role) {
-        Objects.requireNonNull(registry.getListenerContainer(listenerId(role))).start();
+        MessageListenerContainer container = container(role);
+        container.start();
+        waitForEveryConsumersPartitions(container);
     }
 
     @Override
@@ -176,18 +178,6 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
     @Override
     public LedgerFaults ledgerFaults() {
         return ledgerFaults;
-    }
-
-    @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        MessageListenerContainer container = container(role);
-        container.start();
-        waitForEveryConsumersPartitions(container);
     }
 
     /**

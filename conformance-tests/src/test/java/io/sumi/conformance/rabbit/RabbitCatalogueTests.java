@@ -164,16 +164,6 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
         return ledgerFaults;
     }
 
-    @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        container(role).start();
-    }
-
     /** False as soon as a stop was asked (the container waits for its consumers after that). */
     @Override
     public boolean listenerRunning(Role role) {
