@@ -54,6 +54,16 @@ final class Probe {
         return work().script(payload);
     }
 
+    /** The message as sent, on lane 0. */
+    Outgoing outgoing() {
+        return new Outgoing(payload, key);
+    }
+
+    /** Sends {@code messages} to {@code role}'s listener at once (one batch for a batch kind), lane 0. */
+    static void sendAll(ListenerKind kind, Role role, List<Probe> messages) throws Exception {
+        kind.send(role, messages.stream().map(Probe::outgoing).toList());
+    }
+
     /** Sends one copy of the message (lane 0). */
     Probe send() throws Exception {
         return send(0);
@@ -82,6 +92,32 @@ final class Probe {
     @Nullable
     String status() {
         return key == null ? null : ledger.status(kind.consumer(role), key);
+    }
+
+    /** Writes the row a crashed instance that held the key leaves: IN_PROGRESS, its lease live for {@code lease}. */
+    void holdAsDeadInstance(Duration lease) {
+        ledger.holdAsDeadInstance(kind.consumer(role), java.util.Objects.requireNonNull(key), lease);
+    }
+
+    /** Every column of the ledger row, for failure messages. */
+    List<java.util.Map<String, Object>> row() {
+        return key == null ? List.of() : ledger.row(kind.consumer(role), key);
+    }
+
+    int calls() {
+        return work().calls(payload);
+    }
+
+    List<Work.Effect> effects() {
+        return work().effects(payload);
+    }
+
+    int jdbcEffects() {
+        return work().jdbcEffects(payload);
+    }
+
+    int deadLetters() {
+        return work().deadLetters(payload);
     }
 
     boolean deadLettered() {
@@ -122,5 +158,10 @@ final class Probe {
                 .isNotEmpty()
                 .hasSizeLessThanOrEqualTo(2)
                 .containsOnly(new Work.Effect(key));
+    }
+
+    @Override
+    public String toString() {
+        return payload + " (key " + key + ")";
     }
 }
