@@ -8,9 +8,11 @@ import io.sumi.rabbit.IdempotencyKeyMessagePostProcessor;
 import io.sumi.rabbit.IdempotentRabbitHandlerAdvisor;
 import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;
 import io.sumi.rabbit.RabbitBudgetListenerStopper;
+import io.sumi.rabbit.RejectAndDontRequeueBatchRecoverer;
 import io.sumi.rabbit.SumiRabbitListenerContainerFactoryPostProcessor;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -56,6 +58,21 @@ class SumiRabbitAutoConfiguration {
             ObjectProvider<SumiRabbitProperties> properties, ObjectProvider<RabbitBudgetListenerStopper> stopper) {
         return SumiRabbitListenerContainerFactoryPostProcessor.withBusyPolicy(
                 () -> properties.getObject().busyPolicy(), stopper::getIfAvailable);
+    }
+
+    /**
+     * The recoverer Boot's listener retry ({@code spring.rabbitmq.listener.*.retry.enabled=true})
+     * uses when the application declares no {@code MessageRecoverer}: Boot's default
+     * ({@code RejectAndDontRequeueRecoverer}) cannot recover a consumer batch, and Spring AMQP
+     * then acknowledges a batch whose retries are spent, so its messages never reach the
+     * dead-letter exchange. This one rejects a single message as Boot's does, and a batch whole.
+     * An application's own recoverer replaces it (and must recover batches if a consumer-batch
+     * factory retries: Sumi refuses it at start-up otherwise).
+     */
+    @Bean
+    @ConditionalOnMissingBean(MessageRecoverer.class)
+    static RejectAndDontRequeueBatchRecoverer sumiRabbitMessageRecoverer() {
+        return new RejectAndDontRequeueBatchRecoverer();
     }
 
     /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka). */

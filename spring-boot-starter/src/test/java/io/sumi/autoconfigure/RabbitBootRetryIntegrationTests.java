@@ -86,7 +86,7 @@ class RabbitBootRetryIntegrationTests {
     static final int DELIVERY_LIMIT = 2;
     static final int MAX_RETRIES = 2;
     static final Duration FOREIGN_LEASE = Duration.ofSeconds(3);
-    static final List<String> QUEUES = List.of("record", "batch", "failing");
+    static final List<String> QUEUES = List.of("record", "batch", "failing", "failing-batch");
 
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
@@ -171,6 +171,49 @@ class RabbitBootRetryIntegrationTests {
                     .as(key)
                     .contains(MessageStatus.COMPLETED);
         }
+    }
+
+    /**
+     * Issue 19: a consumer batch that keeps failing under Boot's retry. Before the fix Boot's default
+     * recoverer ({@code RejectAndDontRequeueRecoverer}, not a {@code MessageBatchRecoverer}) did
+     * nothing with the spent batch and Spring AMQP acknowledged it: the queue was empty, the
+     * dead-letter queue too, and no row completed (the messages were gone). Now the starter's
+     * {@code RejectAndDontRequeueBatchRecoverer} rejects the whole batch to the dead-letter exchange.
+     */
+    @Test
+    void aConsumerBatchThatKeepsFailingIsDeadLetteredWholeAfterBootsRetriesAndNeverCompleted() {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            keys.add(RUN + "-failing-batch-" + i);
+        }
+        MessageListenerContainer container = registry.getListenerContainer("boot-retry-failing-batch");
+        // One batch: every message is in the queue before the consumer starts.
+        container.stop();
+        keys.forEach(key -> send("failing-batch", key));
+        container.start();
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> keys.stream().allMatch(key -> listeners.attempts(key) == 1 + MAX_RETRIES));
+        // The batch is settled after the recoverer: either to the dead-letter exchange or (the loss)
+        // acknowledged; the queue is empty in both cases, so wait for the dead-letter queue.
+        await().atMost(Duration.ofSeconds(15))
+                .untilAsserted(() -> assertThat(messagesIn("failing-batch.dlq"))
+                        .as("the spent batch reached the dead-letter exchange, every message of it")
+                        .isEqualTo(keys.size()));
+        assertThat(messagesIn("failing-batch")).as("nothing left in the queue").isZero();
+        for (String key : keys) {
+            assertThat(listeners.attempts(key))
+                    .as(key + ": the first attempt and Boot's retries")
+                    .isEqualTo(1 + MAX_RETRIES);
+            assertThat(store.find("failing-batch", key).map(ProcessedMessage::status))
+                    .as(key + ": a failure is never completed")
+                    .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
+        }
+    }
+
+    long messagesIn(String queue) {
+        var info = admin.getQueueInfo(PREFIX + queue);
+        return info == null ? -1 : info.getMessageCount();
     }
 
     void send(String queue, String key) {
@@ -282,6 +325,18 @@ class RabbitBootRetryIntegrationTests {
                         (String) message.getMessageProperties().getHeaders().get("outbox-id");
                 done.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
             }
+        }
+
+        @RabbitListener(
+                id = "boot-retry-failing-batch",
+                queues = "${it.prefix}failing-batch",
+                containerFactory = "batchFactory")
+        @IdempotentHandler(consumer = "failing-batch", mode = IdempotencyMode.LEASE)
+        public void failingBatch(List<Message> messages) {
+            for (Message message : messages) {
+                attempt((String) message.getMessageProperties().getHeaders().get("outbox-id"), message);
+            }
+            throw new IllegalStateException("the provider is down (the whole batch)");
         }
 
         @RabbitListener(id = "boot-retry-failing", queues = "${it.prefix}failing")

@@ -347,11 +347,14 @@ public final class SumiRabbitContainerAdvice {
             ImmediateRequeueAmqpException requeue = requeue(why, cause);
             if (batch != null) {
                 // A consumer batch's exception that is not a ListenerExecutionFailedException ends
-                // the consumer, which the container then restarts on its own: that restart raced the
-                // stopper's stop and start, and the requeued batch never came back after the resume
-                // (seen once in the catalogue's BUDGET_OPEN_THEN_CLOSED on rabbit-batch: a race, when
-                // the consumer's restart came before the stop). Wrapped, the consumer stays, as after
-                // a handler's failure, and the container's rollback still requeues.
+                // the consumer, which the container then restarts on its own. That restart raced the
+                // stopper's stop: when the whole stop ran between the consumer thread's decision to
+                // restart and the restart itself, the stop had cleared the container's consumers and
+                // the restart skipped stopping the old consumer, whose channel then stayed open with
+                // the requeued batch (and the rest of its prefetch) unacknowledged: after the resume
+                // it never came back. Wrapped, the consumer stays, as after a handler's failure, and
+                // the container's rollback still requeues. RabbitBatchBudgetStopRaceIntegrationTests
+                // forces that interleaving.
                 throw new ListenerExecutionFailedException(
                         "Sumi requeues the batch: " + why, requeue, batch.toArray(Message[]::new));
             }

@@ -1,6 +1,7 @@
 package io.sumi.rabbit;
 
 import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.rabbit.internal.BatchRecoveryCheck;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Objects;
@@ -17,6 +18,12 @@ import org.springframework.util.ReflectionUtils;
  * container factories of the context create (the simple and the direct container alike): a
  * container customizer that runs after the application's own customizer (which stays in place)
  * and sets the advice chain to Sumi's outer advice, the factory's advices, Sumi's inner advice.
+ *
+ * <p>It refuses (an {@link IllegalStateException} as the container is created, so start-up fails) a
+ * consumer-batch container whose factory retries with a stateless retry interceptor whose recoverer
+ * is not a {@link org.springframework.amqp.rabbit.retry.MessageBatchRecoverer}: Spring AMQP would
+ * acknowledge a batch whose retries are spent, and its messages would never reach the dead-letter
+ * exchange (see {@link RejectAndDontRequeueBatchRecoverer}).
  */
 public final class SumiRabbitListenerContainerFactoryPostProcessor implements BeanPostProcessor {
 
@@ -69,7 +76,7 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
             if (existing instanceof SumiCustomizer) {
                 return bean;
             }
-            factory.setContainerCustomizer(new SumiCustomizer(factory, existing));
+            factory.setContainerCustomizer(new SumiCustomizer(factory, beanName, existing));
         }
         return bean;
     }
@@ -89,12 +96,15 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
     private final class SumiCustomizer implements ContainerCustomizer<AbstractMessageListenerContainer> {
 
         private final AbstractRabbitListenerContainerFactory<?> factory;
+        private final String factoryName;
         private final @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate;
 
         SumiCustomizer(
                 AbstractRabbitListenerContainerFactory<?> factory,
+                String factoryName,
                 @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate) {
             this.factory = factory;
+            this.factoryName = factoryName;
             this.delegate = delegate;
         }
 
@@ -103,6 +113,9 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
             if (delegate != null) {
                 delegate.configure(container);
             }
+            // A consumer batch whose retries are spent must not be acknowledged by a recoverer that
+            // cannot recover a batch: refused here, as the container is created (start-up fails).
+            BatchRecoveryCheck.check(container, factory.getAdviceChain(), factoryName);
             container.setAdviceChain(SumiRabbitContainerAdvice.wrap(
                     container, factory.getAdviceChain(), busyPolicy.get(), budgetStopper.get()));
         }

@@ -245,21 +245,8 @@ class RabbitBudgetStopIntegrationTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableRabbit
-    @Import({RabbitBinderTestWiring.class, RabbitBinderTestWiring.Broker.class})
+    @Import({RabbitBinderTestWiring.class, RabbitBinderTestWiring.Broker.class, Budget.class})
     static class Config {
-
-        @Bean
-        Declarables queues(org.springframework.core.env.Environment environment) {
-            String prefix = environment.getRequiredProperty("it.prefix");
-            DirectExchange dlx = new DirectExchange(prefix + "dlx", false, false);
-            Queue queue = QueueBuilder.nonDurable(prefix + "charges")
-                    .deadLetterExchange(dlx.getName())
-                    .deadLetterRoutingKey("charges")
-                    .build();
-            Queue dlq = QueueBuilder.nonDurable(prefix + "charges.dlq").build();
-            return new Declarables(
-                    List.of(dlx, queue, dlq, BindingBuilder.bind(dlq).to(dlx).with("charges")));
-        }
 
         @Bean
         SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(ConnectionFactory connectionFactory) {
@@ -274,6 +261,33 @@ class RabbitBudgetStopIntegrationTests {
         static SumiRabbitListenerContainerFactoryPostProcessor sumiContainerFactories(
                 ObjectProvider<RabbitBudgetListenerStopper> stopper) {
             return new SumiRabbitListenerContainerFactoryPostProcessor(() -> BUSY_INTERVAL, stopper::getIfAvailable);
+        }
+
+        @Bean
+        Listener listener() {
+            return new Listener();
+        }
+    }
+
+    /**
+     * The run's queue {@code charges} with its dead-letter exchange and queue, the budget
+     * {@code stripe} on a clock the test moves, and the executor bound to it (shared with
+     * {@link RabbitBatchBudgetStopRaceIntegrationTests}).
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class Budget {
+
+        @Bean
+        Declarables queues(org.springframework.core.env.Environment environment) {
+            String prefix = environment.getRequiredProperty("it.prefix");
+            DirectExchange dlx = new DirectExchange(prefix + "dlx", false, false);
+            Queue queue = QueueBuilder.nonDurable(prefix + "charges")
+                    .deadLetterExchange(dlx.getName())
+                    .deadLetterRoutingKey("charges")
+                    .build();
+            Queue dlq = QueueBuilder.nonDurable(prefix + "charges.dlq").build();
+            return new Declarables(
+                    List.of(dlx, queue, dlq, BindingBuilder.bind(dlq).to(dlx).with("charges")));
         }
 
         /** The budgets' clock: windows roll when the test says so. */
@@ -304,11 +318,6 @@ class RabbitBudgetStopIntegrationTests {
                     .meterRegistry(meters)
                     .budgets(budgets)
                     .build();
-        }
-
-        @Bean
-        Listener listener() {
-            return new Listener();
         }
     }
 }

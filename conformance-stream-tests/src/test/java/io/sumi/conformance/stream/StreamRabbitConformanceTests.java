@@ -69,29 +69,6 @@ class StreamRabbitConformanceTests extends StreamCatalogueTests {
         return new HashMap<>(notApplicableToStream());
     }
 
-    /**
-     * Defects found by these rows (issue 19, A3/A8 on the Stream Rabbit binder), not fixed yet: a
-     * gap, so that the build stays green while they are open. Seen on this kind: with
-     * {@code acknowledge-mode: MANUAL} the duplicate Sumi skips (MANUAL_ACK's second copy) is never
-     * acknowledged, so the binding (prefetch 1) received nothing more (the next row's message did
-     * not run in 30 s); and Sumi's Stream binder does not see the function's own {@code basicNack}
-     * / {@code basicReject} through the {@code amqp_channel} header (it has no settling channel as
-     * the Spring AMQP binder's SumiRabbitContainerAdvice has), so a nack would complete the row.
-     */
-    static final String MANUAL_DEFECT = "DEFECT (open): on a MANUAL binding Sumi never acknowledges the duplicate it"
-            + " skips (the binding, prefetch 1, then stalls: seen after MANUAL_ACK's second copy) and does not see"
-            + " the function's basicNack/basicReject on the amqp_channel header (no settling channel in the Stream"
-            + " binder), so a nack would complete the row";
-
-    @Override
-    public Map<Scenario, String> notWritten() {
-        Map<Scenario, String> gaps = new HashMap<>(super.notWritten());
-        gaps.put(Scenario.MANUAL_ACK, MANUAL_DEFECT);
-        gaps.put(Scenario.MANUAL_NACK, MANUAL_DEFECT);
-        gaps.put(Scenario.MANUAL_REJECT, MANUAL_DEFECT);
-        return gaps;
-    }
-
     /** False as soon as a stop was asked (the container waits for its consumers after that). */
     @Override
     public boolean listenerRunning(Role role) {

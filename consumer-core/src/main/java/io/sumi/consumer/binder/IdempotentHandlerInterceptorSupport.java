@@ -213,9 +213,11 @@ public abstract class IdempotentHandlerInterceptorSupport implements MethodInter
     /**
      * How a binder passes one call's end on to its container. A binder makes one per call (it may
      * hold the call's delivery or acknowledgement); every method has a no-op default
-     * ({@link #NONE}: the container settles from the method's return or exception alone).
+     * ({@link #NONE}: the container settles from the method's return or exception alone). Public
+     * so that a binder that runs its handlers without this interceptor (Spring Cloud Stream's
+     * function wrappers) settles by the same contract.
      */
-    protected interface Settlement {
+    public interface Settlement {
 
         /** Passes nothing on: the container settles from the call's return or exception. */
         Settlement NONE = new Settlement() {};

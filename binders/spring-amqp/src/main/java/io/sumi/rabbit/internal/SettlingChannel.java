@@ -118,6 +118,18 @@ public final class SettlingChannel implements InvocationHandler {
         return settled.contains(deliveryTag);
     }
 
+    /**
+     * Drops the held settlements, passing none on; from now on nothing is held. For a binder whose
+     * error handling settles a failed delivery itself (Spring Cloud Stream's republish to the DLQ
+     * acknowledges it): a held ack passed on as well would settle the tag twice, which closes the
+     * channel.
+     */
+    public synchronized void discard() {
+        holding = false;
+        held.clear();
+        heldMethods.clear();
+    }
+
     /** Passes the held settlements on to the real channel, in order; from now on nothing is held. */
     public void release() throws Exception {
         List<Object[]> calls;

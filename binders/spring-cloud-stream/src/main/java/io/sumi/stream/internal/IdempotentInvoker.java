@@ -10,6 +10,7 @@ import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.ListenerStoppingException;
@@ -91,6 +92,15 @@ public final class IdempotentInvoker {
             && ClassUtils.isPresent(
                     "io.sumi.kafka.internal.DeferredAcknowledgment", IdempotentInvoker.class.getClassLoader());
 
+    /** The Rabbit binder's channel header, present on a MANUAL binding's messages ({@code AmqpHeaders.CHANNEL}). */
+    static final String RABBIT_CHANNEL_HEADER = "amqp_channel";
+
+    /** Sumi's settling channel (sumi-binder-spring-amqp, an optional dependency) can be used. */
+    private static final boolean RABBIT_ACKNOWLEDGMENTS_PRESENT = ClassUtils.isPresent(
+                    "org.springframework.amqp.support.AmqpHeaders", IdempotentInvoker.class.getClassLoader())
+            && ClassUtils.isPresent(
+                    "io.sumi.rabbit.internal.SettlingChannel", IdempotentInvoker.class.getClassLoader());
+
     private final String beanName;
     private final HandlerDefinition definition;
     private final Supplier<IdempotentExecutor> executor;
@@ -109,20 +119,16 @@ public final class IdempotentInvoker {
 
     /**
      * The function's own settlement of its message (a MANUAL binding's acknowledgment), deferred
-     * until Sumi has settled the message.
+     * until Sumi has settled the message: the core's settlement contract
+     * ({@link IdempotentHandlerInterceptorSupport.Settlement}: {@code returned} throws
+     * {@link io.sumi.consumer.NotDoneSignal} after a nack, {@code settled} passes the function's
+     * calls on, a duplicate's own acknowledgment included), plus the input carrying the deferring
+     * acknowledgment. On {@code failed} nothing is passed on: the binder's error handling settles
+     * the delivery (the Rabbit binder's republish to the DLQ acknowledges it).
      */
-    interface Settlement {
+    interface Settlement extends IdempotentHandlerInterceptorSupport.Settlement {
         /** The input to call the function with (carrying the deferring acknowledgment). */
         Object input();
-
-        /** Throws {@link io.sumi.consumer.NotDoneSignal} if the function's run just negatively acknowledged. */
-        void checkDone(@Nullable Object value) throws io.sumi.consumer.NotDoneSignal;
-
-        /** Sumi settled without an exception: pass the function's calls on ({@code notDone}: a nack wins). */
-        void settle(boolean notDone);
-
-        /** Sumi's call ended with an exception: pass nothing on (the binder's error handling decides). */
-        void abandon();
     }
 
     /**
@@ -201,38 +207,62 @@ public final class IdempotentInvoker {
             return invokeReplying(replies, input, delivered, message, frame, target);
         }
         String[] key = new String[1];
-        // A MANUAL Kafka binding: the function's acknowledge() / nack() wait for Sumi's settlement.
-        Settlement settlement = KAFKA_ACKNOWLEDGMENTS_PRESENT ? KafkaAcknowledgments.defer(input) : null;
+        // A MANUAL binding: the function's acks and nacks wait for Sumi's settlement.
+        Settlement settlement = settlement(delivered, input, frame);
         Object callInput = settlement == null ? input : settlement.input();
+        boolean[] ran = {false};
         HandlerResult<@Nullable Object> result;
         try {
             result = retryingWhileBusy(() -> executor.get().execute(definition, message, () -> {
+                ran[0] = true;
                 key[0] = IdempotencyContext.current().key();
                 Object value = target.apply(callInput);
-                if (settlement != null) {
-                    settlement.checkDone(value); // a nack is not success: NotDoneSignal releases the claim
-                }
-                return value;
+                // A nack is not success: NotDoneSignal releases the claim.
+                return settlement == null ? value : settlement.returned(value);
             }));
         } catch (RuntimeException ex) {
             if (settlement != null) {
-                settlement.abandon();
+                settlement.failed(ex, ran[0]);
             }
             throw interrupted(ex);
         } catch (Error ex) {
             if (settlement != null) {
-                settlement.abandon();
+                settlement.failed(ex, ran[0]);
             }
             throw ex;
         }
         if (settlement != null) {
-            settlement.settle(result.outcome() == MessageOutcome.NOT_DONE);
+            settlement.settled(result);
         }
         if (result.outcome() == MessageOutcome.PROCESSED && frame != null && frame.message() == delivered) {
             // The function's output is sent after it returns: it gets the key too.
             frame.outputKey(key[0]);
         }
         return result.value();
+    }
+
+    /**
+     * The settlement of a MANUAL binding's delivery, or {@code null}: the Kafka binder's
+     * acknowledgment header, else the Rabbit binder's channel header. The Rabbit one only for the
+     * message the binding delivered (a message another function built carries the delivery's tag
+     * only if it copied the headers, and Sumi must not acknowledge that tag for it).
+     */
+    private @Nullable Settlement settlement(Message<?> delivered, Object input, InboundMessages.@Nullable Frame frame) {
+        Settlement kafka = KAFKA_ACKNOWLEDGMENTS_PRESENT ? KafkaAcknowledgments.defer(input) : null;
+        if (kafka != null || !delivered.getHeaders().containsKey(RABBIT_CHANNEL_HEADER)) {
+            return kafka;
+        }
+        if (frame != null && frame.message() != delivered) {
+            return null;
+        }
+        if (!RABBIT_ACKNOWLEDGMENTS_PRESENT) {
+            // Without the settling channel a duplicate would never be acknowledged (the binding
+            // stalls) and a nack would complete the row: refused before anything is claimed.
+            throw new IllegalStateException("The @IdempotentHandler function '" + beanName + "' is bound with"
+                    + " acknowledge-mode MANUAL on the Rabbit binder, which needs io.sumi:sumi-binder-spring-amqp"
+                    + " on the class path (Sumi settles the delivery with the function's acks and nacks through it)");
+        }
+        return RabbitAcknowledgments.defer(delivered, input);
     }
 
     /**

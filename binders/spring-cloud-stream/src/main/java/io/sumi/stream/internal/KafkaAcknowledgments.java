@@ -1,5 +1,7 @@
 package io.sumi.stream.internal;
 
+import io.sumi.consumer.HandlerResult;
+import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.NotDoneSignal;
 import io.sumi.kafka.internal.DeferredAcknowledgment;
 import org.jspecify.annotations.Nullable;
@@ -47,17 +49,18 @@ final class KafkaAcknowledgments implements IdempotentInvoker.Settlement {
     }
 
     @Override
-    public void checkDone(@Nullable Object value) throws NotDoneSignal {
+    public @Nullable Object returned(@Nullable Object value) throws NotDoneSignal {
         acknowledgment.checkDone(value);
+        return value;
     }
 
     @Override
-    public void settle(boolean notDone) {
-        acknowledgment.settleRecord(notDone);
+    public void settled(HandlerResult<?> result) {
+        acknowledgment.settleRecord(result.outcome() == MessageOutcome.NOT_DONE);
     }
 
     @Override
-    public void abandon() {
+    public void failed(Throwable failure, boolean ran) {
         acknowledgment.abandon();
     }
 }

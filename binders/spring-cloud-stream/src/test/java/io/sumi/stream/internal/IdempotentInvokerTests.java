@@ -3,6 +3,7 @@ package io.sumi.stream.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.rabbitmq.client.Channel;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.HandlerDefinition;
@@ -19,15 +20,24 @@ import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.stream.StreamSettings;
 import io.sumi.testing.TestDatabase;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.amqp.support.AmqpHeaders;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
@@ -217,5 +227,152 @@ class IdempotentInvokerTests {
                 input -> keys.add("ran again"));
 
         assertThat(keys).containsExactly("d-1");
+    }
+
+    // ---------------------------------------------------------------- MANUAL acknowledgement, Rabbit binder
+
+    /** A channel that records what reaches it (the broker's side of a MANUAL binding's channel). */
+    private static final class RecordingChannel implements InvocationHandler {
+
+        final List<String> calls = new CopyOnWriteArrayList<>();
+        final Channel channel =
+                (Channel) Proxy.newProxyInstance(Channel.class.getClassLoader(), new Class<?>[] {Channel.class}, this);
+
+        @Override
+        public @Nullable Object invoke(Object proxy, Method method, @Nullable Object @Nullable [] args) {
+            if (method.getDeclaringClass() == Object.class) {
+                return method.getName().equals("equals")
+                        ? proxy == args[0]
+                        : method.getName().equals("hashCode") ? 0 : "recording";
+            }
+            calls.add(method.getName() + Arrays.toString(args));
+            return null;
+        }
+    }
+
+    /** A message as the Rabbit binder delivers it on a MANUAL binding: the channel and the delivery tag in headers. */
+    private static Message<String> manualDelivery(String key, Channel channel, long tag) {
+        return MessageBuilder.withPayload("x")
+                .setHeader("idempotency-key", key)
+                .setHeader(AmqpHeaders.CHANNEL, channel)
+                .setHeader(AmqpHeaders.DELIVERY_TAG, tag)
+                .build();
+    }
+
+    /** The function's own settlement through the channel header it was given. */
+    private static Channel channelOf(Object input) {
+        return ((Message<?>) input).getHeaders().get(AmqpHeaders.CHANNEL, Channel.class);
+    }
+
+    /**
+     * Issue 19, A3/A8 on the Stream Rabbit binder: the duplicate Sumi skips on a MANUAL binding was
+     * never acknowledged (the function that would have acked it never runs), so the binding's
+     * prefetch filled up and it stalled. Sumi acknowledges it by its own tag; the function's ack of
+     * the first copy reaches the channel only after the completion is written.
+     */
+    @Test
+    void aDuplicateOnAManualRabbitBindingIsAcknowledgedBySumiByItsOwnTag() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        RecordingChannel broker = new RecordingChannel();
+        String key = "manual-" + UUID.randomUUID();
+        List<String> seenInside = new ArrayList<>();
+
+        invoker.invoke(manualDelivery(key, broker.channel, 1), input -> {
+            try {
+                channelOf(input).basicAck(1, false);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            seenInside.addAll(broker.calls);
+            return null;
+        });
+        invoker.invoke(manualDelivery(key, broker.channel, 2), input -> {
+            throw new AssertionError("a duplicate ran");
+        });
+
+        assertThat(seenInside)
+                .as("the function's ack, held until the completion")
+                .isEmpty();
+        assertThat(broker.calls).containsExactly("basicAck[1, false]", "basicAck[2, false]");
+    }
+
+    /**
+     * Issue 19, A3 on the Stream Rabbit binder: the function's own basicNack / basicReject through
+     * the amqp_channel header was not seen, so the row was completed and the redelivery the nack
+     * asked for was skipped as a duplicate. A nacked or rejected message is not done: released,
+     * the nack passed on, and the redelivery runs.
+     */
+    @Test
+    void aNackOrRejectOnAManualRabbitBindingLeavesTheRowNotCompletedAndTheRedeliveryRuns() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        RecordingChannel broker = new RecordingChannel();
+        String nacked = "nack-" + UUID.randomUUID();
+        String rejected = "reject-" + UUID.randomUUID();
+
+        invoker.invoke(manualDelivery(nacked, broker.channel, 1), input -> {
+            try {
+                channelOf(input).basicNack(1, false, true);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            return null;
+        });
+        invoker.invoke(manualDelivery(rejected, broker.channel, 2), input -> {
+            try {
+                channelOf(input).basicReject(2, true);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            return null;
+        });
+
+        assertThat(store.find(consumer, nacked))
+                .map(row -> row.status())
+                .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
+        assertThat(store.find(consumer, rejected))
+                .map(row -> row.status())
+                .isNotEqualTo(Optional.of(MessageStatus.COMPLETED));
+        assertThat(broker.calls).containsExactly("basicNack[1, false, true]", "basicReject[2, true]");
+
+        List<String> runs = new ArrayList<>();
+        invoker.invoke(manualDelivery(nacked, broker.channel, 3), input -> {
+            runs.add(IdempotencyContext.current().key());
+            try {
+                channelOf(input).basicAck(3, false);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            return null;
+        });
+        assertThat(runs).as("the redelivery of the nacked message").containsExactly(nacked);
+        assertThat(store.find(consumer, nacked))
+                .get()
+                .extracting(row -> row.status())
+                .isEqualTo(MessageStatus.COMPLETED);
+        assertThat(broker.calls).endsWith("basicAck[3, false]");
+    }
+
+    /**
+     * A function that acked and then failed: its held ack is not passed on, since the binder's
+     * error handling settles the delivery (the republish to the DLQ acks it; a second ack of the
+     * tag would close the channel).
+     */
+    @Test
+    void aFailedRunOnAManualRabbitBindingPassesNothingOn() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        RecordingChannel broker = new RecordingChannel();
+        String key = "failed-" + UUID.randomUUID();
+
+        assertThatThrownBy(() -> invoker.invoke(manualDelivery(key, broker.channel, 1), input -> {
+                    try {
+                        channelOf(input).basicAck(1, false);
+                    } catch (IOException ex) {
+                        throw new UncheckedIOException(ex);
+                    }
+                    throw new IllegalStateException("failed after its ack");
+                }))
+                .isInstanceOf(IllegalStateException.class);
+
+        assertThat(broker.calls).isEmpty();
     }
 }
