@@ -2,10 +2,10 @@ package io.sumi.conformance.stream;
 
 import static org.awaitility.Awaitility.await;
 
+import io.sumi.conformance.KafkaGroups;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
-import io.sumi.conformance.kafka.KafkaGroups;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package io.sumi.conformance.stream;
 
 import io.sumi.conformance.Outgoing;
+import io.sumi.conformance.RabbitQueues;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
-import io.sumi.conformance.rabbit.RabbitQueues;
 import io.sumi.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;

@@ -3,6 +3,7 @@ package io.sumi.conformance.kafka;
 import static org.awaitility.Awaitility.await;
 
 import io.sumi.conformance.CatalogueDriver;
+import io.sumi.conformance.KafkaGroups;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;

@@ -2,6 +2,7 @@ package io.sumi.conformance.rabbit;
 
 import io.sumi.conformance.CatalogueDriver;
 import io.sumi.conformance.Outgoing;
+import io.sumi.conformance.RabbitQueues;
 import io.sumi.conformance.Role;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;

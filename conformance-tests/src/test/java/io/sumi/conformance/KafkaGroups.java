@@ -1,4 +1,4 @@
-package io.sumi.conformance.kafka;
+package io.sumi.conformance;
 
 import java.util.List;
 import java.util.Map;
@@ -7,7 +7,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.jspecify.annotations.Nullable;
 
-/** What the Kafka kinds' drivers ask the broker of a listener's consumer group. */
+/** What the Kafka kinds' drivers (Spring Kafka and Stream) ask the broker of a listener's consumer group. */
 public final class KafkaGroups {
 
     private KafkaGroups() {}

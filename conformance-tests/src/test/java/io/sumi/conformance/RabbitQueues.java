@@ -1,4 +1,4 @@
-package io.sumi.conformance.rabbit;
+package io.sumi.conformance;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.AmqpAdmin;
@@ -6,7 +6,7 @@ import org.springframework.amqp.core.QueueInformation;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.context.SmartLifecycle;
 
-/** What the RabbitMQ kinds' drivers ask of a listener's container and queue. */
+/** What the RabbitMQ kinds' drivers (Spring AMQP and Stream) ask of a listener's container and queue. */
 public final class RabbitQueues {
 
     private RabbitQueues() {}
