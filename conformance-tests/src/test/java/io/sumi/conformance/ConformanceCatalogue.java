@@ -45,11 +45,10 @@ public abstract class ConformanceCatalogue {
     static final Map<Scenario, String> NOT_WRITTEN = Map.of();
 
     /** Why {@link Scenario#ASYNC_FAILED_FUTURE} does not apply to a batch kind. */
-    protected static final String NO_ASYNC_BATCH = "Sumi refuses an asynchronous batch listener when a batch is"
-            + " delivered, before anything is claimed (ListenerReturnTypes.checkBatch, docs/consumer-semantics.md,"
-            + " \"Asynchronous handlers\"): a batch's rows complete when the method returns, so its messages never"
-            + " run (tried: on Kafka the refusal is retried, then dead-lettered; on a MANUAL Rabbit container the"
-            + " batch stays unacknowledged)";
+    protected static final String NO_ASYNC_BATCH = "Sumi refuses an asynchronous batch listener at start-up, naming"
+            + " the listener and the fix (ListenerReturnTypes.check, from the method and from the container:"
+            + " AsyncBatchListenerStartUpTests, docs/consumer-semantics.md, \"Asynchronous handlers\"): a batch's"
+            + " rows complete when the method returns, and no container waits for a batch's future";
 
     protected abstract ListenerKind kind();
 

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -271,6 +272,7 @@ public interface IdempotentExecutor extends AutoCloseable {
         private boolean leaseRenewal = true;
         private Duration maxRun = HandlerDefinition.DEFAULT_MAX_RUN;
         private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+        private LongSupplier ticker = System::nanoTime;
 
         private Builder(ProcessedMessageStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -364,6 +366,15 @@ public interface IdempotentExecutor extends AutoCloseable {
             return this;
         }
 
+        /**
+         * The monotonic clock lease renewal reads, in nanoseconds ({@code System::nanoTime}). Package
+         * private: tests pass one they move by hand, to make a renewal late without sleeping.
+         */
+        Builder ticker(LongSupplier ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
+        }
+
         public IdempotentExecutor build() {
             IdempotentExecutor executor = new DefaultIdempotentExecutor(
                     store,
@@ -373,7 +384,8 @@ public interface IdempotentExecutor extends AutoCloseable {
                     reconcileAfter,
                     leaseRenewal,
                     maxRun,
-                    observationRegistry);
+                    observationRegistry,
+                    ticker);
             return budgets != null ? budgets.decorate(executor) : executor;
         }
     }

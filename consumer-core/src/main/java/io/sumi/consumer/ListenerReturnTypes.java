@@ -21,10 +21,12 @@ import org.jspecify.annotations.Nullable;
  * <p>Reactor is optional: a {@code Mono} is recognised by its class name and converted by
  * reflection, so this class needs no Reactor on the class path.
  *
- * <p>A binder calls {@link #check} for each annotated method at start-up with whether its listener
- * container waits for an asynchronous result before acknowledging the message (Spring Kafka and
- * Spring AMQP do; a JMS container or a Spring Cloud Stream reactive function does not), and
- * whether the method keeps its replies (which asynchronous methods cannot). Thread-safe; stateless.
+ * <p>A binder calls {@link #check} for each annotated method at start-up, and for each listener
+ * container it sees, with whether its listener container waits for an asynchronous result before
+ * acknowledging the message (Spring Kafka and Spring AMQP do for record listeners; a JMS container
+ * or a Spring Cloud Stream reactive function does not), whether the method keeps its replies and
+ * whether it runs as a batch listener (both of which asynchronous methods cannot). Thread-safe;
+ * stateless.
  *
  * @since 0.1.0
  */
@@ -74,16 +76,23 @@ public final class ListenerReturnTypes {
     }
 
     /**
-     * Checks at start-up that a binder can run {@code method} as its return type requires.
+     * Checks at start-up that a binder can run {@code method} as its return type requires: the one
+     * return-type rule every binder applies, to each annotated method (from its annotations and
+     * parameters) and to each listener container Sumi sees (from the container's shape, which a
+     * method does not show: a batch container factory).
      *
      * @param containerWaits whether the listener container waits for a returned future's
      *     completion before it acknowledges the message (and redelivers it when it fails)
      * @param binder how the container is named in the message, e.g. {@code "a JMS listener container"}
+     *     or {@code "Kafka listener container 'orders'"}
      * @param storeReply whether the method keeps its replies ({@link IdempotentHandler#storeReply()})
+     * @param batch whether the method is run as a batch listener (a batch container, or a method
+     *     taking the batch's messages): a batch's rows complete when the method returns, so an
+     *     asynchronous batch method is refused
      * @throws IllegalStateException if the return type is refused, is asynchronous where the container
-     *     does not wait, or is asynchronous on a method that keeps its replies; the message says why
+     *     does not wait, on a batch method or on a method that keeps its replies; the message says why
      */
-    public static void check(Method method, boolean containerWaits, String binder, boolean storeReply) {
+    public static void check(Method method, boolean containerWaits, String binder, boolean storeReply, boolean batch) {
         Kind kind = of(method);
         String name = method.getDeclaringClass().getName() + "." + method.getName();
         String type = method.getReturnType().getName();
@@ -92,6 +101,14 @@ public final class ListenerReturnTypes {
                     + ", whose completion Sumi cannot follow: its ledger row would be completed when the method"
                     + " returns, before the work ends, and a failure afterwards would never be retried. Return a value,"
                     + " CompletableFuture<?> or Mono<?> (see docs/consumer-semantics.md, \"Asynchronous handlers\")");
+        }
+        if (kind.isAsync() && batch) {
+            throw new IllegalStateException("@IdempotentHandler method " + name + " returns " + type
+                    + " and runs as a batch listener (" + binder + "): Sumi completes a batch's rows when the method"
+                    + " returns, and no container waits for a batch's future, so its messages would be refused when"
+                    + " a batch is delivered (retried, then dead-lettered, or left unacknowledged). Return void and"
+                    + " wait for the work inside the method, or make it a record listener (see"
+                    + " docs/consumer-semantics.md, \"Asynchronous handlers\")");
         }
         if (kind.isAsync() && !containerWaits) {
             throw new IllegalStateException("@IdempotentHandler method " + name + " returns " + type + ", but "
@@ -108,22 +125,15 @@ public final class ListenerReturnTypes {
     }
 
     /**
-     * Checks that {@code method}, run as a batch listener, is not asynchronous: a batch's
-     * completions are written when the method returns, and no container waits for a batch
-     * listener's future. Called before anything of the batch is claimed.
+     * The same rule for a batch being delivered to {@code method}: a last guard, before anything of
+     * the batch is claimed, for a batch listener that start-up did not see (a container created
+     * after start-up); start-up refuses the others ({@link #check}).
      *
+     * @param binder how the container is named in the message
      * @throws IllegalStateException if {@code method} returns a future or a {@code Mono}
      */
-    public static void checkBatch(Method method) {
-        if (of(method) != Kind.SYNCHRONOUS) {
-            throw new IllegalStateException("@IdempotentHandler batch method "
-                    + method.getDeclaringClass().getName()
-                    + "." + method.getName() + " returns "
-                    + method.getReturnType().getName()
-                    + ": Sumi completes a batch when the method returns, so an asynchronous batch method is refused;"
-                    + " return void and wait for the work inside it (see docs/consumer-semantics.md,"
-                    + " \"Asynchronous handlers\")");
-        }
+    public static void checkBatch(Method method, String binder) {
+        check(method, true, binder, false, true);
     }
 
     /**

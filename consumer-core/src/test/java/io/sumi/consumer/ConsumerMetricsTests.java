@@ -56,6 +56,31 @@ class ConsumerMetricsTests extends H2ExecutorTestSupport {
                         Map.of("processed", 1.0, "duplicate", 1.0, "busy", 1.0, "failed", 1.0, "rejected", 1.0));
     }
 
+    /**
+     * Every counter a shipped alert reads exists at 0 from a consumer's first message on, whatever
+     * has happened yet: Prometheus's {@code increase()} cannot see the first event of a series that
+     * appears with it, so a consumer's first late renewal or first outage would pass unseen by
+     * SumiLeaseRenewalsLate and SumiLedgerUnreachable (docs/operations.md, "Alerts").
+     */
+    @Test
+    void theCountersTheAlertsReadExistAtZeroFromAConsumersFirstMessage() throws Exception {
+        executor.execute(lease(), message("first"), () -> null);
+
+        assertThat(tagsAtZero("sumi.leases.renewals", "result"))
+                .containsExactlyInAnyOrder("renewed", "lost", "failed", "late");
+        assertThat(tagsAtZero("sumi.ledger.unavailable", "call"))
+                .containsExactlyInAnyOrder("claim", "complete", "release", "read", "mark for reconciliation");
+        assertThat(tagsAtZero("sumi.messages", "outcome")).contains("ledger_unavailable", "busy");
+    }
+
+    /** The values of {@code tag} of this namespace's counters {@code name} that are registered and at 0. */
+    private List<String> tagsAtZero(String name, String tag) {
+        return meters.find(name).tag("consumer", consumer).counters().stream()
+                .filter(counter -> counter.count() == 0)
+                .map(counter -> counter.getId().getTag(tag))
+                .toList();
+    }
+
     @Test
     void namespacesAreCountedApart() throws Exception {
         HandlerDefinition other = HandlerDefinition.builder(consumer + "-other")

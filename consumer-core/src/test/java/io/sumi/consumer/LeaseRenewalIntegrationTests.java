@@ -24,6 +24,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -34,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -139,29 +141,33 @@ abstract class LeaseRenewalIntegrationTests {
             return "a";
         }));
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-        Future<?> competitor = threads.submit(() -> {
-            while (runsOnB.get() == 0 && !Thread.currentThread().isInterrupted()) {
-                try {
-                    b.executor.execute(handler, message("k1"), () -> {
-                        takenOverAt.set(System.nanoTime());
-                        return runsOnB.incrementAndGet();
-                    });
-                } catch (MessageBusyException busy) {
-                    Thread.sleep(20);
-                }
+        Callable<Boolean> competitor = () -> {
+            try {
+                b.executor.execute(handler, message("k1"), () -> {
+                    takenOverAt.set(System.nanoTime());
+                    return runsOnB.incrementAndGet();
+                });
+            } catch (MessageBusyException busy) {
+                // held by a
             }
-            return null;
-        });
+            return runsOnB.get() > 0;
+        };
 
-        // Alive and renewing: not taken over for more than two leases.
-        await().during(LEASE.multipliedBy(5).dividedBy(2))
-                .atMost(LEASE.multipliedBy(10))
-                .until(() -> runsOnB.get() == 0);
+        // Alive and renewing: not taken over across more than two leases of renewals.
+        double renewedBefore = a.renewals("renewed");
+        await().atMost(LEASE.multipliedBy(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    assertThat(competitor.call()).as("taken over while renewed").isFalse();
+                    return a.renewals("renewed") >= renewedBefore + 8;
+                });
         long killedAt = System.nanoTime();
         a.kill();
 
-        await().atMost(LEASE.multipliedBy(10)).until(() -> runsOnB.get() == 1);
-        competitor.get(10, TimeUnit.SECONDS);
+        await().atMost(LEASE.multipliedBy(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(competitor);
+        assertThat(runsOnB).hasValue(1);
         long delay = TimeUnit.NANOSECONDS.toMillis(takenOverAt.get() - killedAt);
         log.info("{}: taken over {} ms after the renewing JVM died (lease {})", database(), delay, LEASE);
         assertThat(delay).as("not before the JVM died").isPositive();
@@ -183,26 +189,28 @@ abstract class LeaseRenewalIntegrationTests {
         Future<BatchResult> batch = threads.submit(() ->
                 a.executor.executeBatch(handler, List.of(message("b1"), message("b2"), message("b3")), indexes -> {
                     started.countDown();
-                    Thread.sleep(HANDLER_TIME.toMillis());
+                    runsUntilRenewedFor(a, HANDLER_TIME, () -> false);
                 }));
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
         AtomicInteger runsOnB = new AtomicInteger();
-        int busy = 0;
-        while (!batch.isDone()) {
-            for (String key : List.of("b1", "b2", "b3")) {
-                try {
-                    // Once the batch has completed, a duplicate (never a run).
-                    b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
-                } catch (MessageBusyException ex) {
-                    busy++;
-                }
-            }
-            Thread.sleep(50);
-        }
+        AtomicInteger busy = new AtomicInteger();
+        await().atMost(HANDLER_TIME.multipliedBy(5))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    for (String key : List.of("b1", "b2", "b3")) {
+                        try {
+                            // Once the batch has completed, a duplicate (never a run).
+                            b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                        } catch (MessageBusyException ex) {
+                            busy.incrementAndGet();
+                        }
+                    }
+                    return batch.isDone();
+                });
 
         assertThat(batch.get()).isEqualTo(new BatchResult(3, 0));
         assertThat(runsOnB).as("no message of the batch was taken over").hasValue(0);
-        assertThat(busy).isGreaterThan(10);
+        assertThat(busy).hasValueGreaterThan(10);
         assertThat(b.executor.execute(handler, message("b2"), () -> "b").outcome())
                 .isEqualTo(MessageOutcome.DUPLICATE);
         assertThat(a.renewals("renewed")).as("three claims per renewal").isGreaterThanOrEqualTo(12);
@@ -257,7 +265,7 @@ abstract class LeaseRenewalIntegrationTests {
         Future<?> poll = threads.submit(() -> {
             PollClaim claim = Objects.requireNonNull(a.executor.claimPoll(handler, messages(POLL)));
             claim.execute(0, () -> {
-                Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+                runsUntilRenewedFor(a, LEASE.multipliedBy(3).dividedBy(2), () -> false);
                 return "a";
             });
             try {
@@ -334,40 +342,20 @@ abstract class LeaseRenewalIntegrationTests {
 
     /**
      * The application's pool (2 connections, a connection timeout of 8 leases) is held by other
-     * work while a handler runs four leases: with renewals on a pool of their own the other JVM is
-     * told BUSY throughout, and the handler completes its only run.
+     * work while a handler runs: with renewals on a pool of their own the other JVM is told BUSY
+     * for three leases of renewals, and the handler completes its only run.
      */
     @Test
     void aSaturatedApplicationPoolDoesNotStopRenewalsOnConnectionsOfTheirOwn() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, true);
-        jvms.add(a);
+        Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
-            running.countDown();
-            finish.await();
-            return "a";
-        }));
-        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-        a.saturatePool(2, release);
+        Future<HandlerResult<Object>> first = handlerUntil(a, "k1", finish);
 
-        AtomicInteger runsOnB = new AtomicInteger();
-        await().during(LEASE.multipliedBy(4))
-                .atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    try {
-                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
-                    } catch (MessageBusyException busy) {
-                        // the live claim of a
-                    }
-                    return runsOnB.get() == 0;
-                });
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, List.of("k1"));
 
-        release.countDown();
         finish.countDown();
+        assertThat(runsOnB).as("the other JVM never got the key").isZero();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
         assertThat(row("k1").attempts()).as("never taken over").isEqualTo(1);
         assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(4);
@@ -376,10 +364,8 @@ abstract class LeaseRenewalIntegrationTests {
     /** The same for a poll's claims (the Kafka poll claim): they are renewed by the same renewer. */
     @Test
     void aSaturatedApplicationPoolDoesNotStopThePollClaimsRenewals() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, true);
-        jvms.add(a);
+        Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         AtomicInteger completed = new AtomicInteger();
@@ -395,26 +381,12 @@ abstract class LeaseRenewalIntegrationTests {
             return null;
         });
         assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
-        a.saturatePool(2, release);
 
-        AtomicInteger runsOnB = new AtomicInteger();
-        await().during(LEASE.multipliedBy(4))
-                .atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    for (String key : POLL) {
-                        try {
-                            b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
-                        } catch (MessageBusyException busy) {
-                            // the poll's live claim
-                        }
-                    }
-                    return runsOnB.get() == 0;
-                });
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, POLL);
 
-        release.countDown();
         finish.countDown();
         poll.get(20, TimeUnit.SECONDS);
+        assertThat(runsOnB).as("no claim of the poll was taken over").isZero();
         assertThat(completed).as("the completion found its claim").hasValue(1);
         assertThat(row("p1").attempts()).isEqualTo(1);
         assertThat(a.renewals("lost")).isZero();
@@ -427,65 +399,119 @@ abstract class LeaseRenewalIntegrationTests {
      */
     @Test
     void renewalsQueuedBehindASaturatedApplicationPoolLetTheLeaseLapse() throws Exception {
-        Jvm a = new Jvm(jvms.size(), true, 2, false);
-        jvms.add(a);
+        Jvm a = saturableJvm(false);
         Jvm b = jvm(true);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
-            running.countDown();
-            finish.await();
-            return "a";
-        }));
-        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-        a.saturatePool(2, release);
+        Future<HandlerResult<Object>> first = handlerUntil(a, "k1", finish);
 
-        AtomicInteger runsOnB = new AtomicInteger();
-        await().atMost(LEASE.multipliedBy(6))
-                .pollInterval(Duration.ofMillis(50))
-                .until(() -> {
-                    try {
-                        b.executor.execute(handler, message("k1"), runsOnB::incrementAndGet);
-                    } catch (MessageBusyException busy) {
-                        // still held
-                    }
-                    return runsOnB.get() == 1;
-                });
+        int runsOnB = contestWhileThePoolIsSaturated(a, b, List.of("k1"));
 
-        release.countDown();
         finish.countDown();
         first.get(20, TimeUnit.SECONDS);
+        assertThat(runsOnB).as("taken over").isEqualTo(1);
         assertThat(row("k1").attempts())
                 .as("taken over while the first handler ran")
                 .isEqualTo(2);
     }
 
+    /** A JVM whose application pool has 2 connections, with renewals on a pool of their own or not. */
+    private Jvm saturableJvm(boolean ownRenewalPool) {
+        Jvm jvm = new Jvm(jvms.size(), true, 2, ownRenewalPool);
+        jvms.add(jvm);
+        return jvm;
+    }
+
+    /** Starts {@code jvm}'s handler for {@code key}, which runs until {@code finish} opens; returns once it runs. */
+    private Future<HandlerResult<Object>> handlerUntil(Jvm jvm, String key, CountDownLatch finish)
+            throws InterruptedException {
+        CountDownLatch running = new CountDownLatch(1);
+        Future<HandlerResult<Object>> run = threads.submit(() -> jvm.executor.execute(handler, message(key), () -> {
+            running.countDown();
+            finish.await();
+            return "a";
+        }));
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+        return run;
+    }
+
+    /**
+     * Saturates {@code a}'s application pool (its claims taken), then {@code b} receives
+     * {@code keys} every 50 ms until it has run one of them (taken over) or {@code a} has renewed
+     * them for three more leases; then the pool is let go. Returns how many keys {@code b} ran.
+     */
+    private int contestWhileThePoolIsSaturated(Jvm a, Jvm b, List<String> keys) throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        a.saturatePool(2, release);
+        double renewedBefore = a.renewals("renewed");
+        AtomicInteger runsOnB = new AtomicInteger();
+        try {
+            await().atMost(LEASE.multipliedBy(10))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> {
+                        for (String key : keys) {
+                            try {
+                                b.executor.execute(handler, message(key), runsOnB::incrementAndGet);
+                            } catch (MessageBusyException busy) {
+                                // a's live claim
+                            }
+                        }
+                        return runsOnB.get() > 0 || a.renewals("renewed") >= renewedBefore + 9 * keys.size();
+                    });
+        } finally {
+            release.countDown();
+        }
+        return runsOnB.get();
+    }
+
     /**
      * A renewal held up (here: frozen before it reaches the ledger, as a renewal waiting for a
-     * connection is) until more than a lease has passed lands late: it still renews the claim
-     * (nobody took it over), and it is counted {@code late} besides {@code renewed}.
+     * connection is) while the JVM's clock moves on a whole lease lands late: it still renews the
+     * claim (nobody took it over), and it is counted {@code late} besides {@code renewed}. One held
+     * up for half a lease (more than a third of the lease left when it lands) is not late. The
+     * clock is the executor's ticker, moved by hand; the renewal ticks run on their own schedule.
      */
     @Test
     void aRenewalThatLandsWithLessThanAThirdOfTheLeaseLeftIsCountedLate() throws Exception {
-        Jvm a = jvm(true);
-        CountDownLatch frozen = new CountDownLatch(1);
-        a.store.frozen = frozen;
+        AtomicLong clock = new AtomicLong();
+        Jvm a = new Jvm(jvms.size(), true, 4, false, clock::get);
+        jvms.add(a);
         CountDownLatch finish = new CountDownLatch(1);
         Future<HandlerResult<Object>> first = threads.submit(() -> a.executor.execute(handler, message("k1"), () -> {
             finish.await();
             return "a";
         }));
-        await().atMost(LEASE.multipliedBy(10)).until(() -> a.store.waiting.get() == 1);
-        // The first tick came a third of a lease after the claim; a whole lease more has passed.
-        Thread.sleep(LEASE.toMillis());
-        a.store.frozen = null;
-        frozen.countDown();
 
+        double renewed = landsAfter(a, clock, LEASE.dividedBy(2), 1);
+        assertThat(a.renewals("renewed")).as("landed").isGreaterThan(renewed);
+        assertThat(a.renewals("late"))
+                .as("half a lease after the claim: on time")
+                .isZero();
+
+        landsAfter(a, clock, LEASE, 2);
         await().atMost(LEASE.multipliedBy(10)).until(() -> a.renewals("late") >= 1);
-        assertThat(a.renewals("renewed")).isGreaterThanOrEqualTo(1);
+        assertThat(a.renewals("late"))
+                .as("a whole lease after the previous renewal")
+                .isEqualTo(1);
         finish.countDown();
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
+        assertThat(row("k1").attempts()).isEqualTo(1);
+    }
+
+    /**
+     * Holds {@code a}'s next renewal before it reaches the ledger (its {@code frozen}-th), moves
+     * {@code a}'s clock on by {@code by}, lets the renewal land and waits until it has counted.
+     * Returns the {@code renewed} count from before it landed.
+     */
+    private static double landsAfter(Jvm a, AtomicLong clock, Duration by, int frozen) {
+        CountDownLatch held = new CountDownLatch(1);
+        a.store.frozen = held;
+        await().atMost(LEASE.multipliedBy(10)).until(() -> a.store.waiting.get() == frozen);
+        double renewed = a.renewals("renewed");
+        clock.addAndGet(by.toNanos());
+        a.store.frozen = null;
+        held.countDown();
+        await().atMost(LEASE.multipliedBy(10)).until(() -> a.renewals("renewed") > renewed);
+        return renewed;
     }
 
     // ---------------------------------------------------------------- renewal ends with the handler
@@ -496,7 +522,7 @@ abstract class LeaseRenewalIntegrationTests {
         String handlerThread = Thread.currentThread().getName();
 
         HandlerResult<String> result = a.executor.execute(handler, message("k1"), () -> {
-            Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+            runsUntilRenewedFor(a, LEASE.multipliedBy(3).dividedBy(2), () -> false);
             return "done";
         });
         long returned = System.nanoTime();
@@ -517,7 +543,7 @@ abstract class LeaseRenewalIntegrationTests {
         Jvm b = jvm(true);
 
         assertThatThrownBy(() -> a.executor.execute(handler, message("k1"), () -> {
-                    Thread.sleep(LEASE.multipliedBy(3).dividedBy(2).toMillis());
+                    runsUntilRenewedFor(a, LEASE.multipliedBy(3).dividedBy(2), () -> false);
                     throw new IllegalStateException("SMTP 451");
                 }))
                 .hasMessage("SMTP 451");
@@ -635,28 +661,38 @@ abstract class LeaseRenewalIntegrationTests {
     }
 
     /**
-     * {@code a} runs a handler of three leases for {@code key}; meanwhile {@code b} receives it
-     * every 50 ms (its own run returns at once), and once more after {@code a} has returned.
+     * {@code a} runs a handler for {@code key} until it has been renewed for three leases (or
+     * {@code b} has taken it over and completed it); meanwhile {@code b} receives it every 50 ms
+     * (its own run returns at once), and once more after {@code a} has returned.
      */
     private Contest contest(Jvm a, Jvm b, String key) throws Exception {
         Contest contest = new Contest();
         CountDownLatch started = new CountDownLatch(1);
+        AtomicInteger takenOver = new AtomicInteger();
         contest.first = threads.submit(() -> a.executor.execute(handler, message(key), () -> {
             contest.runs.incrementAndGet();
             started.countDown();
-            Thread.sleep(HANDLER_TIME.toMillis());
+            runsUntilRenewedFor(a, HANDLER_TIME, () -> takenOver.get() > 0);
             return "a";
         }));
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-        while (!contest.first.isDone()) {
-            try {
-                b.executor.execute(handler, message(key), () -> contest.runs.incrementAndGet());
-            } catch (MessageBusyException ex) {
-                contest.busy.incrementAndGet();
-            }
-            Thread.sleep(50);
-        }
-        contest.first.get(10, TimeUnit.SECONDS);
+        Future<HandlerResult<Object>> running = contest.first;
+        await().atMost(HANDLER_TIME.multipliedBy(5))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    try {
+                        if (b.executor
+                                        .execute(handler, message(key), contest.runs::incrementAndGet)
+                                        .outcome()
+                                == MessageOutcome.PROCESSED) {
+                            takenOver.incrementAndGet(); // and completed: a may return now
+                        }
+                    } catch (MessageBusyException ex) {
+                        contest.busy.incrementAndGet();
+                    }
+                    return running.isDone();
+                });
+        running.get(10, TimeUnit.SECONDS);
         contest.afterwards =
                 b.executor.execute(handler, message(key), () -> "late").outcome();
         return contest;
@@ -673,9 +709,10 @@ abstract class LeaseRenewalIntegrationTests {
     }
 
     /**
-     * {@code a} claims a poll of three keys and runs them one lease each (the first one's
-     * completion is kept for two more leases), then writes the completions and ends the poll;
-     * meanwhile {@code b} receives each key every 50 ms (its own run returns at once).
+     * {@code a} claims a poll of three keys and runs each until the poll's claims have been renewed
+     * for one more lease (the first one's completion is kept for two more leases), or until
+     * {@code b} has taken one over, then writes the completions and ends the poll; meanwhile
+     * {@code b} receives each key every 50 ms (its own run returns at once).
      */
     private PollContest pollContest(Jvm a, Jvm b) throws Exception {
         PollContest contest = new PollContest();
@@ -685,7 +722,7 @@ abstract class LeaseRenewalIntegrationTests {
             claimed.countDown();
             for (int i = 0; i < POLL.size(); i++) {
                 claim.execute(i, () -> {
-                    Thread.sleep(LEASE.toMillis());
+                    runsUntilRenewedFor(a, LEASE, () -> contest.runsOnB.get() > 0);
                     return contest.runsOnA.incrementAndGet();
                 });
             }
@@ -694,18 +731,33 @@ abstract class LeaseRenewalIntegrationTests {
             return null;
         });
         assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
-        while (!poll.isDone()) {
-            for (String key : POLL) {
-                try {
-                    b.executor.execute(handler, message(key), contest.runsOnB::incrementAndGet);
-                } catch (MessageBusyException ex) {
-                    contest.busy.incrementAndGet();
-                }
-            }
-            Thread.sleep(50);
-        }
+        await().atMost(LEASE.multipliedBy(15))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> {
+                    for (String key : POLL) {
+                        try {
+                            b.executor.execute(handler, message(key), contest.runsOnB::incrementAndGet);
+                        } catch (MessageBusyException ex) {
+                            contest.busy.incrementAndGet();
+                        }
+                    }
+                    return poll.isDone();
+                });
         poll.get(10, TimeUnit.SECONDS);
         return contest;
+    }
+
+    /**
+     * A handler's body that runs for {@code time}, measured in {@code jvm}'s renewal statements (one
+     * every third of a lease, whatever they return), not slept through: returns once that many more
+     * have been made, or at once when {@code over} holds (the claim was taken over; with renewal
+     * off no statement is made, so only {@code over} ends it).
+     */
+    private static void runsUntilRenewedFor(Jvm jvm, Duration time, Callable<Boolean> over) {
+        int target = jvm.store.calls.size() + (int) (time.toNanos() / (LEASE.toNanos() / 3));
+        await().atMost(time.plus(LEASE).multipliedBy(5))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> jvm.store.calls.size() >= target || over.call());
     }
 
     /** No renewal statement of {@code jvm} for a whole lease (what it renewed has ended). */
@@ -789,6 +841,11 @@ abstract class LeaseRenewalIntegrationTests {
          * @param ownRenewalPool whether renewals take their connections from a pool of their own
          */
         Jvm(int id, boolean renew, int poolSize, boolean ownRenewalPool) {
+            this(id, renew, poolSize, ownRenewalPool, System::nanoTime);
+        }
+
+        /** @param ticker the executor's monotonic clock (what renewal measures lateness on) */
+        Jvm(int id, boolean renew, int poolSize, boolean ownRenewalPool, LongSupplier ticker) {
             this.pool = pool("renewal-jvm-" + id, poolSize, LEASE.multipliedBy(8));
             this.renewalPool = ownRenewalPool ? pool("renewal-jvm-" + id + "-renewals", 2, LEASE.dividedBy(2)) : null;
             JdbcProcessedMessageStore.Builder ledger = JdbcProcessedMessageStore.builder((DataSource) pool);
@@ -799,6 +856,7 @@ abstract class LeaseRenewalIntegrationTests {
             this.executor = IdempotentExecutor.builder(store)
                     .meterRegistry(meters)
                     .leaseRenewal(renew)
+                    .ticker(ticker)
                     .build();
         }
 

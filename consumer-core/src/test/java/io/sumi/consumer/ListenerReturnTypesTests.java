@@ -60,18 +60,24 @@ class ListenerReturnTypesTests {
 
     @Test
     void checkRefusesWhatABinderCannotFollow() throws Exception {
-        ListenerReturnTypes.check(method("future"), true, "the Kafka listener container", false);
-        ListenerReturnTypes.check(method("value"), false, "a JMS listener container", false);
-        assertThatThrownBy(() -> ListenerReturnTypes.check(method("future"), false, "a JMS listener container", false))
+        ListenerReturnTypes.check(method("future"), true, "the Kafka listener container", false, false);
+        ListenerReturnTypes.check(method("value"), false, "a JMS listener container", false, false);
+        ListenerReturnTypes.check(method("none"), true, "a batch container", false, true);
+        assertThatThrownBy(() ->
+                        ListenerReturnTypes.check(method("future"), false, "a JMS listener container", false, false))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("a JMS listener container acknowledges the message when the method returns");
-        assertThatThrownBy(
-                        () -> ListenerReturnTypes.check(method("future"), true, "the Kafka listener container", true))
+        assertThatThrownBy(() ->
+                        ListenerReturnTypes.check(method("future"), true, "the Kafka listener container", true, false))
                 .hasMessageContaining("storeReply");
-        assertThatThrownBy(() -> ListenerReturnTypes.check(method("plainFuture"), true, "x", false))
+        assertThatThrownBy(() -> ListenerReturnTypes.check(method("plainFuture"), true, "x", false, false))
                 .hasMessageContaining("whose completion Sumi cannot follow");
-        assertThatThrownBy(() -> ListenerReturnTypes.checkBatch(method("future")))
-                .hasMessageContaining("asynchronous batch method is refused");
+        assertThatThrownBy(
+                        () -> ListenerReturnTypes.check(method("future"), true, "the batch container 'b'", false, true))
+                .hasMessageContaining("runs as a batch listener (the batch container 'b')")
+                .hasMessageContaining("Return void and wait for the work inside the method");
+        assertThatThrownBy(() -> ListenerReturnTypes.checkBatch(method("future"), "the batch container 'b'"))
+                .hasMessageContaining("runs as a batch listener");
     }
 
     @Test

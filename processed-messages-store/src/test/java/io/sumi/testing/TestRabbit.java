@@ -5,6 +5,12 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.Declarable;
+import org.springframework.amqp.core.Declarables;
+import org.springframework.amqp.core.DirectExchange;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 
 /**
@@ -34,6 +40,30 @@ public final class TestRabbit {
                             + " (e.g. `service rabbitmq-server start`) or point SUMI_TEST_RABBIT_HOST/PORT at one;"
                             + " these tests never skip");
         }
+    }
+
+    /**
+     * Quorum queues {@code prefix + name} with {@code x-delivery-limit} {@code deliveryLimit}, each
+     * dead-lettering to its own {@code prefix + name + ".dlq"} (non-durable) through the direct
+     * exchange {@code prefix + "dlx"} (routing key {@code name}): the queues on which RabbitMQ counts
+     * every requeue toward the limit, as RabbitMQ 4 does by default.
+     */
+    public static Declarables quorumQueuesWithDeadLetters(String prefix, List<String> names, int deliveryLimit) {
+        DirectExchange dlx = new DirectExchange(prefix + "dlx", false, true);
+        List<Declarable> declarables = new ArrayList<>(List.of(dlx));
+        for (String name : names) {
+            Queue queue = QueueBuilder.durable(prefix + name)
+                    .quorum()
+                    .deliveryLimit(deliveryLimit)
+                    .deadLetterExchange(dlx.getName())
+                    .deadLetterRoutingKey(name)
+                    .build();
+            Queue dlq = QueueBuilder.nonDurable(prefix + name + ".dlq").build();
+            declarables.add(queue);
+            declarables.add(dlq);
+            declarables.add(BindingBuilder.bind(dlq).to(dlx).with(name));
+        }
+        return new Declarables(declarables);
     }
 
     /** A connection factory whose connections RabbitMQ lists under {@code name}. */

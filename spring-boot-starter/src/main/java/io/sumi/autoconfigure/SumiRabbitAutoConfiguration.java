@@ -9,9 +9,11 @@ import io.sumi.rabbit.IdempotentRabbitHandlerAdvisor;
 import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;
 import io.sumi.rabbit.RabbitBudgetListenerStopper;
 import io.sumi.rabbit.RejectAndDontRequeueBatchRecoverer;
+import io.sumi.rabbit.SumiRabbitContainerAdvice;
 import io.sumi.rabbit.SumiRabbitListenerContainerFactoryPostProcessor;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.retry.MessageRecoverer;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
@@ -127,6 +129,17 @@ class SumiRabbitAutoConfiguration {
                             "Invalid @IdempotentHandler on " + method + ": " + ex.getMessage(), ex);
                 }
             });
+            // Hand-built container beans carrying Sumi's advice (the factories' containers are
+            // checked when Sumi's advice is put on them): their shape, a consumer batch, is not the method's.
+            beanFactory
+                    .getBeansOfType(AbstractMessageListenerContainer.class, false, false)
+                    .forEach((name, container) -> {
+                        try {
+                            SumiRabbitContainerAdvice.checkListener(container);
+                        } catch (RuntimeException ex) {
+                            throw new BeanCreationException(name, String.valueOf(ex.getMessage()), ex);
+                        }
+                    });
         };
     }
 }

@@ -7,21 +7,16 @@ import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.store.MessageStatus;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -56,12 +51,6 @@ class KafkaAsyncListenerIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired
     Effects effects;
-
-    static ProducerRecord<String, String> record(String topic, String key) {
-        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, "payload of " + key);
-        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
-        return record;
-    }
 
     @Test
     void aFailedCompletableFutureUnderRetryableTopicIsRunAgainAndCompletedWhenItSucceeds() throws Exception {
@@ -103,33 +92,16 @@ class KafkaAsyncListenerIntegrationTests extends KafkaStarterTestBase {
         assertThat(effects.done("async-pending", "p1")).isEqualTo(1);
     }
 
-    /** What the listeners did. */
-    static class Effects {
-        final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
-        final Map<String, AtomicInteger> done = new ConcurrentHashMap<>();
-        final List<String> dlt = Collections.synchronizedList(new ArrayList<>());
+    /** What the listeners did, and the key each saw in its synchronous part. */
+    static class Effects extends ListenerEffects {
         final List<String> contextKeys = Collections.synchronizedList(new ArrayList<>());
         final CountDownLatch release = new CountDownLatch(1);
         final ExecutorService later = Executors.newSingleThreadExecutor();
 
+        @Override
         int attempt(String consumer, String key) {
             contextKeys.add(IdempotencyContext.current().key());
-            return attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
-                    .incrementAndGet();
-        }
-
-        int attempts(String consumer, String key) {
-            AtomicInteger count = attempts.get(consumer + "/" + key);
-            return count == null ? 0 : count.get();
-        }
-
-        void did(String consumer, String key) {
-            done.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger()).incrementAndGet();
-        }
-
-        int done(String consumer, String key) {
-            AtomicInteger count = done.get(consumer + "/" + key);
-            return count == null ? 0 : count.get();
+            return super.attempt(consumer, key);
         }
 
         /** Completes on another thread, after the listener method has returned: fails on the first attempt. */
@@ -183,7 +155,7 @@ class KafkaAsyncListenerIntegrationTests extends KafkaStarterTestBase {
         }
 
         // Retry topics: Sumi refuses an asynchronous guarded listener without them (a failed future
-        // would never be retried, AsyncRecordListenerCheck).
+        // would never be retried, AsyncListenerCheck).
         @KafkaListener(id = "async-pending", topics = "async.pending")
         @RetryableTopic(attempts = "3", backOff = @BackOff(delay = 50))
         @IdempotentHandler(consumer = "async-pending", mode = IdempotencyMode.LEASE)

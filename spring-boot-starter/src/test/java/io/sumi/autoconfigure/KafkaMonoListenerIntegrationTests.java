@@ -9,19 +9,13 @@ import io.sumi.consumer.IdempotentHandler;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.testing.TestDatabase;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
@@ -59,7 +53,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>Under README step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
  * {@code Mono} (nor a {@code CompletableFuture}), even without Sumi: the control listener shows the
  * record logged and skipped, not retried, not dead-lettered. So Sumi refuses such a guarded listener
- * at start-up ({@code AsyncRecordListenerCheck}).
+ * at start-up ({@code AsyncListenerCheck}).
  */
 @SpringBootTest(
         classes = KafkaMonoListenerIntegrationTests.App.class,
@@ -81,12 +75,6 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
 
     @Value("${spring.kafka.bootstrap-servers}")
     String bootstrapServers;
-
-    static ProducerRecord<String, String> record(String topic, String key) {
-        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, "payload of " + key);
-        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
-        return record;
-    }
 
     @Test
     void withoutSumiSpringKafkaNeverRetriesAFailedMonoUnderTheDefaultErrorHandler() throws Exception {
@@ -160,31 +148,7 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
     }
 
     /** What the listeners did. */
-    static class Effects {
-        final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
-        final Map<String, AtomicInteger> done = new ConcurrentHashMap<>();
-        final Map<String, AtomicInteger> failed = new ConcurrentHashMap<>();
-        final List<String> dlt = Collections.synchronizedList(new ArrayList<>());
-
-        int attempt(String consumer, String key) {
-            return attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
-                    .incrementAndGet();
-        }
-
-        int attempts(String consumer, String key) {
-            AtomicInteger count = attempts.get(consumer + "/" + key);
-            return count == null ? 0 : count.get();
-        }
-
-        int done(String consumer, String key) {
-            AtomicInteger count = done.get(consumer + "/" + key);
-            return count == null ? 0 : count.get();
-        }
-
-        int failed(String consumer, String key) {
-            AtomicInteger count = failed.get(consumer + "/" + key);
-            return count == null ? 0 : count.get();
-        }
+    static class Effects extends ListenerEffects {
 
         /**
          * Work on another thread, only once subscribed to: fails while {@code attempt} is at most
@@ -193,12 +157,10 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
         Mono<Void> work(String consumer, String key, int attempt, int failures) {
             return Mono.<Void>fromRunnable(() -> {
                         if (attempt <= failures) {
-                            failed.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
-                                    .incrementAndGet();
+                            fail(consumer, key);
                             throw new IllegalStateException("the provider timed out (attempt " + attempt + ")");
                         }
-                        done.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
-                                .incrementAndGet();
+                        did(consumer, key);
                     })
                     .subscribeOn(Schedulers.boundedElastic());
         }

@@ -516,7 +516,8 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
     }
 
     /**
-     * Four records of one second each (one lease of the 1 s handlers) in one poll; while it runs,
+     * Four records of one lease each of the 1 s handlers (measured in the poll's renewal
+     * statements, or until another client took a claim over) in one poll; while it runs,
      * a second store on the same database tries to claim its keys every 100 ms, and completes what
      * it wins (the effect of a consumer that took the message over).
      */
@@ -532,16 +533,20 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.attempts(consumer, prefix + "0") == 1);
 
         Competitor competitor = new Competitor();
-        while (committed(consumer, topic) < 4) {
-            for (int i = 1; i < 4; i++) {
-                ClaimResult result = other.claim(consumer, new ClaimRequest(prefix + i, null), Duration.ofSeconds(30));
-                competitor.outcomes.add(result.outcome());
-                if (result.outcome() == ClaimOutcome.CLAIMED) {
-                    other.complete(result.message());
-                }
-            }
-            Thread.sleep(100);
-        }
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    for (int i = 1; i < 4; i++) {
+                        ClaimResult result =
+                                other.claim(consumer, new ClaimRequest(prefix + i, null), Duration.ofSeconds(30));
+                        competitor.outcomes.add(result.outcome());
+                        if (result.outcome() == ClaimOutcome.CLAIMED) {
+                            other.complete(result.message());
+                            effects.takenOver.add(consumer); // the running poll's record may return now
+                        }
+                    }
+                    return committed(consumer, topic) >= 4;
+                });
         registry.getListenerContainer(consumer).stop();
         return competitor;
     }
@@ -588,6 +593,8 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         final CountDownLatch stopEntered = new CountDownLatch(1);
 
         final CountDownLatch stopProceed = new CountDownLatch(1);
+        /** pc-slow*: consumers one of whose claims another ledger client has taken over. */
+        final Set<String> takenOver = ConcurrentHashMap.newKeySet();
 
         void run(String consumer, String key) {
             attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
@@ -720,9 +727,23 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
 
     static class Listeners {
         private final Effects effects;
+        private final StoreCalls calls;
 
-        Listeners(Effects effects) {
+        Listeners(Effects effects, StoreCalls calls) {
             this.effects = effects;
+            this.calls = calls;
+        }
+
+        /**
+         * A record's run of one lease, measured in the poll's renewal statements (one every third of
+         * the lease), not slept through; it ends early once another client has taken a claim of the
+         * poll over (with renewal stopped, no statement is made).
+         */
+        private void runsForALease(String consumer) {
+            int target = calls.renewAllCount(consumer) + 3;
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> calls.renewAllCount(consumer) >= target || effects.takenOver.contains(consumer));
         }
 
         @KafkaListener(id = "pc-dup", topics = "pc.dup", groupId = "pc-dup", autoStartup = "false")
@@ -794,7 +815,7 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(consumer = "pc-slow", lease = "1s")
         void slow(ConsumerRecord<String, String> record) throws InterruptedException {
             effects.run("pc-slow", record.key());
-            Thread.sleep(1000);
+            runsForALease("pc-slow");
         }
 
         @KafkaListener(
@@ -805,7 +826,7 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         @IdempotentHandler(consumer = "pc-slow-bounded", lease = "1s", maxRun = "500ms")
         void slowBounded(ConsumerRecord<String, String> record) throws InterruptedException {
             effects.run("pc-slow-bounded", record.key());
-            Thread.sleep(1000);
+            runsForALease("pc-slow-bounded");
         }
 
         @KafkaListener(id = "pc-shared-a", topics = "pc.shared", groupId = "pc-shared-a")
@@ -844,7 +865,10 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
 
         private void rebalanced(ConsumerRecord<String, String> record) throws InterruptedException {
             if (effects.threads("pc-rebalance").size() < 2) {
-                Thread.sleep(20); // slow while alone, so that the second consumer joins mid-run
+                // Load pacing, not a wait: slow while alone, so that records are left when the second
+                // consumer joins. It must keep polling meanwhile (a rebalance needs its poll), so it
+                // cannot block until the second has run one.
+                Thread.sleep(20);
             }
             effects.run("pc-rebalance", record.key());
         }
@@ -870,9 +894,9 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         }
 
         @Bean
-        Listeners listeners(Effects effects, org.springframework.jdbc.core.JdbcTemplate jdbc) {
+        Listeners listeners(Effects effects, StoreCalls calls, org.springframework.jdbc.core.JdbcTemplate jdbc) {
             jdbc.update("DELETE FROM processed_messages WHERE consumer LIKE 'pc-%'");
-            return new Listeners(effects);
+            return new Listeners(effects, calls);
         }
 
         @Bean

@@ -27,14 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.AmqpAdmin;
-import org.springframework.amqp.core.BindingBuilder;
-import org.springframework.amqp.core.Declarable;
 import org.springframework.amqp.core.Declarables;
-import org.springframework.amqp.core.DirectExchange;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
-import org.springframework.amqp.core.Queue;
-import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
@@ -387,21 +382,7 @@ class RabbitBootRetryIntegrationTests {
 
         @Bean
         Declarables queues() {
-            DirectExchange dlx = new DirectExchange(PREFIX + "dlx", false, true);
-            List<Declarable> declarables = new ArrayList<>(List.of(dlx));
-            for (String name : QUEUES) {
-                Queue queue = QueueBuilder.durable(PREFIX + name)
-                        .quorum()
-                        .deliveryLimit(DELIVERY_LIMIT)
-                        .deadLetterExchange(dlx.getName())
-                        .deadLetterRoutingKey(name)
-                        .build();
-                Queue dlq = QueueBuilder.nonDurable(PREFIX + name + ".dlq").build();
-                declarables.add(queue);
-                declarables.add(dlq);
-                declarables.add(BindingBuilder.bind(dlq).to(dlx).with(name));
-            }
-            return new Declarables(declarables);
+            return TestRabbit.quorumQueuesWithDeadLetters(PREFIX, QUEUES, DELIVERY_LIMIT);
         }
 
         /** A consumer-batch factory with Boot's settings, its retry included. */

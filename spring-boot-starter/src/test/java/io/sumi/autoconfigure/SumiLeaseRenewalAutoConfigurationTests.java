@@ -1,8 +1,10 @@
 package io.sumi.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.consumer.HandlerDefinition;
@@ -17,11 +19,13 @@ import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -55,30 +59,50 @@ class SumiLeaseRenewalAutoConfigurationTests {
                 .withUserConfiguration(Meters.class);
     }
 
-    /** Runs a handler of four leases; halfway, another claim of its key: what did it get? */
-    private static ClaimOutcome competingClaimWhileALongHandlerRuns(
-            IdempotentExecutor executor, ProcessedMessageStore store) throws Exception {
+    /**
+     * Runs a lease-mode handler that another instance keeps claiming the key of, every 20 ms, until
+     * it gets it or the handler's claim has been renewed six times (two leases, so well past the
+     * lease it was claimed with; time is measured in renewals, not slept through): what did the
+     * last competing claim get?
+     */
+    private static ClaimOutcome competingClaimWhileALongHandlerRuns(AssertableApplicationContext context)
+            throws Exception {
+        IdempotentExecutor executor = context.getBean(IdempotentExecutor.class);
+        ProcessedMessageStore store = context.getBean(ProcessedMessageStore.class);
+        MeterRegistry meters = context.getBean(MeterRegistry.class);
         HandlerDefinition handler = HandlerDefinition.builder("renewal")
                 .mode(IdempotencyMode.LEASE)
                 .lease(LEASE)
                 .build();
-        ClaimOutcome[] seen = new ClaimOutcome[1];
+        AtomicReference<ClaimOutcome> seen = new AtomicReference<>();
         try {
             executor.execute(
                     handler,
                     InboundMessage.of("payload", Map.of(HandlerDefinition.IDEMPOTENCY_KEY_HEADER, "k")),
                     () -> {
-                        Thread.sleep(LEASE.multipliedBy(3).toMillis());
-                        seen[0] = store.claim("renewal", new ClaimRequest("k", null), LEASE)
-                                .outcome();
-                        Thread.sleep(LEASE.toMillis());
+                        await().atMost(LEASE.multipliedBy(20))
+                                .pollInterval(Duration.ofMillis(20))
+                                .until(() -> {
+                                    boolean renewedPastTheLease = renewed(meters) >= 6;
+                                    seen.set(store.claim("renewal", new ClaimRequest("k", null), LEASE)
+                                            .outcome());
+                                    return seen.get() == ClaimOutcome.CLAIMED || renewedPastTheLease;
+                                });
                         return null;
                     });
         } catch (MessageBusyException lost) {
             // Taken over by the claim above, which never completes: the slow run is not acked.
-            assertThat(seen[0]).isEqualTo(ClaimOutcome.CLAIMED);
+            assertThat(seen.get()).isEqualTo(ClaimOutcome.CLAIMED);
         }
-        return seen[0];
+        return seen.get();
+    }
+
+    private static double renewed(MeterRegistry meters) {
+        Counter counter = meters.find("sumi.leases.renewals")
+                .tag("consumer", "renewal")
+                .tag("result", "renewed")
+                .counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test
@@ -92,9 +116,7 @@ class SumiLeaseRenewalAutoConfigurationTests {
                     .isEqualTo(Duration.ofMinutes(15))
                     .isEqualTo(HandlerDefinition.DEFAULT_MAX_RUN);
 
-            assertThat(competingClaimWhileALongHandlerRuns(
-                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
-                    .isEqualTo(ClaimOutcome.BUSY);
+            assertThat(competingClaimWhileALongHandlerRuns(context)).isEqualTo(ClaimOutcome.BUSY);
             assertThat(context.getBean(MeterRegistry.class)
                             .get("sumi.leases.renewals")
                             .tag("result", "renewed")
@@ -107,18 +129,14 @@ class SumiLeaseRenewalAutoConfigurationTests {
     @Test
     void renewalCanBeTurnedOff() {
         runner().withPropertyValues("sumi.consumer.lease-renewal=false").run(context -> {
-            assertThat(competingClaimWhileALongHandlerRuns(
-                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
-                    .isEqualTo(ClaimOutcome.CLAIMED);
+            assertThat(competingClaimWhileALongHandlerRuns(context)).isEqualTo(ClaimOutcome.CLAIMED);
         });
     }
 
     @Test
     void pastTheConfiguredMaxRunTheLeaseLapsesAndIsCounted() {
         runner().withPropertyValues("sumi.consumer.max-run=400ms").run(context -> {
-            assertThat(competingClaimWhileALongHandlerRuns(
-                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
-                    .isEqualTo(ClaimOutcome.CLAIMED);
+            assertThat(competingClaimWhileALongHandlerRuns(context)).isEqualTo(ClaimOutcome.CLAIMED);
             assertThat(context.getBean(MeterRegistry.class)
                             .get("sumi.leases.overruns")
                             .counter()
@@ -144,9 +162,7 @@ class SumiLeaseRenewalAutoConfigurationTests {
             assertThat(pool.getConnectionTimeout())
                     .as("a sixth of the 30 s lease")
                     .isEqualTo(Duration.ofSeconds(5).toMillis());
-            assertThat(competingClaimWhileALongHandlerRuns(
-                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
-                    .isEqualTo(ClaimOutcome.BUSY);
+            assertThat(competingClaimWhileALongHandlerRuns(context)).isEqualTo(ClaimOutcome.BUSY);
             assertThat(pool.getHikariPoolMXBean().getTotalConnections())
                     .as("the renewals took their connection from it")
                     .isPositive();
@@ -169,9 +185,7 @@ class SumiLeaseRenewalAutoConfigurationTests {
     void aRenewalPoolOfSizeZeroLeavesRenewalsOnTheLedgersDataSource() {
         runner().withPropertyValues("sumi.consumer.renewal-pool.size=0").run(context -> {
             assertThat(context.getBean(LeaseRenewalPool.class).dataSource()).isNull();
-            assertThat(competingClaimWhileALongHandlerRuns(
-                            context.getBean(IdempotentExecutor.class), context.getBean(ProcessedMessageStore.class)))
-                    .isEqualTo(ClaimOutcome.BUSY);
+            assertThat(competingClaimWhileALongHandlerRuns(context)).isEqualTo(ClaimOutcome.BUSY);
         });
     }
 

@@ -229,6 +229,16 @@ public final class IdempotentRabbitHandlerInterceptor extends IdempotentHandlerI
         return listener != null ? listener.id() : null;
     }
 
+    /**
+     * A method taking the batch's AMQP messages ({@code List<Message>}): a consumer-batch listener
+     * or a service method it hands its batch. A consumer-batch container (whose listener may take
+     * payloads) is seen on the container ({@link SumiRabbitContainerAdvice#checkListener}).
+     */
+    @Override
+    protected boolean runsAsBatch(Method method) {
+        return hasListParameterOf(method, Message.class);
+    }
+
     @Override
     protected void checkDefinition(Method method, HandlerDefinition definition) {
         if (definition.storeReply()) {
@@ -253,8 +263,8 @@ public final class IdempotentRabbitHandlerInterceptor extends IdempotentHandlerI
 
     private @Nullable Object invokeBatch(MethodInvocation invocation, HandlerDefinition definition, List<Message> batch)
             throws Exception {
-        // Before anything is claimed.
-        ListenerReturnTypes.checkBatch(invocation.getMethod());
+        // Before anything is claimed (start-up refuses the batch listeners it sees).
+        ListenerReturnTypes.checkBatch(invocation.getMethod(), "a consumer-batch RabbitMQ listener container");
         List<InboundMessage> messages = new ArrayList<>(batch.size());
         batch.forEach(message -> messages.add(new RabbitInboundMessage(message)));
         Object[] args = invocation.getArguments();

@@ -12,6 +12,7 @@ import io.sumi.rabbit.internal.DeadLetterTargets.DeadLetterTarget;
 import io.sumi.rabbit.internal.RepeatableProceedAdvice;
 import io.sumi.rabbit.internal.SettlingChannel;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,6 +36,7 @@ import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
 import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The two advices Sumi puts around a listener container's {@code invokeListener}, outside and
@@ -88,6 +90,10 @@ public final class SumiRabbitContainerAdvice {
     private final BusyPolicy busyPolicy;
     private final @Nullable RabbitBudgetListenerStopper budgetStopper;
     private final DeadLetterTargets deadLetterTargets = new DeadLetterTargets();
+
+    /** {@code AbstractMessageListenerContainer.adviceChain}: its getter is protected. */
+    private static final @Nullable Field ADVICE_CHAIN =
+            ReflectionUtils.findField(AbstractMessageListenerContainer.class, "adviceChain");
 
     private static final DefaultMessagePropertiesConverter PROPERTIES = new DefaultMessagePropertiesConverter();
 
@@ -151,6 +157,10 @@ public final class SumiRabbitContainerAdvice {
             Advice @Nullable [] chain,
             BusyPolicy busyPolicy,
             @Nullable RabbitBudgetListenerStopper budgetStopper) {
+        if (container.getMessageListener() != null) {
+            // The container shows what its listener's method does not: a consumer batch.
+            AsyncBatchListenerCheck.check(container);
+        }
         SumiRabbitContainerAdvice advice = new SumiRabbitContainerAdvice(container, busyPolicy, budgetStopper);
         List<Advice> advices = new ArrayList<>();
         advices.add(advice.new Outer());
@@ -164,6 +174,27 @@ public final class SumiRabbitContainerAdvice {
         }
         advices.add(advice.new Inner());
         return advices.toArray(Advice[]::new);
+    }
+
+    /**
+     * Checks, before {@code container} starts, that Sumi can run its listener if the container
+     * carries Sumi's advice: a consumer-batch container's {@code @IdempotentHandler} listener must
+     * not return a {@code CompletableFuture} or {@code Mono} (a batch completes when the method
+     * returns). {@link #wrap} checks a container that has its listener already; the starter calls
+     * this for every listener container bean, whose listener may be set after {@link #wrap}.
+     *
+     * @throws IllegalStateException if Sumi cannot run the container's listener, saying why and what to do
+     * @since 0.1.0
+     */
+    public static void checkListener(AbstractMessageListenerContainer container) {
+        if (ADVICE_CHAIN == null) {
+            return;
+        }
+        ReflectionUtils.makeAccessible(ADVICE_CHAIN);
+        if (ReflectionUtils.getField(ADVICE_CHAIN, container) instanceof Advice[] chain
+                && Arrays.stream(chain).anyMatch(Outer.class::isInstance)) {
+            AsyncBatchListenerCheck.check(container);
+        }
     }
 
     /** Records the delivery and acts on Sumi's verdict. */

@@ -5,6 +5,7 @@ import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.BusyClaimLatches;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.util.Collection;
@@ -57,7 +58,9 @@ class RabbitBinderTestWiring {
 
     @Bean
     ProcessedMessageStore store(DataSource dataSource) {
-        return JdbcProcessedMessageStore.builder(dataSource).build();
+        // Tells concurrent-duplicates listeners when a copy of their message met them (see BusyClaimLatches).
+        return new BusyClaimLatches(
+                JdbcProcessedMessageStore.builder(dataSource).build());
     }
 
     @Bean

@@ -25,14 +25,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.AcknowledgeMode;
-import org.springframework.amqp.core.BindingBuilder;
-import org.springframework.amqp.core.Declarable;
 import org.springframework.amqp.core.Declarables;
-import org.springframework.amqp.core.DirectExchange;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
-import org.springframework.amqp.core.Queue;
-import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.EnableRabbit;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
@@ -214,21 +209,7 @@ class RabbitBusyQuorumIntegrationTests {
 
         @Bean
         Declarables queues() {
-            DirectExchange dlx = new DirectExchange(PREFIX + "dlx", false, true);
-            List<Declarable> declarables = new ArrayList<>(List.of(dlx));
-            for (String name : QUEUES) {
-                Queue queue = QueueBuilder.durable(PREFIX + name)
-                        .quorum()
-                        .deliveryLimit(DELIVERY_LIMIT)
-                        .deadLetterExchange(dlx.getName())
-                        .deadLetterRoutingKey(name)
-                        .build();
-                Queue dlq = QueueBuilder.nonDurable(PREFIX + name + ".dlq").build();
-                declarables.add(queue);
-                declarables.add(dlq);
-                declarables.add(BindingBuilder.bind(dlq).to(dlx).with(name));
-            }
-            return new Declarables(declarables);
+            return TestRabbit.quorumQueuesWithDeadLetters(PREFIX, QUEUES, DELIVERY_LIMIT);
         }
 
         /** Spring AMQP's default: a failed listener's message is requeued. */

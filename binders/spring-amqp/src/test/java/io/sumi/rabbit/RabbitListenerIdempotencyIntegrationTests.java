@@ -15,6 +15,7 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
+import io.sumi.testing.BusyClaimLatches;
 import io.sumi.testing.TestRabbit;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -84,6 +87,9 @@ class RabbitListenerIdempotencyIntegrationTests {
             "manual-defer",
             "tx-batch-nokey",
             "resilient");
+
+    /** After how many effects the resilient test drops the listeners' connection. */
+    static final List<Integer> RESILIENT_DROPS_AT = List.of(50, 150);
 
     static AnnotationConfigApplicationContext context;
     static RabbitTemplate sender;
@@ -246,12 +252,14 @@ class RabbitListenerIdempotencyIntegrationTests {
         send("busy", key, "busy payload");
 
         await().atMost(Duration.ofSeconds(30)).until(() -> count("Listeners.busy", "busy") >= 3);
-        long startedAt = System.nanoTime();
+        // Not a hot loop: one run per BUSY_INTERVAL (300 ms) at most, so three more take two intervals or more.
         double before = count("Listeners.busy", "busy");
-        Thread.sleep(1500);
-        double during = count("Listeners.busy", "busy") - before;
-        // Not a hot loop: one run per BUSY_INTERVAL (300 ms) at most, i.e. about 5 in 1.5 s.
-        assertThat(during).isBetween(1.0, 1.0 + (System.nanoTime() - startedAt) / (double) BUSY_INTERVAL.toNanos());
+        long startedAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> count("Listeners.busy", "busy") >= before + 3);
+        assertThat(Duration.ofNanos(System.nanoTime() - startedAt))
+                .isGreaterThanOrEqualTo(BUSY_INTERVAL.multipliedBy(2));
         assertThat(listeners.attempts("busy:" + key)).isZero();
 
         store.release(holder.message(), "the other consumer failed");
@@ -434,19 +442,11 @@ class RabbitListenerIdempotencyIntegrationTests {
         Thread producer = new Thread(() -> {
             for (int i = 0; i < total; i++) {
                 send("resilient", RUN + "-r-" + i, "r" + i);
-                if (i % 10 == 0) {
-                    try {
-                        Thread.sleep(20);
-                    } catch (InterruptedException ex) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
             }
         });
         producer.start();
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> listeners.effects("resilient").size() >= 50);
+                .until(() -> listeners.effects("resilient").size() >= RESILIENT_DROPS_AT.get(0));
         boolean onBroker = TestRabbit.closeOnBroker(CONNECTION_NAME);
         org.slf4j.LoggerFactory.getLogger(RabbitListenerIdempotencyIntegrationTests.class)
                 .info("Connection loss: {}", onBroker ? "closed by the broker (rabbitmqctl)" : "closed by the client");
@@ -454,9 +454,11 @@ class RabbitListenerIdempotencyIntegrationTests {
             // No rabbitmqctl here: close the listeners' connection from the client side instead.
             context.getBean(CachingConnectionFactory.class).resetConnection();
         }
+        listeners.connectionDropped(0);
         await().atMost(Duration.ofSeconds(30))
-                .until(() -> listeners.effects("resilient").size() >= 150);
+                .until(() -> listeners.effects("resilient").size() >= RESILIENT_DROPS_AT.get(1));
         context.getBean(CachingConnectionFactory.class).resetConnection();
+        listeners.connectionDropped(1);
         producer.join();
 
         await().atMost(Duration.ofSeconds(90))
@@ -474,12 +476,25 @@ class RabbitListenerIdempotencyIntegrationTests {
     /** The listeners; effects are counted per key, threads per consumer. */
     static class Listeners {
 
+        final BusyClaimLatches ledger;
+        /** resilient: opened by the test once it has dropped the connection at RESILIENT_DROPS_AT's effects. */
+        final List<CountDownLatch> resilientDropped = List.of(new CountDownLatch(1), new CountDownLatch(1));
+
         final Map<String, Map<String, AtomicInteger>> effects = new ConcurrentHashMap<>();
         final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         final List<String> styleHeader = new CopyOnWriteArrayList<>();
         final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
         final AtomicInteger batchFailures = new AtomicInteger();
+
+        Listeners(BusyClaimLatches ledger) {
+            this.ledger = ledger;
+        }
+
+        /** The test has dropped the connection for the {@code drop}-th time: the held resilient runs go on. */
+        void connectionDropped(int drop) {
+            resilientDropped.get(drop).countDown();
+        }
 
         Map<String, AtomicInteger> effects(String consumer) {
             return effects.computeIfAbsent(consumer, c -> new ConcurrentHashMap<>());
@@ -508,7 +523,11 @@ class RabbitListenerIdempotencyIntegrationTests {
         @RabbitListener(id = "dup", queues = "${it.prefix}dup", concurrency = "4")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void dup(String payload) throws InterruptedException {
-            Thread.sleep(2); // long enough for copies to meet on different consumers
+            // Forces the interleaving the test is about: the run goes on once a copy of its key,
+            // on another consumer, has been told BUSY by the ledger (or after 1 s, if every copy
+            // went to this consumer, one after another).
+            IdempotencyContext context = IdempotencyContext.current();
+            ledger.awaitBusy(context.consumer(), context.key(), Duration.ofSeconds(1));
             effect("dup");
         }
 
@@ -667,7 +686,15 @@ class RabbitListenerIdempotencyIntegrationTests {
         @RabbitListener(id = "resilient", queues = "${it.prefix}resilient", concurrency = "2")
         @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
         public void resilient(String payload) throws InterruptedException {
-            Thread.sleep(5);
+            // Forces the interleaving the test is about: from the 50th (then the 150th) effect on,
+            // the runs wait in their handlers until the test has dropped the connection, so the
+            // drop lands while messages are mid-run (30 s at most, so a failing test ends).
+            int done = effects("resilient").size();
+            for (int i = 0; i < RESILIENT_DROPS_AT.size(); i++) {
+                if (done >= RESILIENT_DROPS_AT.get(i)) {
+                    resilientDropped.get(i).await(30, TimeUnit.SECONDS);
+                }
+            }
             effect("resilient");
         }
     }
@@ -751,8 +778,8 @@ class RabbitListenerIdempotencyIntegrationTests {
         }
 
         @Bean
-        Listeners listeners() {
-            return new Listeners();
+        Listeners listeners(ProcessedMessageStore store) {
+            return new Listeners((BusyClaimLatches) store);
         }
     }
 }

@@ -16,6 +16,7 @@ import io.sumi.consumer.budget.BudgetConfig;
 import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.BusyClaimLatches;
 import io.sumi.testing.TestDatabase;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
@@ -232,12 +233,13 @@ abstract class AbstractJmsListenerIntegrationTests {
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
         final Map<String, Integer> deliveryCounts = new ConcurrentHashMap<>();
         final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
-        final AtomicInteger dupEntries = new AtomicInteger();
         final JdbcTemplate jdbc;
         final GuardedEffects guarded;
         final JmsTemplate downstream;
+        final BusyClaimLatches ledger;
 
-        Listeners(DataSource dataSource, GuardedEffects guarded, JmsTemplate downstream) {
+        Listeners(DataSource dataSource, GuardedEffects guarded, JmsTemplate downstream, BusyClaimLatches ledger) {
+            this.ledger = ledger;
             this.jdbc = new JdbcTemplate(dataSource);
             this.guarded = guarded;
             this.downstream = downstream;
@@ -282,16 +284,11 @@ abstract class AbstractJmsListenerIntegrationTests {
         @JmsListener(id = "dup", destination = "dup", concurrency = "3-3")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void dup(String payload) throws InterruptedException {
-            // The first deliveries wait (2 s at most) until a second consumer has one too, so that the
-            // run really is concurrent when the other consumers start late (seen right after start-up).
-            Set<String> entered = threads("dup-entered");
-            entered.add(Thread.currentThread().getName());
-            if (dupEntries.incrementAndGet() <= 3) {
-                for (int i = 0; i < 200 && entered.size() < 2; i++) {
-                    Thread.sleep(10);
-                }
-            }
-            Thread.sleep(10); // long enough for copies to meet on different consumers
+            // Forces the interleaving the test is about: the run goes on once a copy of its key,
+            // on another consumer, has been told BUSY by the ledger (or after 1 s, if every copy
+            // went to this consumer, one after another).
+            IdempotencyContext context = IdempotencyContext.current();
+            ledger.awaitBusy(context.consumer(), context.key(), Duration.ofSeconds(1));
             effect("dup");
         }
 
@@ -612,7 +609,9 @@ abstract class AbstractJmsListenerIntegrationTests {
 
         @Bean
         ProcessedMessageStore store(DataSource dataSource) {
-            return JdbcProcessedMessageStore.builder(dataSource).build();
+            // Tells the dup listener when a copy of its message met it (see BusyClaimLatches).
+            return new BusyClaimLatches(
+                    JdbcProcessedMessageStore.builder(dataSource).build());
         }
 
         @Bean
@@ -673,8 +672,12 @@ abstract class AbstractJmsListenerIntegrationTests {
         }
 
         @Bean
-        Listeners listeners(DataSource dataSource, GuardedEffects guardedEffects, JmsTemplate downstream) {
-            return new Listeners(dataSource, guardedEffects, downstream);
+        Listeners listeners(
+                DataSource dataSource,
+                GuardedEffects guardedEffects,
+                JmsTemplate downstream,
+                ProcessedMessageStore store) {
+            return new Listeners(dataSource, guardedEffects, downstream, (BusyClaimLatches) store);
         }
     }
 }

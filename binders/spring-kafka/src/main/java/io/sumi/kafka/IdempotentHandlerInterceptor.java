@@ -247,6 +247,20 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
         return listener != null ? listener.id() : null;
     }
 
+    /**
+     * A {@code @KafkaListener(batch = "true")} method, or one taking the batch's records
+     * ({@code List<ConsumerRecord>}, {@link ConsumerRecords}): a batch listener, or a service method
+     * a batch listener hands its batch. A batch container factory is seen on the container
+     * ({@link AsyncListenerCheck}).
+     */
+    @Override
+    protected boolean runsAsBatch(Method method) {
+        KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(method, KafkaListener.class);
+        return (listener != null && "true".equalsIgnoreCase(listener.batch().trim()))
+                || hasParameterOf(method, ConsumerRecords.class)
+                || hasListParameterOf(method, ConsumerRecord.class);
+    }
+
     @Override
     protected void checkDefinition(Method method, HandlerDefinition definition) {
         if (definition.storeReply()) {
@@ -280,8 +294,8 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
             List<ConsumerRecord<?, ?>> records,
             @Nullable DeferredAcknowledgment ack)
             throws Exception {
-        // Before anything is claimed.
-        ListenerReturnTypes.checkBatch(invocation.getMethod());
+        // Before anything is claimed (start-up refuses the batch listeners it sees).
+        ListenerReturnTypes.checkBatch(invocation.getMethod(), "a batch Kafka listener container");
         List<InboundMessage> messages = new ArrayList<>(records.size());
         records.forEach(record -> messages.add(new KafkaInboundMessage(record)));
         Object[] args = invocation.getArguments();

@@ -1,6 +1,7 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Objects;
@@ -8,10 +9,7 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.context.SmartLifecycle;
-import org.springframework.core.MethodIntrospector;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.ListenerContainerRegistry;
@@ -30,8 +28,9 @@ import org.springframework.util.ReflectionUtils;
  * <p>A container whose error handler Sumi cannot teach fails start-up if it runs an
  * {@link IdempotentHandler} (or Sumi cannot tell); other containers keep it. So does a container
  * whose {@link IdempotentHandler} record listener returns a {@code CompletableFuture} or
- * {@code Mono} and is not a retry-topic container ({@link AsyncRecordListenerCheck}: Spring Kafka
- * would commit a failed future's offset without retrying it). Runs before the
+ * {@code Mono} and is not a retry-topic container, or whose {@link IdempotentHandler} batch
+ * listener returns one ({@link AsyncListenerCheck}: Spring Kafka would commit a failed future's
+ * offset without retrying it; Sumi would refuse every batch). Runs before the
  * {@link BudgetListenerPauser}, which then wraps the taught handler. Containers created after
  * start-up are not seen: call {@link SumiKafkaErrorHandling#configure(AbstractMessageListenerContainer, Duration)}.
  */
@@ -66,8 +65,8 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
                         container.getListenerId());
             }
             if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
-                // A failed future is retried only on retry-topic containers: refuse the others.
-                AsyncRecordListenerCheck.check(listenerContainer);
+                // A failed future is retried only on retry-topic containers, and never for a batch.
+                AsyncListenerCheck.check(listenerContainer);
                 try {
                     SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
                 } catch (IllegalStateException ex) {
@@ -103,10 +102,7 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
         if (bean == null) {
             return null;
         }
-        return !MethodIntrospector.selectMethods(
-                        AopUtils.getTargetClass(bean), (MethodIntrospector.MetadataLookup<Boolean>)
-                                m -> AnnotatedElementUtils.hasAnnotation(m, IdempotentHandler.class) ? true : null)
-                .isEmpty();
+        return !IdempotentHandlerInterceptorSupport.annotatedMethods(bean).isEmpty();
     }
 
     @Override

@@ -16,8 +16,10 @@ import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -25,8 +27,12 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.messaging.Message;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The method interceptor every binder runs its {@link IdempotentHandler} methods with; a binder
@@ -127,6 +133,22 @@ public abstract class IdempotentHandlerInterceptorSupport implements MethodInter
     protected abstract @Nullable String listenerId(Method method, Class<?> targetClass);
 
     /**
+     * Whether {@code method} shows that it runs as a batch listener: its listener annotation asks
+     * for batches, or it takes the batch's messages (a service method a batch listener calls). The
+     * return-type rule refuses an asynchronous one ({@link ListenerReturnTypes#check}); a batch
+     * container that the method does not show (a batch factory) is checked by the binder when it
+     * sees the container. By default {@code false}.
+     */
+    protected boolean runsAsBatch(Method method) {
+        return false;
+    }
+
+    /** How the binder's listener container is named in start-up errors. */
+    protected final String containerName() {
+        return containerName;
+    }
+
+    /**
      * The binder's own rules for a method's definition (e.g. whether it can keep replies), checked
      * after the return-type rule, once per method.
      *
@@ -145,7 +167,8 @@ public abstract class IdempotentHandlerInterceptorSupport implements MethodInter
      */
     public final HandlerDefinition definition(Method method, Class<?> targetClass) {
         return methods.definition(method, targetClass, m -> listenerId(m, targetClass), (m, definition) -> {
-            ListenerReturnTypes.check(m, containerWaitsForAsyncResults, containerName, definition.storeReply());
+            ListenerReturnTypes.check(
+                    m, containerWaitsForAsyncResults, containerName, definition.storeReply(), runsAsBatch(m));
             checkDefinition(m, definition);
         });
     }
@@ -205,6 +228,33 @@ public abstract class IdempotentHandlerInterceptorSupport implements MethodInter
                 if (type.isAssignableFrom(parameter)) {
                     return true;
                 }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The {@link IdempotentHandler} methods of {@code bean}'s class (its target class when it is a
+     * proxy), for a binder's start-up checks that see a listener's bean but not its method (a
+     * class-level listener).
+     */
+    public static Set<Method> annotatedMethods(Object bean) {
+        return MethodIntrospector.selectMethods(AopUtils.getTargetClass(bean), (ReflectionUtils.MethodFilter)
+                method -> AnnotatedElementUtils.hasAnnotation(method, IdempotentHandler.class));
+    }
+
+    /**
+     * Whether {@code method} has a {@code List} (or other collection) parameter whose elements are
+     * {@code element} (or a subtype): a batch of the binder's messages, for start-up checks.
+     */
+    protected static boolean hasListParameterOf(Method method, Class<?> element) {
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            ResolvableType type = ResolvableType.forMethodParameter(method, i);
+            Class<?> elementType = type.asCollection().getGeneric(0).resolve();
+            if (Collection.class.isAssignableFrom(type.toClass())
+                    && elementType != null
+                    && element.isAssignableFrom(elementType)) {
+                return true;
             }
         }
         return false;

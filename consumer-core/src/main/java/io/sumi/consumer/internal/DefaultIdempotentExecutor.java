@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -134,6 +135,32 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
             boolean renewLeases,
             Duration maxRun,
             ObservationRegistry observations) {
+        this(
+                store,
+                transactions,
+                meterRegistry,
+                keyResolver,
+                reconcileAfter,
+                renewLeases,
+                maxRun,
+                observations,
+                System::nanoTime);
+    }
+
+    /**
+     * As the constructor above, with the monotonic clock lease renewal reads (how late a renewal
+     * landed, how long a handler has run): {@code System::nanoTime}, or one a test moves by hand.
+     */
+    public DefaultIdempotentExecutor(
+            ProcessedMessageStore store,
+            TransactionSupport transactions,
+            MeterRegistry meterRegistry,
+            MessageKeyResolver keyResolver,
+            @Nullable Duration reconcileAfter,
+            boolean renewLeases,
+            Duration maxRun,
+            ObservationRegistry observations,
+            LongSupplier ticker) {
         if (maxRun.isNegative() || maxRun.isZero()) {
             throw new IllegalArgumentException("maxRun must be positive, was " + maxRun);
         }
@@ -145,7 +172,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
         this.store = new GuardedLedger(store, recorder);
         this.keyResolver = keyResolver;
         this.verdicts = new ClaimVerdicts(this.store, recorder, reconcileAfter);
-        this.renewer = new LeaseRenewer(store, recorder, renewLeases, maxRun);
+        this.renewer = new LeaseRenewer(store, recorder, renewLeases, maxRun, Objects.requireNonNull(ticker, "ticker"));
         this.lease = new LeaseExecution(this.store, verdicts, recorder, renewer);
         this.transactional = new TransactionalExecution(this.store, transactions, verdicts, recorder);
     }

@@ -39,6 +39,16 @@ final class GuardedLedger extends ForwardingProcessedMessageStore {
     /** The least time between two WARN lines of one consumer about an unreachable ledger. */
     static final Duration WARN_EVERY = Duration.ofSeconds(30);
 
+    // The calls, the {@code call} tag of sumi.ledger.unavailable (listed in the README's metrics table).
+    static final String CLAIM = "claim";
+    static final String COMPLETE = "complete";
+    static final String RELEASE = "release";
+    static final String READ = "read";
+    static final String MARK_FOR_RECONCILIATION = "mark for reconciliation";
+
+    /** Every {@code call} tag value, registered at 0 with a consumer's first message. */
+    static final List<String> CALLS = List.of(CLAIM, COMPLETE, RELEASE, READ, MARK_FOR_RECONCILIATION);
+
     private final OutcomeRecorder recorder;
 
     GuardedLedger(ProcessedMessageStore delegate, OutcomeRecorder recorder) {
@@ -86,66 +96,66 @@ final class GuardedLedger extends ForwardingProcessedMessageStore {
 
     @Override
     public ClaimResult claim(String consumer, ClaimRequest request, Duration lease) {
-        return guard(consumer, "claim", () -> super.claim(consumer, request, lease));
+        return guard(consumer, CLAIM, () -> super.claim(consumer, request, lease));
     }
 
     @Override
     public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
-        return guard(consumer, "claim", () -> super.claimAll(consumer, requests, lease));
+        return guard(consumer, CLAIM, () -> super.claimAll(consumer, requests, lease));
     }
 
     @Override
     public ClaimResult claimCompleted(String consumer, ClaimRequest request) {
-        return guard(consumer, "claim", () -> super.claimCompleted(consumer, request));
+        return guard(consumer, CLAIM, () -> super.claimCompleted(consumer, request));
     }
 
     @Override
     public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
-        return guard(consumer, "claim", () -> super.claimAllCompleted(consumer, requests));
+        return guard(consumer, CLAIM, () -> super.claimAllCompleted(consumer, requests));
     }
 
     @Override
     public boolean complete(ProcessedMessage claim) {
-        return guard(claim.consumer(), "complete", () -> super.complete(claim));
+        return guard(claim.consumer(), COMPLETE, () -> super.complete(claim));
     }
 
     @Override
     public boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
-        return guard(claim.consumer(), "complete", () -> super.complete(claim, reply));
+        return guard(claim.consumer(), COMPLETE, () -> super.complete(claim, reply));
     }
 
     @Override
     public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
-        return guard(consumer, "complete", () -> super.completeAll(consumer, claimToken, messageIds));
+        return guard(consumer, COMPLETE, () -> super.completeAll(consumer, claimToken, messageIds));
     }
 
     @Override
     public Optional<StoredReply> findReply(String consumer, String messageId) {
-        return guard(consumer, "read", () -> super.findReply(consumer, messageId));
+        return guard(consumer, READ, () -> super.findReply(consumer, messageId));
     }
 
     @Override
     public boolean release(ProcessedMessage claim, @Nullable String error) {
-        return guard(claim.consumer(), "release", () -> super.release(claim, error));
+        return guard(claim.consumer(), RELEASE, () -> super.release(claim, error));
     }
 
     @Override
     public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
-        return guard(consumer, "release", () -> super.releaseAll(consumer, claimToken, messageIds, error));
+        return guard(consumer, RELEASE, () -> super.releaseAll(consumer, claimToken, messageIds, error));
     }
 
     @Override
     public int releaseUnrun(String consumer, long claimToken, Collection<String> messageIds) {
-        return guard(consumer, "release", () -> super.releaseUnrun(consumer, claimToken, messageIds));
+        return guard(consumer, RELEASE, () -> super.releaseUnrun(consumer, claimToken, messageIds));
     }
 
     @Override
     public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        return guard(claim.consumer(), "mark for reconciliation", () -> super.markForReconciliation(claim, reason));
+        return guard(claim.consumer(), MARK_FOR_RECONCILIATION, () -> super.markForReconciliation(claim, reason));
     }
 
     @Override
     public Optional<ProcessedMessage> find(String consumer, String messageId) {
-        return guard(consumer, "read", () -> super.find(consumer, messageId));
+        return guard(consumer, READ, () -> super.find(consumer, messageId));
     }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,7 +65,9 @@ import org.slf4j.LoggerFactory;
  *   stuck on a dead connection does not hold up every other.</li>
  *   <li>Time: the renewal schedule and the max run are measured on this JVM's monotonic clock
  *   ({@link System#nanoTime}), which only times this JVM's own handler; the lease's end is
- *   written on the store's shared clock.</li>
+ *   written on the store's shared clock. What a renewal measures (late, max run) is read from the
+ *   renewer's ticker ({@code System::nanoTime} unless a test passes one it moves by hand, so that
+ *   a late renewal is made late without sleeping); the ticks themselves run on the scheduler.</li>
  * </ul>
  */
 final class LeaseRenewer implements AutoCloseable {
@@ -78,6 +81,7 @@ final class LeaseRenewer implements AutoCloseable {
     private final boolean enabled;
     private final Duration defaultMaxRun;
     private final ScheduledThreadPoolExecutor scheduler;
+    private final LongSupplier ticker;
     private volatile boolean unsupportedLogged;
 
     /**
@@ -85,7 +89,18 @@ final class LeaseRenewer implements AutoCloseable {
      * @param defaultMaxRun the max run time of handlers that set none
      */
     LeaseRenewer(ProcessedMessageStore store, OutcomeRecorder recorder, boolean enabled, Duration defaultMaxRun) {
+        this(store, recorder, enabled, defaultMaxRun, System::nanoTime);
+    }
+
+    /** @param ticker this JVM's monotonic clock, in nanoseconds ({@code System::nanoTime}) */
+    LeaseRenewer(
+            ProcessedMessageStore store,
+            OutcomeRecorder recorder,
+            boolean enabled,
+            Duration defaultMaxRun,
+            LongSupplier ticker) {
         this.store = store;
+        this.ticker = ticker;
         this.recorder = recorder;
         this.enabled = enabled;
         this.defaultMaxRun = defaultMaxRun;
@@ -104,7 +119,8 @@ final class LeaseRenewer implements AutoCloseable {
     }
 
     /** What renewal {@link #start} returns when it has nothing to renew. */
-    private static final Renewal NONE = new Renewal(null, "", 0, List.of(), Duration.ofSeconds(1), 1, 1);
+    private static final Renewal NONE =
+            new Renewal(null, "", 0, List.of(), Duration.ofSeconds(1), 1, 1, System::nanoTime);
 
     /**
      * Starts renewing {@code keys}, claimed with {@code token}, for as long as the returned renewal
@@ -117,7 +133,7 @@ final class LeaseRenewer implements AutoCloseable {
         Duration maxRun = handler.maxRun() != null ? handler.maxRun() : defaultMaxRun;
         long interval = Math.max(1, handler.lease().toNanos() / 3);
         Renewal renewal =
-                new Renewal(this, handler.consumer(), token, keys, handler.lease(), interval, maxRun.toNanos());
+                new Renewal(this, handler.consumer(), token, keys, handler.lease(), interval, maxRun.toNanos(), ticker);
         try {
             // One task per call on the hot path; the max-run deadline is scheduled by the last tick
             // before it (or now, if it comes before the first tick), so quick handlers never pay for it.
@@ -154,6 +170,7 @@ final class LeaseRenewer implements AutoCloseable {
         private final long maxRun;
         private final long started;
         private final long lateAfter;
+        private final LongSupplier ticker;
         private final ReentrantLock lock = new ReentrantLock();
         /** When the last renewal landed (at first: when the claims were taken). */
         private long lastRenewed;
@@ -169,15 +186,17 @@ final class LeaseRenewer implements AutoCloseable {
                 List<String> keys,
                 Duration lease,
                 long interval,
-                long maxRun) {
+                long maxRun,
+                LongSupplier ticker) {
             this.renewer = renewer;
+            this.ticker = ticker;
             this.consumer = consumer;
             this.token = token;
             this.keys = new LinkedHashSet<>(keys);
             this.lease = lease;
             this.interval = interval;
             this.maxRun = maxRun;
-            this.started = System.nanoTime();
+            this.started = ticker.getAsLong();
             this.lastRenewed = started;
             this.lateAfter = lease.toNanos() / 3 * 2;
             this.stopped = renewer == null;
@@ -239,7 +258,7 @@ final class LeaseRenewer implements AutoCloseable {
                 if (stopped || keys.isEmpty()) {
                     return;
                 }
-                long left = maxRun - (System.nanoTime() - started);
+                long left = maxRun - (ticker.getAsLong() - started);
                 if (left <= 0) {
                     overrunLocked(owner);
                     return;
@@ -252,7 +271,7 @@ final class LeaseRenewer implements AutoCloseable {
                     }
                 }
                 int renewed;
-                long begun = System.nanoTime();
+                long begun = ticker.getAsLong();
                 try {
                     renewed = owner.store.renewAll(consumer, token, List.copyOf(keys), lease);
                 } catch (UnsupportedOperationException ex) {
@@ -267,13 +286,13 @@ final class LeaseRenewer implements AutoCloseable {
                             consumer,
                             keys.size(),
                             keys.iterator().next(),
-                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRenewed),
+                            TimeUnit.NANOSECONDS.toMillis(ticker.getAsLong() - lastRenewed),
                             lease,
                             lease.toMillis() / 3,
                             ex.toString());
                     return;
                 }
-                long landed = System.nanoTime();
+                long landed = ticker.getAsLong();
                 if (renewed > 0) {
                     owner.recorder.leaseRenewal(consumer, OutcomeRecorder.Renewal.RENEWED, renewed);
                     if (landed - lastRenewed > lateAfter) {
@@ -375,7 +394,7 @@ final class LeaseRenewer implements AutoCloseable {
                             + " (e.g. {}); its lease is no longer renewed and ends within {}, after which another"
                             + " consumer may take the message over while this handler still runs",
                     consumer,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+                    TimeUnit.NANOSECONDS.toMillis(ticker.getAsLong() - started),
                     TimeUnit.NANOSECONDS.toMillis(maxRun),
                     keys.size(),
                     keys.isEmpty() ? "-" : keys.iterator().next(),

@@ -171,6 +171,14 @@ final class OutcomeRecorder {
         fingerprintMismatch(consumer, 0);
         leaseLost(consumer, 0);
         reconcileMarked(consumer, 0);
+        // Read by the alerts SumiLeaseRenewalsLate and SumiLedgerUnreachable (of every consumer:
+        // a transactional one keeps its renewals at 0).
+        for (Renewal renewal : Renewal.values()) {
+            leaseRenewal(consumer, renewal, 0);
+        }
+        for (String call : GuardedLedger.CALLS) {
+            ledgerUnavailableCounter(consumer, call);
+        }
     }
 
     /** One message ended with {@code outcome}. */
@@ -245,16 +253,7 @@ final class OutcomeRecorder {
      * at most once per {@link GuardedLedger#WARN_EVERY} and consumer.
      */
     void ledgerUnavailable(String consumer, String call, LedgerUnavailableException failure) {
-        counters.computeIfAbsent(
-                        new Key(consumer, LEDGER_UNAVAILABLE + "/" + call),
-                        key -> Counter.builder(LEDGER_UNAVAILABLE)
-                                .description(
-                                        "Sumi's ledger calls that failed because the ledger's database was unreachable;"
-                                                + " their messages are held and tried again")
-                                .tag("consumer", consumer)
-                                .tag("call", call)
-                                .register(registry))
-                .increment();
+        ledgerUnavailableCounter(consumer, call).increment();
         long now = System.nanoTime();
         AtomicLong last = lastOutageWarning.computeIfAbsent(consumer, c -> new AtomicLong(now - WARN_EVERY_NANOS));
         long before = last.get();
@@ -268,6 +267,17 @@ final class OutcomeRecorder {
                     failure.getCause() != null ? failure.getCause().toString() : failure.toString(),
                     GuardedLedger.WARN_EVERY);
         }
+    }
+
+    private Counter ledgerUnavailableCounter(String consumer, String call) {
+        return counters.computeIfAbsent(
+                new Key(consumer, LEDGER_UNAVAILABLE + "/" + call),
+                key -> Counter.builder(LEDGER_UNAVAILABLE)
+                        .description("Sumi's ledger calls that failed because the ledger's database was unreachable;"
+                                + " their messages are held and tried again")
+                        .tag("consumer", consumer)
+                        .tag("call", call)
+                        .register(registry));
     }
 
     void leaseLost(String consumer, int amount) {

@@ -1,6 +1,7 @@
 package io.sumi.consumer.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import io.sumi.consumer.budget.FleetHarness.Instance;
@@ -68,7 +69,7 @@ class FleetBudgetConcurrencyTests {
                 .build();
         List<Instance> fleet = new ArrayList<>();
         try {
-            Run run = hammer(database, budget, config, fleet, 4_600, 1_700);
+            Run run = hammer(database, budget, config, fleet, true);
             Map<Long, Long> spent = run.spentPerWindow();
             System.out.printf(
                     "fleet budget on %s: spent per window %s (limit %.0f, chunk %.0f)%n",
@@ -110,7 +111,7 @@ class FleetBudgetConcurrencyTests {
                 .build();
         List<Instance> fleet = new ArrayList<>();
         try {
-            Run run = hammer(database, budget, config, fleet, 2_600, -1);
+            Run run = hammer(database, budget, config, fleet, false);
             long max = run.spentPerWindow().values().stream()
                     .mapToLong(Long::longValue)
                     .max()
@@ -124,13 +125,13 @@ class FleetBudgetConcurrencyTests {
         }
     }
 
-    private Run hammer(
-            TestDatabase database,
-            String budget,
-            BudgetConfig config,
-            List<Instance> fleet,
-            long runMillis,
-            long killAfterMillis)
+    /**
+     * Runs the load until the windows it needs have been spent in (read from what the callers
+     * counted, not slept through): with {@code kill}, the first instance is killed once a second
+     * window has seen calls, and the run ends once calls have gone to the third window after the
+     * kill's (so two full windows follow it); without, the run ends in its third window.
+     */
+    private Run hammer(TestDatabase database, String budget, BudgetConfig config, List<Instance> fleet, boolean kill)
             throws Exception {
         String[] settings = FleetHarness.migrated(database);
         RecordingClock clock = new RecordingClock();
@@ -156,6 +157,7 @@ class FleetBudgetConcurrencyTests {
                             try {
                                 permit = shared.acquire();
                             } catch (BudgetExhaustedException refused) {
+                                // Load pacing, not a wait: a refused caller backs off as a real one would.
                                 Thread.sleep(2);
                                 continue;
                             }
@@ -166,7 +168,7 @@ class FleetBudgetConcurrencyTests {
                                             w -> new LongAdder())
                                     .increment();
                             permit.onSuccess();
-                            Thread.sleep(1);
+                            Thread.sleep(1); // load pacing: a paid call takes time
                         }
                     } catch (InterruptedException ex) {
                         Thread.currentThread().interrupt();
@@ -182,15 +184,18 @@ class FleetBudgetConcurrencyTests {
                 thread.start();
             }
         }
-        long started = System.currentTimeMillis();
         AtomicLong killedAt = new AtomicLong(Long.MIN_VALUE);
-        if (killAfterMillis > 0) {
-            Thread.sleep(killAfterMillis);
+        if (kill) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> spent.size() >= 2);
             alive.get(0).set(false);
             killedAt.set(Math.floorDiv(System.currentTimeMillis(), windowMillis) * windowMillis);
             fleet.get(0).kill();
+            long last = killedAt.get() + 3 * windowMillis;
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> spent.keySet().stream().anyMatch(window -> window >= last));
+        } else {
+            await().atMost(Duration.ofSeconds(30)).until(() -> spent.size() >= 3);
         }
-        Thread.sleep(Math.max(0, runMillis - (System.currentTimeMillis() - started)));
         long endedWindow = Math.floorDiv(System.currentTimeMillis(), windowMillis) * windowMillis;
         stop.set(true);
         assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
@@ -201,7 +206,7 @@ class FleetBudgetConcurrencyTests {
             // still counted against the limit by the caller through the map it gets.
             perWindow.put(window, adder.sum());
         });
-        perWindow.keySet().removeIf(window -> window >= endedWindow && killAfterMillis > 0);
+        perWindow.keySet().removeIf(window -> window >= endedWindow && kill);
         return new Run(perWindow, killedAt.get(), fleet.get(fleet.size() - 1), budget);
     }
 }

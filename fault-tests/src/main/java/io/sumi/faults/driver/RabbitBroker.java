@@ -44,6 +44,13 @@ final class RabbitBroker implements Broker {
 
     private final Path dir;
     private final Path bin;
+    /**
+     * How long a start may take until the node answers. Boots took 10-45 s on the shared 2-core
+     * machine, but more than 90 s at a load average of 30 (a full run aborted there in the middle
+     * of its graceful restart, the node's log still in its boot).
+     */
+    private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(240);
+
     private final int port = Processes.freePort();
     private final int distPort = Processes.freePort();
     private final String nodeName = "sumi-fault-" + port + "@localhost";
@@ -101,7 +108,7 @@ final class RabbitBroker implements Broker {
             throw new UncheckedIOException(ex);
         }
         start();
-        awaitReady(Duration.ofSeconds(90));
+        awaitReady(BOOT_TIMEOUT);
         declareTopology();
     }
 
@@ -296,7 +303,7 @@ final class RabbitBroker implements Broker {
                 environment());
         awaitGone();
         start();
-        awaitReady(Duration.ofSeconds(90));
+        awaitReady(BOOT_TIMEOUT);
     }
 
     /** {@code kill -9} of the node's Erlang VM, then a start on the same data. */
@@ -304,7 +311,7 @@ final class RabbitBroker implements Broker {
     public void crash() {
         kill9();
         start();
-        awaitReady(Duration.ofSeconds(90));
+        awaitReady(BOOT_TIMEOUT);
     }
 
     /** SIGKILL to the Erlang VM (not only its wrapper script), then waits until the processes and ports are gone. */

@@ -28,6 +28,8 @@ class MonitoringAssetsTests {
             outbox_dispatch_latency_seconds_bucket{topic="mail.send",le="0.5"} 2
             outbox_dispatch_latency_seconds_bucket{topic="mail.send",le="+Inf"} 2
             outbox_pending 0.0
+            sumi_ledger_unavailable_total{call="claim",consumer="mail"} 0.0
+            sumi_leases_renewals_total{consumer="mail",result="late"} 0.0
             """);
 
     private final MetricNameChecker checker = new MetricNameChecker(SCRAPE);
@@ -66,6 +68,15 @@ class MonitoringAssetsTests {
                 .singleElement()
                 .asString()
                 .contains("outbox_pending_total is not in the scrape");
+        assertThat(checker.problems("alert Z", "sum(increase(sumi_ledger_unavailable[5m])) > 0"))
+                .as("a Micrometer counter is exported with _total")
+                .singleElement()
+                .asString()
+                .contains("sumi_ledger_unavailable is not in the scrape", "sumi_ledger_unavailable_total");
+        assertThat(checker.problems("alert W", "increase(sumi_lease_renewals_total{result=\"late\"}[15m]) > 0"))
+                .singleElement()
+                .asString()
+                .contains("sumi_lease_renewals_total is not in the scrape", "sumi_leases_renewals_total");
     }
 
     @Test
@@ -102,6 +113,9 @@ class MonitoringAssetsTests {
                         "SumiBudgetOpenTooLong",
                         "SumiReconciliationHeld",
                         "SumiClaimStuck",
+                        "SumiLeaseRenewalsLate",
+                        "SumiLedgerUnreachable",
+                        "SumiMessagesHeldLedgerUnreachable",
                         "SumiLedgerPruningFailing");
         MonitoringAssets.alertExpressions(rules)
                 .forEach((alert, expr) ->
@@ -159,7 +173,7 @@ class MonitoringAssetsTests {
         }
         String output = run(promtool.toString(), "check", "rules", MonitoringAssets.ALERTS.toString());
 
-        assertThat(output).contains("SUCCESS: 8 rules found");
+        assertThat(output).contains("SUCCESS: 11 rules found");
     }
 
     /**

@@ -1,12 +1,16 @@
 package io.sumi.kafka;
 
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.ListenerReturnTypes;
+import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.DelegatingMessageListener;
+import org.springframework.kafka.listener.adapter.BatchMessagingMessageListenerAdapter;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
 import org.springframework.kafka.listener.adapter.KafkaBackoffAwareMessageListenerAdapter;
 import org.springframework.kafka.listener.adapter.MessagingMessageListenerAdapter;
@@ -15,32 +19,37 @@ import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Refuses, before the containers start, an {@code @IdempotentHandler} record listener returning a
- * {@code CompletableFuture} or {@code Mono} on a container whose failed futures Spring Kafka never
- * retries.
+ * Refuses, before the containers start, the asynchronous {@code @IdempotentHandler} listeners a
+ * Kafka container cannot run safely, through the core's one return-type rule
+ * ({@link ListenerReturnTypes#check}) applied to what the container shows and the method does not:
  *
- * <p>Why: Spring Kafka (4.0) hands a failed asynchronous result to the error handler only for
- * retry-topic containers ({@code @RetryableTopic}, a {@code RetryTopicConfiguration} bean): its
- * listener consumer wires the async-failure callback only when the listener is a
- * {@link KafkaBackoffAwareMessageListenerAdapter}. On any other container a failed future is logged
- * ("Future, Mono, or suspend function was completed with an exception") and its record
- * acknowledged: the offset is committed, the work is neither retried nor dead-lettered, whatever the
- * error handler (README step 4's {@code DefaultErrorHandler} included), with or without Sumi. Sumi
- * releases the row, but no redelivery comes to run it again. Batch listeners are not checked here:
- * an asynchronous batch method is refused when a batch is delivered, before anything is claimed.
+ * <ul>
+ *   <li>a batch listener returning a {@code CompletableFuture} or {@code Mono} (a batch container
+ *   factory, a hand-built container with a batch adapter): Sumi completes a batch when the method
+ *   returns, so every batch would be refused when delivered, retried and dead-lettered for a
+ *   configuration mistake;</li>
+ *   <li>a record listener returning one on a container that is not a retry-topic container. Spring
+ *   Kafka (4.0) hands a failed asynchronous result to the error handler only for retry-topic
+ *   containers ({@code @RetryableTopic}, a {@code RetryTopicConfiguration} bean): its listener
+ *   consumer wires the async-failure callback only when the listener is a
+ *   {@link KafkaBackoffAwareMessageListenerAdapter}. On any other container a failed future is
+ *   logged ("Future, Mono, or suspend function was completed with an exception") and its record
+ *   acknowledged: the offset is committed, the work is neither retried nor dead-lettered, whatever
+ *   the error handler (README step 4's {@code DefaultErrorHandler} included), with or without Sumi.</li>
+ * </ul>
  */
-final class AsyncRecordListenerCheck {
+final class AsyncListenerCheck {
 
     private static final @Nullable Field HANDLER_METHOD =
             ReflectionUtils.findField(MessagingMessageListenerAdapter.class, "handlerMethod");
     private static final @Nullable Field INVOKER_HANDLER_METHOD =
             ReflectionUtils.findField(HandlerAdapter.class, "invokerHandlerMethod");
 
-    private AsyncRecordListenerCheck() {}
+    private AsyncListenerCheck() {}
 
     /**
      * @throws IllegalStateException if {@code container} runs an asynchronous {@code @IdempotentHandler}
-     *     record listener and is not a retry-topic container, saying what to do
+     *     batch listener, or record listener without retry topics, saying which and what to do
      */
     static void check(AbstractMessageListenerContainer<?, ?> container) {
         Object listener = container.getContainerProperties().getMessageListener();
@@ -48,6 +57,11 @@ final class AsyncRecordListenerCheck {
         while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
             retryTopic |= listener instanceof KafkaBackoffAwareMessageListenerAdapter<?, ?>;
             listener = delegating.getDelegate();
+        }
+        if (listener instanceof BatchMessagingMessageListenerAdapter<?, ?> batch) {
+            String name = "the batch Kafka listener container '" + container.getListenerId() + "'";
+            guardedMethods(batch).forEach(method -> ListenerReturnTypes.checkBatch(method, name));
+            return;
         }
         if (retryTopic
                 || !(listener instanceof RecordMessagingMessageListenerAdapter<?, ?> adapter)
@@ -74,13 +88,33 @@ final class AsyncRecordListenerCheck {
         return SumiErrorHandlerConfigurer.runsIdempotentHandler(container) == Boolean.TRUE;
     }
 
-    /** The listener method, or {@code null} (a class-level {@code @KafkaListener}, an unknown Spring Kafka). */
-    private static @Nullable Method method(MessagingMessageListenerAdapter<?, ?> adapter) {
-        if (HANDLER_METHOD == null || INVOKER_HANDLER_METHOD == null) {
+    /**
+     * The adapter's {@code @IdempotentHandler} method; for a class-level {@code @KafkaListener}
+     * (or an unknown Spring Kafka) every {@code @IdempotentHandler} method of its bean.
+     */
+    private static Set<Method> guardedMethods(MessagingMessageListenerAdapter<?, ?> adapter) {
+        Method method = method(adapter);
+        if (method != null) {
+            return AnnotatedElementUtils.hasAnnotation(method, IdempotentHandler.class) ? Set.of(method) : Set.of();
+        }
+        Object bean = handler(adapter) instanceof HandlerAdapter handler ? handler.getBean() : null;
+        if (bean == null) {
+            return Set.of();
+        }
+        return IdempotentHandlerInterceptorSupport.annotatedMethods(bean);
+    }
+
+    private static @Nullable Object handler(MessagingMessageListenerAdapter<?, ?> adapter) {
+        if (HANDLER_METHOD == null) {
             return null;
         }
         ReflectionUtils.makeAccessible(HANDLER_METHOD);
-        if (!(ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler)) {
+        return ReflectionUtils.getField(HANDLER_METHOD, adapter);
+    }
+
+    /** The listener method, or {@code null} (a class-level {@code @KafkaListener}, an unknown Spring Kafka). */
+    private static @Nullable Method method(MessagingMessageListenerAdapter<?, ?> adapter) {
+        if (INVOKER_HANDLER_METHOD == null || !(handler(adapter) instanceof HandlerAdapter handler)) {
             return null;
         }
         ReflectionUtils.makeAccessible(INVOKER_HANDLER_METHOD);
