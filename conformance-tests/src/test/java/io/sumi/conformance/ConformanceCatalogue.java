@@ -161,439 +161,242 @@ public abstract class ConformanceCatalogue {
     }
 
     private static void concurrentDuplicates(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("dup");
-        String payload = unique("dup-payload");
-        Work.Script script = work.script(payload).hold();
-        double busyBefore = kind.outcomes(Role.LEASE, "busy");
-        double duplicatesBefore = kind.outcomes(Role.LEASE, "duplicate");
-        kind.send(Role.LEASE, List.of(new Outgoing(payload, key, 0)));
+        Probe message = Probe.of(kind, Role.LEASE, "dup");
+        Work.Script script = message.script().hold();
+        double busyBefore = message.outcomes("busy");
+        double duplicatesBefore = message.outcomes("duplicate");
+        message.send(0);
         assertThat(script.awaitEntered()).as("the first copy's handler started").isTrue();
-        kind.send(Role.LEASE, List.of(new Outgoing(payload, key, 1)));
+        message.send(1);
         try {
-            waitFor(
+            message.await(
                     "the second copy refused as busy while the first runs",
-                    PATIENCE,
-                    kind,
-                    Role.LEASE,
-                    payload,
-                    key,
-                    () -> kind.outcomes(Role.LEASE, "busy") > busyBefore);
+                    () -> message.outcomes("busy") > busyBefore);
         } finally {
             script.release();
         }
-        waitFor(
+        message.await(
                 "the row COMPLETED and the second copy skipped as a duplicate",
-                PATIENCE,
-                kind,
-                Role.LEASE,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.LEASE), key))
-                        && kind.outcomes(Role.LEASE, "duplicate") > duplicatesBefore);
-        assertThat(work.effects(payload)).as("effects of two concurrent copies").hasSize(1);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
+                () -> message.completed() && message.outcomes("duplicate") > duplicatesBefore);
+        assertThat(message.effects()).as("effects of two concurrent copies").hasSize(1);
+        assertThat(message.deadLetters()).as("dead letters").isZero();
     }
 
     private static void concurrentDuplicatesControl(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        String key = unique("dup");
-        String payload = unique("dup-payload");
-        Work.Script script = work.script(payload).hold();
-        kind.send(Role.PLAIN, List.of(new Outgoing(payload, key, 0)));
+        Probe message = Probe.of(kind, Role.PLAIN, "dup");
+        Work.Script script = message.script().hold();
+        message.send(0);
         assertThat(script.awaitEntered()).as("the first copy's handler started").isTrue();
-        kind.send(Role.PLAIN, List.of(new Outgoing(payload, key, 1)));
+        message.send(1);
         try {
-            waitFor(
-                    "the second copy's handler running beside the first",
-                    PATIENCE,
-                    kind,
-                    Role.PLAIN,
-                    payload,
-                    key,
-                    () -> work.calls(payload) == 2);
+            message.await("the second copy's handler running beside the first", () -> message.calls() == 2);
         } finally {
             script.release();
         }
-        waitFor(
-                "both effects",
-                PATIENCE,
-                kind,
-                Role.PLAIN,
-                payload,
-                key,
-                () -> work.effects(payload).size() == 2);
-        assertThat(work.effects(payload))
-                .as("a plain listener runs both copies")
-                .hasSize(2);
+        message.await("both effects", () -> message.effects().size() == 2);
+        assertThat(message.effects()).as("a plain listener runs both copies").hasSize(2);
     }
 
     private static void heldByDeadInstance(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("held");
-        String payload = unique("held-payload");
-        ledger.holdAsDeadInstance(kind.consumer(Role.HELD), key, DEAD_LEASE);
-        kind.send(Role.HELD, List.of(new Outgoing(payload, key)));
-        waitFor(
+        Probe message = Probe.of(kind, Role.HELD, "held");
+        message.holdAsDeadInstance(DEAD_LEASE);
+        message.send();
+        message.await(
                 "the held message run once its holder's lease ended (or given up: dead-lettered)",
                 PATIENCE.plus(DEAD_LEASE),
-                kind,
-                Role.HELD,
-                payload,
-                key,
-                () -> !work.effects(payload).isEmpty() || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload))
-                .as(
-                        "dead letters of a message whose key a dead instance held; ledger row %s",
-                        ledger.row(kind.consumer(Role.HELD), key))
+                () -> !message.effects().isEmpty() || message.deadLettered());
+        assertThat(message.deadLetters())
+                .as("dead letters of a message whose key a dead instance held; ledger row %s", message.row())
                 .isZero();
-        waitFor(
-                "the row COMPLETED",
-                PATIENCE,
-                kind,
-                Role.HELD,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.HELD), key)));
-        assertThat(work.effects(payload)).as("effects").hasSize(1);
+        message.await("the row COMPLETED", message::completed);
+        assertThat(message.effects()).as("effects").hasSize(1);
     }
 
     private static void heldByDeadInstanceControl(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        String payload = unique("held-control");
-        work.script(payload).failBefore(Integer.MAX_VALUE);
-        kind.send(Role.PLAIN_HELD, List.of(new Outgoing(payload, unique("held"))));
-        waitFor(
-                "the broker's limit dead-letters a message refused on every delivery",
-                PATIENCE,
-                kind,
-                Role.PLAIN_HELD,
-                payload,
-                null,
-                () -> work.deadLetters(payload) > 0);
-        assertThat(work.effects(payload)).isEmpty();
+        Probe message = new Probe(kind, Role.PLAIN_HELD, unique("held-control"), unique("held"));
+        message.script().failBefore(Integer.MAX_VALUE);
+        message.send();
+        message.await("the broker's limit dead-letters a message refused on every delivery", message::deadLettered);
+        assertThat(message.effects()).isEmpty();
     }
 
     private static void failureThenSuccess(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("fail");
-        String payload = unique("fail-payload");
-        work.script(payload).failBefore(2);
-        kind.send(Role.LEASE, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the third run succeeded and the row COMPLETED",
-                PATIENCE,
-                kind,
-                Role.LEASE,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.LEASE), key))
-                        || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
-        assertThat(work.effects(payload)).as("effects").hasSize(1);
-        assertThat(work.calls(payload)).as("runs").isEqualTo(3);
+        Probe message = Probe.of(kind, Role.LEASE, "fail");
+        message.script().failBefore(2);
+        message.send();
+        message.awaitCompleted("the third run succeeded and the row COMPLETED", null);
+        assertThat(message.effects()).as("effects").hasSize(1);
+        assertThat(message.calls()).as("runs").isEqualTo(3);
     }
 
     private static void failureAfterEffect(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("after");
-        String payload = unique("after-payload");
-        work.script(payload).failAfterEffect(1);
-        kind.send(Role.LEASE, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the redelivery ran again and the row COMPLETED",
-                PATIENCE,
-                kind,
-                Role.LEASE,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.LEASE), key))
-                        || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
-        assertThat(work.effects(payload))
+        Probe message = Probe.of(kind, Role.LEASE, "after");
+        message.script().failAfterEffect(1);
+        message.send();
+        message.awaitCompleted("the redelivery ran again and the row COMPLETED", null);
+        assertThat(message.effects())
                 .as("the effect is repeated, with the same key, after a failure before completion")
-                .containsExactly(new Work.Effect(key), new Work.Effect(key));
+                .containsExactly(new Work.Effect(message.key()), new Work.Effect(message.key()));
     }
 
     private static void badKeyAlone(ListenerKind kind, @Nullable String badKey) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
         String payload = unique("bad-key");
-        String key = badKey == null ? null : badKey + payload;
-        kind.send(Role.LEASE, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the message dead-lettered",
-                PATIENCE,
-                kind,
-                Role.LEASE,
-                payload,
-                key,
-                () -> work.deadLetters(payload) > 0);
-        assertThat(work.calls(payload))
-                .as("runs of a message without a usable key")
-                .isZero();
-        if (key != null) {
-            assertThat(ledger.status(kind.consumer(Role.LEASE), key)).isNull();
+        Probe message = new Probe(kind, Role.LEASE, payload, badKey == null ? null : badKey + payload);
+        message.send();
+        message.await("the message dead-lettered", message::deadLettered);
+        assertThat(message.calls()).as("runs of a message without a usable key").isZero();
+        if (message.key() != null) {
+            assertThat(message.status()).isNull();
         }
     }
 
     private static void badKeysInBatch(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        List<Outgoing> batch = new ArrayList<>();
-        List<Outgoing> good = new ArrayList<>();
-        List<String> bad = new ArrayList<>();
+        List<Probe> batch = new ArrayList<>();
+        List<Probe> good = new ArrayList<>();
+        List<Probe> bad = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             String payload = unique("batch-" + i);
-            Outgoing message;
+            Probe message;
             if (i == 1) {
-                message = new Outgoing(payload, null);
-                bad.add(payload);
+                message = new Probe(kind, Role.LEASE, payload, null);
+                bad.add(message);
             } else if (i == 3) {
-                message = new Outgoing(payload, "k".repeat(201) + payload);
-                bad.add(payload);
+                message = new Probe(kind, Role.LEASE, payload, "k".repeat(201) + payload);
+                bad.add(message);
             } else {
-                message = new Outgoing(payload, unique("batch-key"));
+                message = new Probe(kind, Role.LEASE, payload, unique("batch-key"));
                 good.add(message);
             }
             batch.add(message);
         }
-        kind.send(Role.LEASE, batch);
-        waitFor(
-                "the good messages COMPLETED and the bad ones dead-lettered",
-                PATIENCE,
-                kind,
-                Role.LEASE,
-                bad.get(0),
-                null,
-                () -> good.stream().allMatch(m -> "COMPLETED".equals(ledger.status(kind.consumer(Role.LEASE), m.key())))
-                        && bad.stream().allMatch(p -> work.deadLetters(p) > 0));
-        for (Outgoing message : good) {
-            assertThat(work.effects(message.payload()))
-                    .as("effects of %s", message.payload())
-                    .hasSize(1);
-            assertThat(work.deadLetters(message.payload()))
+        Probe.sendAll(kind, Role.LEASE, batch);
+        bad.get(0)
+                .await(
+                        "the good messages COMPLETED and the bad ones dead-lettered",
+                        () -> good.stream().allMatch(Probe::completed)
+                                && bad.stream().allMatch(Probe::deadLettered));
+        for (Probe message : good) {
+            assertThat(message.effects()).as("effects of %s", message.payload()).hasSize(1);
+            assertThat(message.deadLetters())
                     .as("dead letters of a good message")
                     .isZero();
         }
-        for (String payload : bad) {
-            assertThat(work.calls(payload)).as("runs of a bad message").isZero();
+        for (Probe message : bad) {
+            assertThat(message.calls()).as("runs of a bad message").isZero();
         }
     }
 
     private static void transactionalJdbc(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("tx");
-        String payload = unique("tx-payload");
-        work.script(payload).failAfterEffect(1);
-        kind.send(Role.TX, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the redelivery committed",
-                PATIENCE,
-                kind,
-                Role.TX,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.TX), key)) || work.deadLetters(payload) > 0);
-        double duplicatesBefore = kind.outcomes(Role.TX, "duplicate");
-        kind.send(Role.TX, List.of(new Outgoing(payload, key)));
-        waitFor(
+        Probe message = Probe.of(kind, Role.TX, "tx");
+        message.script().failAfterEffect(1);
+        message.send();
+        message.await("the redelivery committed", () -> message.completed() || message.deadLettered());
+        double duplicatesBefore = message.outcomes("duplicate");
+        message.send();
+        message.await(
                 "the second copy skipped as a duplicate",
-                PATIENCE,
-                kind,
-                Role.TX,
-                payload,
-                key,
-                () -> kind.outcomes(Role.TX, "duplicate") > duplicatesBefore || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
-        assertThat(work.jdbcEffects(payload)).as("business rows").isEqualTo(1);
-        assertThat(work.calls(payload)).as("runs (the failed one rolled back)").isEqualTo(2);
+                () -> message.outcomes("duplicate") > duplicatesBefore || message.deadLettered());
+        message.assertNoDeadLetter(null);
+        assertThat(message.jdbcEffects()).as("business rows").isEqualTo(1);
+        assertThat(message.calls()).as("runs (the failed one rolled back)").isEqualTo(2);
     }
 
     private static void transactionalJdbcControl(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        String key = unique("tx");
-        String payload = unique("tx-control");
-        kind.send(Role.PLAIN_TX, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the first copy committed",
-                PATIENCE,
-                kind,
-                Role.PLAIN_TX,
-                payload,
-                key,
-                () -> work.jdbcEffects(payload) == 1);
-        kind.send(Role.PLAIN_TX, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the second copy committed",
-                PATIENCE,
-                kind,
-                Role.PLAIN_TX,
-                payload,
-                key,
-                () -> work.jdbcEffects(payload) == 2);
-        assertThat(work.jdbcEffects(payload))
+        Probe message = new Probe(kind, Role.PLAIN_TX, unique("tx-control"), unique("tx"));
+        message.send();
+        message.await("the first copy committed", () -> message.jdbcEffects() == 1);
+        message.send();
+        message.await("the second copy committed", () -> message.jdbcEffects() == 2);
+        assertThat(message.jdbcEffects())
                 .as("a plain listener writes the row twice")
                 .isEqualTo(2);
     }
 
     private static void badKeyTransactedContainer(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String keyless = unique("tx-keyless");
-        List<Outgoing> good = new ArrayList<>();
-        List<Outgoing> messages = new ArrayList<>();
+        Probe keyless = new Probe(kind, Role.TX, unique("tx-keyless"), null);
+        List<Probe> good = new ArrayList<>();
+        List<Probe> messages = new ArrayList<>();
         if (kind.batch()) {
-            good.add(new Outgoing(unique("tx-good"), unique("tx-key")));
+            good.add(new Probe(kind, Role.TX, unique("tx-good"), unique("tx-key")));
             messages.add(good.get(0));
-            messages.add(new Outgoing(keyless, null));
-            good.add(new Outgoing(unique("tx-good"), unique("tx-key")));
+            messages.add(keyless);
+            good.add(new Probe(kind, Role.TX, unique("tx-good"), unique("tx-key")));
             messages.add(good.get(1));
         } else {
-            messages.add(new Outgoing(keyless, null));
+            messages.add(keyless);
         }
-        kind.send(Role.TX, messages);
-        waitFor(
+        Probe.sendAll(kind, Role.TX, messages);
+        keyless.await(
                 "the keyless message dead-lettered and the good ones committed",
-                PATIENCE,
-                kind,
-                Role.TX,
-                keyless,
-                null,
-                () -> work.deadLetters(keyless) > 0
-                        && good.stream()
-                                .allMatch(m -> "COMPLETED".equals(ledger.status(kind.consumer(Role.TX), m.key()))));
-        assertThat(work.calls(keyless)).as("runs of the keyless message").isZero();
-        assertThat(work.deadLetters(keyless))
+                () -> keyless.deadLettered() && good.stream().allMatch(Probe::completed));
+        assertThat(keyless.calls()).as("runs of the keyless message").isZero();
+        assertThat(keyless.deadLetters())
                 .as("dead letters of the keyless message")
                 .isEqualTo(1);
-        for (Outgoing message : good) {
-            assertThat(work.jdbcEffects(message.payload()))
+        for (Probe message : good) {
+            assertThat(message.jdbcEffects())
                     .as("business rows of %s", message.payload())
                     .isEqualTo(1);
-            assertThat(work.deadLetters(message.payload()))
+            assertThat(message.deadLetters())
                     .as("dead letters of a good message")
                     .isZero();
         }
     }
 
     private static void manualAck(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("manual");
-        String payload = unique("manual-payload");
-        kind.send(Role.MANUAL, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the row COMPLETED",
-                PATIENCE,
-                kind,
-                Role.MANUAL,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL), key)));
-        double duplicatesBefore = kind.outcomes(Role.MANUAL, "duplicate");
-        kind.send(Role.MANUAL, List.of(new Outgoing(payload, key)));
-        waitFor(
-                "the second copy skipped as a duplicate",
-                PATIENCE,
-                kind,
-                Role.MANUAL,
-                payload,
-                key,
-                () -> kind.outcomes(Role.MANUAL, "duplicate") > duplicatesBefore);
+        Probe message = Probe.of(kind, Role.MANUAL, "manual");
+        message.send();
+        message.await("the row COMPLETED", message::completed);
+        double duplicatesBefore = message.outcomes("duplicate");
+        message.send();
+        message.await("the second copy skipped as a duplicate", () -> message.outcomes("duplicate") > duplicatesBefore);
         // Sumi acknowledged the duplicate the handler never saw: the destination goes on (an
         // unacknowledged one held the Rabbit consumers' prefetch of 1 for ever).
-        String nextKey = unique("manual-next");
-        String nextPayload = unique("manual-next-payload");
-        kind.send(Role.MANUAL, List.of(new Outgoing(nextPayload, nextKey)));
-        waitFor(
-                "the next message run after the duplicate",
-                PATIENCE,
-                kind,
-                Role.MANUAL,
-                nextPayload,
-                nextKey,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL), nextKey)));
-        assertThat(work.effects(payload)).as("effects").hasSize(1);
+        Probe next = Probe.of(kind, Role.MANUAL, "manual-next");
+        next.send();
+        next.await("the next message run after the duplicate", next::completed);
+        assertThat(message.effects()).as("effects").hasSize(1);
     }
 
     /** A message nacked (or rejected) with requeue once has not succeeded: its redelivery runs. */
     private static void manualNegative(ListenerKind kind, boolean reject) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
         String what = reject ? "reject" : "nack";
-        String key = unique(what);
-        String payload = unique(what + "-payload");
-        Work.Script script = work.script(payload).nack(1);
+        Probe message = Probe.of(kind, Role.MANUAL, what);
+        Work.Script script = message.script().nack(1);
         if (reject) {
             script.reject();
         }
-        kind.send(Role.MANUAL, List.of(new Outgoing(payload, key)));
-        waitFor(
+        message.send();
+        message.await(
                 "the " + what + "ed message redelivered and run",
-                PATIENCE,
-                kind,
-                Role.MANUAL,
-                payload,
-                key,
-                () -> work.effects(payload).size() == 1
-                        && "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL), key)));
-        assertThat(work.calls(payload)).as("runs: the %s, then the work", what).isEqualTo(2);
+                () -> message.effects().size() == 1 && message.completed());
+        assertThat(message.calls()).as("runs: the %s, then the work", what).isEqualTo(2);
     }
 
     private static void manualMultiple(ListenerKind kind) throws Exception {
         Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String keyA = unique("deferred");
-        String payloadA = unique("deferred-payload");
-        String payloadB = unique("keyless-payload");
-        String keyC = unique("after");
-        String payloadC = unique("after-payload");
-        work.script(payloadA).defer();
-        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadA, keyA)));
-        waitFor(
-                "A run and kept unacknowledged",
-                PATIENCE,
-                kind,
-                Role.MANUAL_DEFER,
-                payloadA,
-                keyA,
-                () -> work.deferredAck(payloadA) != null);
-        double duplicatesBefore = kind.outcomes(Role.MANUAL_DEFER, "duplicate");
-        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadB, null)));
-        waitFor(
-                "the keyless B dead-lettered",
-                PATIENCE,
-                kind,
-                Role.MANUAL_DEFER,
-                payloadB,
-                null,
-                () -> work.deadLetters(payloadB) > 0);
+        Probe deferred = Probe.of(kind, Role.MANUAL_DEFER, "deferred");
+        Probe keyless = new Probe(kind, Role.MANUAL_DEFER, unique("keyless-payload"), null);
+        Probe after = Probe.of(kind, Role.MANUAL_DEFER, "after");
+        deferred.script().defer();
+        deferred.send();
+        deferred.await("A run and kept unacknowledged", () -> work.deferredAck(deferred.payload()) != null);
+        double duplicatesBefore = deferred.outcomes("duplicate");
+        keyless.send();
+        keyless.await("the keyless B dead-lettered", keyless::deadLettered);
         // A requeued by a multiple nack comes back before C (a requeued message goes to the head).
-        kind.send(Role.MANUAL_DEFER, List.of(new Outgoing(payloadC, keyC)));
-        waitFor(
-                "C run after B",
-                PATIENCE,
-                kind,
-                Role.MANUAL_DEFER,
-                payloadC,
-                keyC,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(Role.MANUAL_DEFER), keyC)));
+        after.send();
+        after.await("C run after B", after::completed);
         try {
-            assertThat(work.deadLetters(payloadA))
+            assertThat(deferred.deadLetters())
                     .as("dead letters of A, which the application had not settled yet")
                     .isZero();
-            assertThat(kind.outcomes(Role.MANUAL_DEFER, "duplicate"))
+            assertThat(deferred.outcomes("duplicate"))
                     .as("redeliveries of A (skipped as duplicates) after Sumi settled B")
                     .isEqualTo(duplicatesBefore);
-            assertThat(work.effects(payloadA)).as("effects of A").hasSize(1);
+            assertThat(deferred.effects()).as("effects of A").hasSize(1);
         } finally {
-            Runnable ack = work.deferredAck(payloadA);
+            Runnable ack = work.deferredAck(deferred.payload());
             if (ack != null) {
                 ack.run();
             }
@@ -601,33 +404,18 @@ public abstract class ConformanceCatalogue {
     }
 
     private static void asyncFailedFuture(ListenerKind kind, Role role) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String key = unique("async");
-        String payload = unique("async-payload");
-        work.script(payload).failBefore(1);
-        kind.send(role, List.of(new Outgoing(payload, key)));
-        waitFor(
+        Probe message = Probe.of(kind, role, "async");
+        message.script().failBefore(1);
+        message.send();
+        message.await(
                 "the failed future's message retried and run",
-                PATIENCE,
-                kind,
-                role,
-                payload,
-                key,
-                () -> work.effects(payload).size() == 1 || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
+                () -> message.effects().size() == 1 || message.deadLettered());
+        message.assertNoDeadLetter(null);
         if (role == Role.ASYNC) {
-            waitFor(
-                    "the row COMPLETED",
-                    PATIENCE,
-                    kind,
-                    role,
-                    payload,
-                    key,
-                    () -> "COMPLETED".equals(ledger.status(kind.consumer(role), key)));
+            message.await("the row COMPLETED", message::completed);
         }
-        assertThat(work.effects(payload)).as("effects").hasSize(1);
-        assertThat(work.calls(payload))
+        assertThat(message.effects()).as("effects").hasSize(1);
+        assertThat(message.calls())
                 .as("runs: the failed future, then the success")
                 .isEqualTo(2);
     }
@@ -640,15 +428,12 @@ public abstract class ConformanceCatalogue {
      * whose row was COMPLETED when the container stopped never runs again.
      */
     private static void stopRestartMidBatch(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String consumer = kind.consumer(Role.STOP);
-        Outgoing before = new Outgoing(unique("stop-before"), unique("stop"));
-        Outgoing interrupted = new Outgoing(unique("stop-interrupted"), unique("stop"));
-        Outgoing after = new Outgoing(unique("stop-after"), unique("stop"));
-        List<Outgoing> messages = List.of(before, interrupted, after);
-        Work.Script script = work.script(interrupted.payload()).hold().failBefore(1);
-        kind.send(Role.STOP, messages);
+        Probe before = new Probe(kind, Role.STOP, unique("stop-before"), unique("stop"));
+        Probe interrupted = new Probe(kind, Role.STOP, unique("stop-interrupted"), unique("stop"));
+        Probe after = new Probe(kind, Role.STOP, unique("stop-after"), unique("stop"));
+        List<Probe> messages = List.of(before, interrupted, after);
+        Work.Script script = interrupted.script().hold().failBefore(1);
+        Probe.sendAll(kind, Role.STOP, messages);
         assertThat(script.awaitEntered())
                 .as("the middle message's handler started")
                 .isTrue();
@@ -659,9 +444,9 @@ public abstract class ConformanceCatalogue {
             script.release();
         }
         stopped.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        Set<Outgoing> completedAtStop = new HashSet<>();
-        for (Outgoing message : messages) {
-            if ("COMPLETED".equals(ledger.status(consumer, message.key()))) {
+        Set<Probe> completedAtStop = new HashSet<>();
+        for (Probe message : messages) {
+            if (message.completed()) {
                 completedAtStop.add(message);
             }
         }
@@ -669,34 +454,29 @@ public abstract class ConformanceCatalogue {
                 .as("rows COMPLETED by the interrupted run or the one after it")
                 .doesNotContain(interrupted, after);
         kind.start(Role.STOP);
-        waitFor(
+        interrupted.await(
                 "every row COMPLETED after the restart",
-                PATIENCE,
-                kind,
-                Role.STOP,
-                interrupted.payload(),
-                interrupted.key(),
-                () -> messages.stream().allMatch(m -> "COMPLETED".equals(ledger.status(consumer, m.key())))
-                        || messages.stream().anyMatch(m -> work.deadLetters(m.payload()) > 0));
-        for (Outgoing message : messages) {
-            assertThat(work.deadLetters(message.payload()))
+                () -> messages.stream().allMatch(Probe::completed)
+                        || messages.stream().anyMatch(Probe::deadLettered));
+        for (Probe message : messages) {
+            assertThat(message.deadLetters())
                     .as("dead letters of %s", message.payload())
                     .isZero();
-            assertThat(work.effects(message.payload()))
+            assertThat(message.effects())
                     .as("effects of %s, each with its key", message.payload())
                     .isNotEmpty()
                     .containsOnly(new Work.Effect(message.key()));
         }
-        for (Outgoing message : completedAtStop) {
-            assertThat(work.effects(message.payload()))
+        for (Probe message : completedAtStop) {
+            assertThat(message.effects())
                     .as("effects of %s, whose row was COMPLETED when the container stopped", message.payload())
                     .hasSize(1);
         }
-        assertThat(work.calls(interrupted.payload()))
+        assertThat(interrupted.calls())
                 .as("runs of the interrupted message: the one the stop cut short, then one after the restart")
                 .isEqualTo(2);
-        assertThat(work.effects(interrupted.payload())).hasSize(1);
-        assertThat(work.effects(after.payload()))
+        assertThat(interrupted.effects()).hasSize(1);
+        assertThat(after.effects())
                 .as("effects of the message after the interrupted one")
                 .hasSize(1);
     }
@@ -708,46 +488,31 @@ public abstract class ConformanceCatalogue {
      * the held messages run exactly once.
      */
     private static void budgetOpenThenClosed(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        String consumer = kind.consumer(Role.BUDGET);
         double pausesBefore = kind.budgetCount("sumi.budget.pauses");
         double resumesBefore = kind.budgetCount("sumi.budget.resumes");
-        List<Outgoing> paid = new ArrayList<>();
+        List<Probe> paid = new ArrayList<>();
         for (int i = 0; i < BudgetWindow.LIMIT; i++) {
-            Outgoing message = new Outgoing(unique("budget-paid"), unique("budget"));
+            Probe message = new Probe(kind, Role.BUDGET, unique("budget-paid"), unique("budget"));
             paid.add(message);
-            kind.send(Role.BUDGET, List.of(message));
-            waitFor(
-                    "paid message " + i + " COMPLETED",
-                    PATIENCE,
-                    kind,
-                    Role.BUDGET,
-                    message.payload(),
-                    message.key(),
-                    () -> "COMPLETED".equals(ledger.status(consumer, message.key()))
-                            || work.deadLetters(message.payload()) > 0);
+            message.send();
+            message.await("paid message " + i + " COMPLETED", () -> message.completed() || message.deadLettered());
         }
-        List<Outgoing> held = List.of(
-                new Outgoing(unique("budget-held"), unique("budget")),
-                new Outgoing(unique("budget-held"), unique("budget")));
-        kind.send(Role.BUDGET, held);
-        waitFor(
-                "the listener paused for the spent budget",
-                PATIENCE,
-                kind,
-                Role.BUDGET,
-                held.get(0).payload(),
-                held.get(0).key(),
-                () -> kind.budgetCount("sumi.budget.pauses") > pausesBefore);
-        for (Outgoing message : held) {
-            assertThat(work.calls(message.payload()))
+        List<Probe> held = List.of(
+                new Probe(kind, Role.BUDGET, unique("budget-held"), unique("budget")),
+                new Probe(kind, Role.BUDGET, unique("budget-held"), unique("budget")));
+        Probe.sendAll(kind, Role.BUDGET, held);
+        held.get(0)
+                .await(
+                        "the listener paused for the spent budget",
+                        () -> kind.budgetCount("sumi.budget.pauses") > pausesBefore);
+        for (Probe message : held) {
+            assertThat(message.calls())
                     .as("runs of %s beyond the budget's limit", message.payload())
                     .isZero();
-            assertThat(work.deadLetters(message.payload()))
+            assertThat(message.deadLetters())
                     .as("dead letters of %s, refused by the budget", message.payload())
                     .isZero();
-            assertThat(ledger.status(consumer, message.key()))
+            assertThat(message.status())
                     .as("ledger row of %s, refused by the budget", message.payload())
                     .isNull();
         }
@@ -755,33 +520,22 @@ public abstract class ConformanceCatalogue {
         // kind whose pauser watches the budget's state (Spring Cloud Stream's) pauses for again.
         double pausesAtRoll = kind.budgetCount("sumi.budget.pauses");
         kind.budgetWindow().roll();
-        waitFor(
-                "the held messages COMPLETED once the window rolled",
-                PATIENCE,
-                kind,
-                Role.BUDGET,
-                held.get(0).payload(),
-                held.get(0).key(),
-                () -> held.stream().allMatch(m -> "COMPLETED".equals(ledger.status(consumer, m.key())))
-                        || held.stream().anyMatch(m -> work.deadLetters(m.payload()) > 0));
-        List<Outgoing> all = new ArrayList<>(paid);
+        held.get(0)
+                .await(
+                        "the held messages COMPLETED once the window rolled",
+                        () -> held.stream().allMatch(Probe::completed)
+                                || held.stream().anyMatch(Probe::deadLettered));
+        List<Probe> all = new ArrayList<>(paid);
         all.addAll(held);
-        for (Outgoing message : all) {
-            assertThat(work.effects(message.payload()))
+        for (Probe message : all) {
+            assertThat(message.effects())
                     .as("effects of %s", message.payload())
                     .containsExactly(new Work.Effect(message.key()));
-            assertThat(work.deadLetters(message.payload()))
+            assertThat(message.deadLetters())
                     .as("dead letters of %s", message.payload())
                     .isZero();
         }
-        waitFor(
-                "the resume counted",
-                PATIENCE,
-                kind,
-                Role.BUDGET,
-                held.get(0).payload(),
-                held.get(0).key(),
-                () -> kind.budgetCount("sumi.budget.resumes") > resumesBefore);
+        held.get(0).await("the resume counted", () -> kind.budgetCount("sumi.budget.resumes") > resumesBefore);
         assertThat(pausesAtRoll - pausesBefore)
                 .as("sumi.budget.pauses: the listener paused once while the budget was spent")
                 .isEqualTo(1);

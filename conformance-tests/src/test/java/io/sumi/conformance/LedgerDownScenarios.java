@@ -1,13 +1,10 @@
 package io.sumi.conformance;
 
 import static io.sumi.conformance.ConformanceCatalogue.PATIENCE;
-import static io.sumi.conformance.ConformanceCatalogue.unique;
-import static io.sumi.conformance.ConformanceCatalogue.waitFor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.conformance.LedgerFaults.Fault;
 import io.sumi.conformance.LedgerFaults.Point;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -34,127 +31,72 @@ public final class LedgerDownScenarios {
     private LedgerDownScenarios() {}
 
     static void duringClaim(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        Role role = Role.LEDGER_DOWN;
-        String key = unique("down-claim");
-        String payload = unique("down-claim-payload");
-        Fault fault = kind.ledgerFaults().fail(key, Point.STATEMENTS, Integer.MAX_VALUE);
+        Probe message = Probe.of(kind, Role.LEDGER_DOWN, "down-claim");
+        Work work = message.work();
+        Fault fault = kind.ledgerFaults().fail(message.key(), Point.STATEMENTS, Integer.MAX_VALUE);
         try {
-            kind.send(role, List.of(new Outgoing(payload, key)));
-            waitFor(
+            message.send();
+            message.await(
                     "the ledger refused " + OUTAGE + " statements of the key (" + fault + ")",
-                    PATIENCE,
-                    kind,
-                    role,
-                    payload,
-                    key,
-                    () -> fault.fired() >= OUTAGE || work.deadLetters(payload) > 0 || work.calls(payload) > 0);
-            assertThat(work.calls(payload)).as("runs without a claim").isZero();
-            assertThat(work.deadLetters(payload))
+                    () -> fault.fired() >= OUTAGE || message.deadLettered() || work.calls(message.payload()) > 0);
+            assertThat(work.calls(message.payload())).as("runs without a claim").isZero();
+            assertThat(work.deadLetters(message.payload()))
                     .as("dead letters while the ledger is down (%s)", fault)
                     .isZero();
         } finally {
             fault.clear();
         }
-        waitFor(
-                "the message run once the ledger answers, its row COMPLETED",
-                PATIENCE,
-                kind,
-                role,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(role), key)) || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters (%s)", fault).isZero();
-        assertThat(work.effects(payload)).as("effects").containsExactly(new Work.Effect(key));
+        message.awaitCompleted("the message run once the ledger answers, its row COMPLETED", fault);
+        assertThat(work.effects(message.payload())).as("effects").containsExactly(new Work.Effect(message.key()));
     }
 
     static void duringCompletion(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        Role role = Role.LEDGER_DOWN;
-        String key = unique("down-complete");
-        String payload = unique("down-complete-payload");
-        Work.Script script = work.script(payload).hold();
-        kind.send(role, List.of(new Outgoing(payload, key)));
+        Probe message = Probe.of(kind, Role.LEDGER_DOWN, "down-complete");
+        Work.Script script = message.script().hold();
+        message.send();
         assertThat(script.awaitEntered()).as("the handler started").isTrue();
         // Down from the handler's last moment: the completion (and a release, a renewal) fails; the
         // redelivery's claim is answered (a claim refused is the scenario above).
-        Fault fault = kind.ledgerFaults().fail(key, Point.AFTER_CLAIM, Integer.MAX_VALUE);
+        Fault fault = kind.ledgerFaults().fail(message.key(), Point.AFTER_CLAIM, Integer.MAX_VALUE);
         try {
             script.release();
-            waitFor(
-                    "the completion refused (" + fault + ")",
-                    PATIENCE,
-                    kind,
-                    role,
-                    payload,
-                    key,
-                    fault::refusedCompletion);
+            message.await("the completion refused (" + fault + ")", fault::refusedCompletion);
         } finally {
             fault.clear();
         }
-        waitFor(
-                "the row COMPLETED once the ledger answers",
-                PATIENCE,
-                kind,
-                role,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(role), key)) || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters (%s)", fault).isZero();
-        // At least once: the completion was lost, so the redelivery may run the handler again, with the same key.
-        assertThat(work.effects(payload))
-                .as("effects, each with the message's key")
-                .isNotEmpty()
-                .hasSizeLessThanOrEqualTo(2)
-                .containsOnly(new Work.Effect(key));
+        message.awaitCompleted("the row COMPLETED once the ledger answers", fault);
+        message.assertEffectsAtLeastOnce();
     }
 
     static void duringCommit(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
-        Role role = Role.TX;
-        String key = unique("down-commit");
-        String payload = unique("down-commit-payload");
-        Fault fault = kind.ledgerFaults().fail(key, Point.COMMIT, FAILED_COMMITS);
-        kind.send(role, List.of(new Outgoing(payload, key)));
-        waitFor(
+        Probe message = Probe.of(kind, Role.TX, "down-commit");
+        Work work = message.work();
+        Fault fault = kind.ledgerFaults().fail(message.key(), Point.COMMIT, FAILED_COMMITS);
+        message.send();
+        message.await(
                 "the row COMPLETED after " + FAILED_COMMITS + " failed commits",
-                PATIENCE,
-                kind,
-                role,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(role), key)) || work.deadLetters(payload) > 0);
+                () -> message.completed() || message.deadLettered());
         assertThat(fault.fired()).as("commits that failed").isEqualTo(FAILED_COMMITS);
-        assertThat(work.deadLetters(payload)).as("dead letters").isZero();
-        assertThat(work.jdbcEffects(payload))
+        message.assertNoDeadLetter(null);
+        assertThat(work.jdbcEffects(message.payload()))
                 .as("business rows (the failed commits rolled theirs back)")
                 .isEqualTo(1);
-        assertThat(work.calls(payload)).as("runs: each failed commit ran it").isEqualTo(FAILED_COMMITS + 1);
+        assertThat(work.calls(message.payload()))
+                .as("runs: each failed commit ran it")
+                .isEqualTo(FAILED_COMMITS + 1);
     }
 
     static void duringShutdown(ListenerKind kind) throws Exception {
-        Work work = kind.work();
-        Ledger ledger = new Ledger(kind.dataSource());
         Role role = Role.LEDGER_DOWN;
-        String key = unique("down-stop");
-        String payload = unique("down-stop-payload");
-        Work.Script script = work.script(payload).hold();
-        kind.send(role, List.of(new Outgoing(payload, key)));
+        Probe message = Probe.of(kind, role, "down-stop");
+        Work.Script script = message.script().hold();
+        message.send();
         assertThat(script.awaitEntered()).as("the handler started").isTrue();
-        Fault fault = kind.ledgerFaults().fail(key, Point.STATEMENTS, Integer.MAX_VALUE);
+        Fault fault = kind.ledgerFaults().fail(message.key(), Point.STATEMENTS, Integer.MAX_VALUE);
         boolean stopped = false;
         try {
-            CompletableFuture<Void> stopping = CompletableFuture.runAsync(() -> {
-                try {
-                    kind.stopListener(role);
-                } catch (Exception ex) {
-                    throw new IllegalStateException(ex);
-                }
-            });
-            waitFor("the container stopping", PATIENCE, kind, role, payload, key, () -> !kind.listenerRunning(role));
+            CompletableFuture<Void> stopping = kind.stop(role);
+            message.await("the container stopping", () -> !kind.listenerRunning(role));
             // The handler ends while the container stops and the ledger is down: its completion fails.
             script.release();
             try {
@@ -168,44 +110,19 @@ public final class LedgerDownScenarios {
                 throw new AssertionError("the container's stop failed while the ledger was down", ex.getCause());
             }
             stopped = true;
-            // A JMS container's stop does not wait for its listeners: the completion may come after it.
-            waitFor(
-                    "the handler's completion refused (" + fault + ")",
-                    PATIENCE,
-                    kind,
-                    role,
-                    payload,
-                    key,
-                    fault::refusedCompletion);
-            waitFor(
-                    "the stopped listener gone from the broker",
-                    PATIENCE,
-                    kind,
-                    role,
-                    payload,
-                    key,
-                    () -> kind.stillConsuming(role) == null);
-            assertThat(work.deadLetters(payload)).as("dead letters").isZero();
+            // A container may stop before its handler's completion failed (a Rabbit container gives up
+            // waiting for its workers after its shutdown timeout): the completion may come after the stop.
+            message.await("the handler's completion refused (" + fault + ")", fault::refusedCompletion);
+            message.await("the stopped listener gone from the broker", () -> kind.stillConsuming(role) == null);
+            message.assertNoDeadLetter(null);
         } finally {
             fault.clear();
             script.release();
             if (stopped) {
-                kind.startListener(role);
+                kind.start(role);
             }
         }
-        waitFor(
-                "the message run after the restart, its row COMPLETED",
-                PATIENCE,
-                kind,
-                role,
-                payload,
-                key,
-                () -> "COMPLETED".equals(ledger.status(kind.consumer(role), key)) || work.deadLetters(payload) > 0);
-        assertThat(work.deadLetters(payload)).as("dead letters (%s)", fault).isZero();
-        assertThat(work.effects(payload))
-                .as("effects, each with the message's key")
-                .isNotEmpty()
-                .hasSizeLessThanOrEqualTo(2)
-                .containsOnly(new Work.Effect(key));
+        message.awaitCompleted("the message run after the restart, its row COMPLETED", fault);
+        message.assertEffectsAtLeastOnce();
     }
 }

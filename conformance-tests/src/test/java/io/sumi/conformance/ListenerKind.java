@@ -57,16 +57,6 @@ public interface ListenerKind {
         throw new UnsupportedOperationException(id() + " has no ledger faults");
     }
 
-    /** Stops {@code role}'s listener container; returns when the container says it stopped. */
-    default void stopListener(Role role) throws Exception {
-        throw new UnsupportedOperationException(id() + " cannot stop a listener");
-    }
-
-    /** Starts {@code role}'s listener container again, and returns once it consumes. */
-    default void startListener(Role role) throws Exception {
-        throw new UnsupportedOperationException(id() + " cannot start a listener");
-    }
-
     /** Whether {@code role}'s listener container still runs (false as soon as a stop was asked). */
     default boolean listenerRunning(Role role) {
         throw new UnsupportedOperationException(id() + " cannot tell whether a listener runs");
@@ -83,15 +73,17 @@ public interface ListenerKind {
 
     /**
      * Asks {@code role}'s listener container to stop, through the application's endpoint registry,
-     * as an operator or a rolling restart does, and returns once it takes no new work; the future
-     * completes when it has stopped (its running handlers ended).
+     * as an operator or a rolling restart does, and returns once it takes no new work ({@link
+     * #listenerRunning} is false); the future completes when it has stopped (its running handlers
+     * ended, or the container gave up waiting for them).
      */
     default CompletableFuture<Void> stop(Role role) {
         throw new UnsupportedOperationException(id() + " cannot stop a container: implement stop and start, or"
-                + " declare " + Scenario.STOP_RESTART_MID_BATCH + " not applicable");
+                + " declare " + Scenario.STOP_RESTART_MID_BATCH + " and " + Scenario.LEDGER_DOWN_DURING_SHUTDOWN
+                + " not applicable");
     }
 
-    /** Starts {@code role}'s listener container again after {@link #stop}. */
+    /** Starts {@code role}'s listener container again after {@link #stop}, and returns once it consumes. */
     default void start(Role role) {
         throw new UnsupportedOperationException(id() + " cannot start a container");
     }

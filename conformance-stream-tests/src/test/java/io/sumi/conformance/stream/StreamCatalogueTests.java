@@ -2,25 +2,20 @@ package io.sumi.conformance.stream;
 
 import static org.awaitility.Awaitility.await;
 
-import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.conformance.BudgetWindow;
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerFaults;
-import io.sumi.conformance.ListenerKind;
+import io.sumi.conformance.CatalogueDriver;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
-import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import javax.sql.DataSource;
 import org.springframework.beans.DirectFieldAccessor;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.cloud.stream.binder.Binding;
 import org.springframework.cloud.stream.binding.BindingsLifecycleController;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -28,7 +23,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * What both Stream kinds' drivers share: the database, the functions' ledger namespaces (their bean
  * names), and the scenarios a Stream function cannot express.
  */
-abstract class StreamCatalogueTests extends ConformanceCatalogue implements ListenerKind {
+abstract class StreamCatalogueTests extends CatalogueDriver {
 
     /** Both kinds' record bindings: a binding in batch-mode is another kind, not written here. */
     static final String NO_BATCH = "the kind's bindings are record bindings (a batch-mode binding is a kind of its"
@@ -57,29 +52,9 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
         TestDatabase.POSTGRESQL.registerDataSource(registry::add);
     }
 
-    @Autowired
-    Work work;
-
-    @Autowired
-    DataSource dataSource;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    LedgerFaults ledgerFaults;
-
-    @Autowired
-    BudgetWindow budgetWindow;
-
     /** Stops and starts one binding, as an operator does (the {@code bindings} actuator endpoint's controller). */
     @Autowired
     BindingsLifecycleController bindings;
-
-    @Override
-    protected ListenerKind kind() {
-        return this;
-    }
 
     @Override
     public boolean batch() {
@@ -111,36 +86,18 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
      * Binding nor the inbound adapters expose it: read through their fields ({@code lifecycle} of
      * DefaultBinding, {@code messageListenerContainer} of the Kafka and AMQP inbound adapters).
      */
-    Object container(Role role) {
+    @Override
+    protected SmartLifecycle container(Role role) {
         List<Binding<?>> found = bindings.queryState(binding(role));
         if (found.size() != 1) {
             throw new IllegalStateException("bindings named " + binding(role) + ": " + found);
         }
         Object endpoint = new DirectFieldAccessor(found.get(0)).getPropertyValue("lifecycle");
-        return Objects.requireNonNull(new DirectFieldAccessor(endpoint).getPropertyValue("messageListenerContainer"));
+        return (SmartLifecycle)
+                Objects.requireNonNull(new DirectFieldAccessor(endpoint).getPropertyValue("messageListenerContainer"));
     }
 
-    @Override
-    public LedgerFaults ledgerFaults() {
-        return ledgerFaults;
-    }
-
-    @Override
-    public BudgetWindow budgetWindow() {
-        return budgetWindow;
-    }
-
-    /** Stops the binding; returns when the binding's stop returned (its container stopped). */
-    @Override
-    public void stopListener(Role role) {
-        bindings.stop(binding(role));
-    }
-
-    @Override
-    public void startListener(Role role) throws Exception {
-        bindings.start(binding(role));
-    }
-
+    /** Through the binding, not the container: the binding's stop is what an operator asks. */
     @Override
     public CompletableFuture<Void> stop(Role role) {
         // The binding's stop waits for the running function: asked on a thread of its own.
@@ -159,20 +116,5 @@ abstract class StreamCatalogueTests extends ConformanceCatalogue implements List
     @Override
     public String consumer(Role role) {
         return StreamCatalogueFunctions.function(role);
-    }
-
-    @Override
-    public Work work() {
-        return work;
-    }
-
-    @Override
-    public DataSource dataSource() {
-        return dataSource;
-    }
-
-    @Override
-    public MeterRegistry meters() {
-        return meters;
     }
 }

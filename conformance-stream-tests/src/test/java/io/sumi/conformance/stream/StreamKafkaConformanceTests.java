@@ -2,6 +2,7 @@ package io.sumi.conformance.stream;
 
 import static org.awaitility.Awaitility.await;
 
+import io.sumi.conformance.KafkaGroups;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
@@ -25,7 +26,6 @@ import org.junit.jupiter.api.Order;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
-import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 import org.springframework.kafka.test.utils.ContainerTestUtils;
 import org.springframework.test.context.ActiveProfiles;
@@ -146,28 +146,16 @@ class StreamKafkaConformanceTests extends StreamCatalogueTests {
         }
     }
 
-    /** False as soon as a stop was asked (the container waits for its consumer thread after that). */
     @Override
-    public boolean listenerRunning(Role role) {
-        return ((MessageListenerContainer) container(role)).isRunning();
-    }
-
-    @Override
-    public void startListener(Role role) throws Exception {
-        super.startListener(role);
+    public void start(Role role) {
+        super.start(role);
         ContainerTestUtils.waitForAssignment(container(role), 2);
     }
 
     /** The members of the binding's consumer group (the role's slug): a stopped container's consumer has left it. */
     @Override
     public @Nullable String stillConsuming(Role role) throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers()))) {
-            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(role.slug()))
-                    .describedGroups()
-                    .get(role.slug())
-                    .get(30, TimeUnit.SECONDS);
-            return group.members().isEmpty() ? null : "members of group " + group.groupId() + ": " + group.members();
-        }
+        return KafkaGroups.members(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers()), role.slug());
     }
 
     @Override

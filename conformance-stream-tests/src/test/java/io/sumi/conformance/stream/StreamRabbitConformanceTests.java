@@ -1,6 +1,7 @@
 package io.sumi.conformance.stream;
 
 import io.sumi.conformance.Outgoing;
+import io.sumi.conformance.RabbitQueues;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
 import io.sumi.testing.TestRabbit;
@@ -14,9 +15,7 @@ import org.junit.jupiter.api.Order;
 import org.springframework.amqp.core.AmqpAdmin;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
-import org.springframework.amqp.core.QueueInformation;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -73,18 +72,13 @@ class StreamRabbitConformanceTests extends StreamCatalogueTests {
     /** False as soon as a stop was asked (the container waits for its consumers after that). */
     @Override
     public boolean listenerRunning(Role role) {
-        return ((AbstractMessageListenerContainer) container(role)).isActive();
+        return RabbitQueues.active(container(role));
     }
 
     /** The consumers of the binding's queue: a stopped container has cancelled its own. */
     @Override
     public @Nullable String stillConsuming(Role role) {
-        String queue = exchange(role) + "." + role.slug();
-        QueueInformation info = admin.getQueueInfo(queue);
-        if (info == null) {
-            return "queue " + queue + " not found";
-        }
-        return info.getConsumerCount() == 0 ? null : info.getConsumerCount() + " consumer(s) of " + queue;
+        return RabbitQueues.consumers(admin, exchange(role) + "." + role.slug());
     }
 
     @Override

@@ -1,20 +1,12 @@
 package io.sumi.conformance.jms;
 
-import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.conformance.BudgetWindow;
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerFaults;
-import io.sumi.conformance.ListenerKind;
+import io.sumi.conformance.CatalogueDriver;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Scenario;
-import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Order;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -35,7 +27,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "sumi.budget-pause.check-interval=100ms"
         })
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
-class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
+class JmsConformanceTests extends CatalogueDriver {
 
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
@@ -46,27 +38,7 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
     JmsTemplate template;
 
     @Autowired
-    Work work;
-
-    @Autowired
-    DataSource dataSource;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    LedgerFaults ledgerFaults;
-
-    @Autowired
     JmsListenerEndpointRegistry registry;
-
-    @Autowired
-    BudgetWindow budgetWindow;
-
-    @Override
-    protected ListenerKind kind() {
-        return this;
-    }
 
     @Override
     public String id() {
@@ -109,71 +81,15 @@ class JmsConformanceTests extends ConformanceCatalogue implements ListenerKind {
     }
 
     @Override
-    public CompletableFuture<Void> stop(Role role) {
-        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(consumer(role)));
-        CompletableFuture<Void> stopped = new CompletableFuture<>();
-        // Returns at once; the callback runs when no consumer is busy any more.
-        container.stop(() -> stopped.complete(null));
-        return stopped;
-    }
-
-    @Override
-    public void start(Role role) {
-        Objects.requireNonNull(registry.getListenerContainer(consumer(role))).start();
-    }
-
-    @Override
-    public BudgetWindow budgetWindow() {
-        return budgetWindow;
-    }
-
-    @Override
     public String consumer(Role role) {
         return "jms-" + role.slug();
     }
 
-    @Override
-    public Work work() {
-        return work;
-    }
-
-    @Override
-    public DataSource dataSource() {
-        return dataSource;
-    }
-
-    @Override
-    public MeterRegistry meters() {
-        return meters;
-    }
-
-    @Override
-    public LedgerFaults ledgerFaults() {
-        return ledgerFaults;
-    }
-
-    @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        container(role).start();
-    }
-
-    @Override
-    public boolean listenerRunning(Role role) {
-        return container(role).isRunning();
-    }
-
     // stillConsuming: a stopped DefaultMessageListenerContainer keeps its consumers (it is paused), by design.
 
-    private MessageListenerContainer container(Role role) {
-        MessageListenerContainer container = registry.getListenerContainer(consumer(role));
-        if (container == null) {
-            throw new IllegalStateException("no listener container " + consumer(role));
-        }
-        return container;
+    /** The container's stop returns at once; its callback runs when no consumer is busy any more. */
+    @Override
+    protected MessageListenerContainer container(Role role) {
+        return found(registry.getListenerContainer(consumer(role)), consumer(role));
     }
 }

@@ -2,24 +2,16 @@ package io.sumi.conformance.kafka;
 
 import static org.awaitility.Awaitility.await;
 
-import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.conformance.BudgetWindow;
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerFaults;
+import io.sumi.conformance.CatalogueDriver;
+import io.sumi.conformance.KafkaGroups;
 import io.sumi.conformance.ListenerKind;
 import io.sumi.conformance.Outgoing;
 import io.sumi.conformance.Role;
-import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -48,7 +40,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
             "sumi.budget-pause.check-interval=100ms"
         })
-abstract class KafkaCatalogueTests extends ConformanceCatalogue implements ListenerKind {
+abstract class KafkaCatalogueTests extends CatalogueDriver {
 
     static final String NO_REJECT =
             "Kafka's Acknowledgment has no reject: nack (the row above) is its only negative" + " acknowledgement";
@@ -66,21 +58,6 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
 
     @Autowired
     KafkaListenerEndpointRegistry registry;
-
-    @Autowired
-    Work work;
-
-    @Autowired
-    DataSource dataSource;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    BudgetWindow budgetWindow;
-
-    @Autowired
-    LedgerFaults ledgerFaults;
 
     @Autowired
     KafkaAdmin kafkaAdmin;
@@ -130,23 +107,10 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
     }
 
     @Override
-    public CompletableFuture<Void> stop(Role role) {
-        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(listenerId(role)));
-        CompletableFuture<Void> stopped = new CompletableFuture<>();
-        // Asynchronous: the consumer thread stops once its handler returned.
-        container.stop(() -> stopped.complete(null));
-        await().atMost(Duration.ofSeconds(30)).until(() -> !container.isRunning());
-        return stopped;
-    }
-
-    @Override
     public void start(Role role) {
-        Objects.requireNonNull(registry.getListenerContainer(listenerId(role))).start();
-    }
-
-    @Override
-    public BudgetWindow budgetWindow() {
-        return budgetWindow;
+        MessageListenerContainer container = container(role);
+        container.start();
+        waitForEveryConsumersPartitions(container);
     }
 
     String listenerId(Role role) {
@@ -156,38 +120,6 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
     @Override
     public String consumer(Role role) {
         return listenerId(role);
-    }
-
-    @Override
-    public Work work() {
-        return work;
-    }
-
-    @Override
-    public DataSource dataSource() {
-        return dataSource;
-    }
-
-    @Override
-    public MeterRegistry meters() {
-        return meters;
-    }
-
-    @Override
-    public LedgerFaults ledgerFaults() {
-        return ledgerFaults;
-    }
-
-    @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        MessageListenerContainer container = container(role);
-        container.start();
-        waitForEveryConsumersPartitions(container);
     }
 
     /**
@@ -207,28 +139,15 @@ abstract class KafkaCatalogueTests extends ConformanceCatalogue implements Liste
         }
     }
 
-    @Override
-    public boolean listenerRunning(Role role) {
-        return container(role).isRunning();
-    }
-
     /** The members of the listener's consumer group (its id): a stopped container's consumer has left it. */
     @Override
     public @Nullable String stillConsuming(Role role) throws Exception {
-        try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
-            ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(listenerId(role)))
-                    .describedGroups()
-                    .get(listenerId(role))
-                    .get(30, TimeUnit.SECONDS);
-            return group.members().isEmpty() ? null : "members of group " + group.groupId() + ": " + group.members();
-        }
+        return KafkaGroups.members(kafkaAdmin.getConfigurationProperties(), listenerId(role));
     }
 
-    private MessageListenerContainer container(Role role) {
-        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
-        if (container == null) {
-            throw new IllegalStateException("no listener container " + listenerId(role));
-        }
-        return container;
+    /** The stop's callback runs once the consumer thread stopped (after its handler returned). */
+    @Override
+    protected MessageListenerContainer container(Role role) {
+        return found(registry.getListenerContainer(listenerId(role)), listenerId(role));
     }
 }

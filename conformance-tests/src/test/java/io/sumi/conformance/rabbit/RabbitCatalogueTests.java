@@ -1,31 +1,19 @@
 package io.sumi.conformance.rabbit;
 
-import static org.awaitility.Awaitility.await;
-
-import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.conformance.BudgetWindow;
-import io.sumi.conformance.ConformanceCatalogue;
-import io.sumi.conformance.LedgerFaults;
-import io.sumi.conformance.ListenerKind;
+import io.sumi.conformance.CatalogueDriver;
 import io.sumi.conformance.Outgoing;
+import io.sumi.conformance.RabbitQueues;
 import io.sumi.conformance.Role;
-import io.sumi.conformance.Work;
 import io.sumi.testing.TestDatabase;
 import io.sumi.testing.TestRabbit;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
-import org.springframework.amqp.core.QueueInformation;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -42,7 +30,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.rabbitmq.listener.simple.prefetch=1",
             "sumi.budget-pause.check-interval=100ms"
         })
-abstract class RabbitCatalogueTests extends ConformanceCatalogue implements ListenerKind {
+abstract class RabbitCatalogueTests extends CatalogueDriver {
 
     /** This JVM's queue-name suffix: runs never share a queue. */
     static final String RUN = UUID.randomUUID().toString().substring(0, 8);
@@ -63,29 +51,9 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
     RabbitListenerEndpointRegistry registry;
 
     @Autowired
-    Work work;
-
-    @Autowired
-    DataSource dataSource;
-
-    @Autowired
-    MeterRegistry meters;
-
-    @Autowired
-    BudgetWindow budgetWindow;
-
-    @Autowired
-    LedgerFaults ledgerFaults;
-
-    @Autowired
     RabbitAdmin admin;
 
     abstract String shape();
-
-    @Override
-    protected ListenerKind kind() {
-        return this;
-    }
 
     @Override
     public boolean batch() {
@@ -114,27 +82,6 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
         }
     }
 
-    @Override
-    public CompletableFuture<Void> stop(Role role) {
-        MessageListenerContainer container = Objects.requireNonNull(registry.getListenerContainer(listenerId(role)));
-        CompletableFuture<Void> stopped = new CompletableFuture<>();
-        // With a callback the container cancels its consumers at once and waits for its workers
-        // (up to its shutdown timeout) on another thread.
-        container.stop(() -> stopped.complete(null));
-        await().atMost(Duration.ofSeconds(30)).until(() -> !((AbstractMessageListenerContainer) container).isActive());
-        return stopped;
-    }
-
-    @Override
-    public void start(Role role) {
-        Objects.requireNonNull(registry.getListenerContainer(listenerId(role))).start();
-    }
-
-    @Override
-    public BudgetWindow budgetWindow() {
-        return budgetWindow;
-    }
-
     String listenerId(Role role) {
         return "rabbit-" + shape() + "-" + role.slug();
     }
@@ -144,60 +91,24 @@ abstract class RabbitCatalogueTests extends ConformanceCatalogue implements List
         return listenerId(role);
     }
 
-    @Override
-    public Work work() {
-        return work;
-    }
-
-    @Override
-    public DataSource dataSource() {
-        return dataSource;
-    }
-
-    @Override
-    public MeterRegistry meters() {
-        return meters;
-    }
-
-    @Override
-    public LedgerFaults ledgerFaults() {
-        return ledgerFaults;
-    }
-
-    @Override
-    public void stopListener(Role role) {
-        container(role).stop();
-    }
-
-    @Override
-    public void startListener(Role role) {
-        container(role).start();
-    }
-
     /** False as soon as a stop was asked (the container waits for its consumers after that). */
     @Override
     public boolean listenerRunning(Role role) {
-        return container(role) instanceof AbstractMessageListenerContainer container
-                ? container.isActive()
-                : container(role).isRunning();
+        return RabbitQueues.active(container(role));
     }
 
     /** The consumers of the listener's queue: a stopped container has cancelled its own. */
     @Override
     public @Nullable String stillConsuming(Role role) {
-        String queue = RabbitCatalogueApp.queue(shape(), role, 0, RUN);
-        QueueInformation info = admin.getQueueInfo(queue);
-        if (info == null) {
-            return "queue " + queue + " not found";
-        }
-        return info.getConsumerCount() == 0 ? null : info.getConsumerCount() + " consumer(s) of " + queue;
+        return RabbitQueues.consumers(admin, RabbitCatalogueApp.queue(shape(), role, 0, RUN));
     }
 
-    private MessageListenerContainer container(Role role) {
-        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
-        if (container == null) {
-            throw new IllegalStateException("no listener container " + listenerId(role));
-        }
-        return container;
+    /**
+     * With a callback the container's stop cancels its consumers at once and waits for its workers
+     * (up to its shutdown timeout) on another thread.
+     */
+    @Override
+    protected MessageListenerContainer container(Role role) {
+        return found(registry.getListenerContainer(listenerId(role)), listenerId(role));
     }
 }
