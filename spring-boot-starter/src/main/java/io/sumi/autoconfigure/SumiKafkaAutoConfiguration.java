@@ -109,7 +109,9 @@ class SumiKafkaAutoConfiguration {
             ObjectProvider<KafkaListenerEndpointRegistry> registry, SumiProperties properties) {
         // Looked up at start, not injected: a dependency would be started first (with its containers).
         return new SumiErrorHandlerConfigurer(
-                registry::getObject, properties.kafka().busyRetryInterval());
+                registry::getObject,
+                properties.kafka().busyRetryInterval(),
+                properties.kafka().allowAsyncListeners());
     }
 
     /** Validates every {@code @IdempotentHandler} listener method once the context is up, so a bad annotation fails start-up. */

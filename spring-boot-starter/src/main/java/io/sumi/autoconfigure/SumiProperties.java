@@ -193,10 +193,17 @@ public record SumiProperties(
      * @param pollClaim whether lease-mode {@code @KafkaListener} record listeners claim all keys of
      *     a poll in one round trip on its first record and write the completions in one statement
      *     before the offsets are committed (docs/kafka-poll-claim.md); off by default
+     * @param allowAsyncListeners whether {@code @IdempotentHandler} record listeners returning a
+     *     {@code CompletableFuture} or {@code Mono} may start (on retry-topic containers only),
+     *     accepting a loss window: Spring Kafka commits a failed future's offset before its retry is
+     *     published, so a JVM that dies, or a retry publish that fails, in between loses the message;
+     *     off by default: such a listener fails start-up (docs/consumer-semantics.md, "Asynchronous
+     *     handlers")
      */
     public record Kafka(
             @DefaultValue("true") boolean configureErrorHandlers,
             @DefaultValue("1s") Duration busyRetryInterval,
             @DefaultValue("6m") Duration busyMaxWait,
-            @DefaultValue("false") boolean pollClaim) {}
+            @DefaultValue("false") boolean pollClaim,
+            @DefaultValue("false") boolean allowAsyncListeners) {}
 }

@@ -53,7 +53,9 @@ import reactor.core.scheduler.Schedulers;
  * <p>Under README step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
  * {@code Mono} (nor a {@code CompletableFuture}), even without Sumi: the control listener shows the
  * record logged and skipped, not retried, not dead-lettered. So Sumi refuses such a guarded listener
- * at start-up ({@code AsyncListenerCheck}).
+ * at start-up ({@code AsyncListenerCheck}). It refuses one under {@code @RetryableTopic} too unless
+ * {@code sumi.kafka.allow-async-listeners=true} (set here): Spring Kafka commits a failed
+ * {@code Mono}'s offset before its retry is published.
  */
 @SpringBootTest(
         classes = KafkaMonoListenerIntegrationTests.App.class,
@@ -62,7 +64,8 @@ import reactor.core.scheduler.Schedulers;
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "sumi.kafka.busy-retry-interval=50ms",
-            "sumi.consumer.lease=30s"
+            "sumi.consumer.lease=30s",
+            "sumi.kafka.allow-async-listeners=true"
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
@@ -93,9 +96,34 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
 
     @Test
     void aGuardedMonoListenerOnAContainerWithoutRetryTopicsIsRefusedAtStartUp() {
+        // With the opt-in for the loss window: a failed Mono would not even be retried here.
+        IllegalStateException refusal =
+                refusal(StartupApp.class, "not a retry-topic container", "sumi.kafka.allow-async-listeners=true");
+        assertThat(refusal.getMessage()).contains("'mono-refused'", "CompletableFuture or Mono", "@RetryableTopic");
+    }
+
+    /**
+     * Without the opt-in, also under {@code @RetryableTopic}: Spring Kafka commits a failed Mono's
+     * offset before it publishes the retry (KafkaAsyncRetryTopicCommitIntegrationTests), so a crash
+     * in between loses the message.
+     */
+    @Test
+    void aGuardedMonoListenerUnderRetryableTopicIsRefusedAtStartUpWithoutTheOptIn() {
+        IllegalStateException refusal = refusal(RetryTopicStartupApp.class, "before its retry is published");
+        assertThat(refusal.getMessage())
+                .contains(
+                        "'mono-refused-retry-topic'",
+                        "CompletableFuture or Mono",
+                        "loses the message",
+                        "Return void or a value",
+                        "sumi.kafka.allow-async-listeners=true");
+    }
+
+    /** The {@link IllegalStateException} whose message contains {@code marker} that failed {@code app}'s start-up. */
+    private IllegalStateException refusal(Class<?> app, String marker, String... properties) {
         String[] database = TestDatabase.POSTGRESQL.settings();
         Throwable failure = null;
-        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(StartupApp.class)
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(app)
                 .web(WebApplicationType.NONE)
                 .properties(
                         "spring.datasource.url=" + database[0],
@@ -104,8 +132,9 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
                         "spring.flyway.locations=classpath:db/sumi/{vendor}",
                         "spring.kafka.bootstrap-servers=" + bootstrapServers,
                         "spring.main.register-shutdown-hook=false")
+                .properties(properties)
                 .run()) {
-            fail("An @IdempotentHandler Mono listener without retry topics started");
+            fail("An @IdempotentHandler Mono listener started (" + app.getSimpleName() + ")");
         } catch (RuntimeException ex) {
             failure = ex;
         }
@@ -113,11 +142,11 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
         while (cause != null
                 && !(cause instanceof IllegalStateException
                         && cause.getMessage() != null
-                        && cause.getMessage().contains("not a retry-topic container"))) {
+                        && cause.getMessage().contains(marker))) {
             cause = cause.getCause();
         }
         assertThat(cause).as("Sumi's refusal in %s", failure).isNotNull();
-        assertThat(cause.getMessage()).contains("'mono-refused'", "CompletableFuture or Mono", "@RetryableTopic");
+        return (IllegalStateException) cause;
     }
 
     @Test
@@ -254,6 +283,28 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
         @Bean
         RefusedListener refusedListener() {
             return new RefusedListener();
+        }
+    }
+
+    /** An application with a guarded Mono listener under {@code @RetryableTopic}, without the opt-in. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableKafkaRetryTopic
+    static class RetryTopicStartupApp {
+
+        @Bean
+        RetryTopicRefusedListener retryTopicRefusedListener() {
+            return new RetryTopicRefusedListener();
+        }
+    }
+
+    static class RetryTopicRefusedListener {
+
+        @KafkaListener(id = "mono-refused-retry-topic", topics = "mono.refused.retry-topic")
+        @RetryableTopic(attempts = "2", backOff = @BackOff(delay = 50))
+        @IdempotentHandler(consumer = "mono-refused-retry-topic", mode = IdempotencyMode.LEASE)
+        public Mono<Void> refused(ConsumerRecord<String, String> record) {
+            return Mono.empty();
         }
     }
 

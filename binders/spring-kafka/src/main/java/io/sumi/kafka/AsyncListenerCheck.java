@@ -28,7 +28,13 @@ import org.springframework.util.ReflectionUtils;
  *   factory, a hand-built container with a batch adapter): Sumi completes a batch when the method
  *   returns, so every batch would be refused when delivered, retried and dead-lettered for a
  *   configuration mistake;</li>
- *   <li>a record listener returning one on a container that is not a retry-topic container. Spring
+ *   <li>a record listener returning one, unless the application accepts the loss window below
+ *   ({@code sumi.kafka.allow-async-listeners}): Spring Kafka (4.0) acknowledges a failed
+ *   asynchronous record before its retry-topic error handler runs
+ *   ({@code MessagingMessageListenerAdapter.asyncFailure}), and the container commits that
+ *   acknowledgement before the retry is published ({@code invokeErrorHandlerBySingleRecord}), so a
+ *   JVM that dies, or a retry publish that fails, in that window loses the message;</li>
+ *   <li>with that opt-in, a record listener returning one on a container that is not a retry-topic container. Spring
  *   Kafka (4.0) hands a failed asynchronous result to the error handler only for retry-topic
  *   containers ({@code @RetryableTopic}, a {@code RetryTopicConfiguration} bean): its listener
  *   consumer wires the async-failure callback only when the listener is a
@@ -48,10 +54,13 @@ final class AsyncListenerCheck {
     private AsyncListenerCheck() {}
 
     /**
+     * @param allowAsyncListeners whether the application accepts the loss window of an asynchronous
+     *     record listener ({@code sumi.kafka.allow-async-listeners}); retry topics are required anyway
      * @throws IllegalStateException if {@code container} runs an asynchronous {@code @IdempotentHandler}
-     *     batch listener, or record listener without retry topics, saying which and what to do
+     *     batch listener, or record listener (without the opt-in, or without retry topics), saying
+     *     which and what to do
      */
-    static void check(AbstractMessageListenerContainer<?, ?> container) {
+    static void check(AbstractMessageListenerContainer<?, ?> container, boolean allowAsyncListeners) {
         Object listener = container.getContainerProperties().getMessageListener();
         boolean retryTopic = false;
         while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
@@ -63,10 +72,22 @@ final class AsyncListenerCheck {
             guardedMethods(batch).forEach(method -> ListenerReturnTypes.checkBatch(method, name));
             return;
         }
-        if (retryTopic
-                || !(listener instanceof RecordMessagingMessageListenerAdapter<?, ?> adapter)
+        if (!(listener instanceof RecordMessagingMessageListenerAdapter<?, ?> adapter)
                 || !adapter.isAsyncReplies()
                 || !guarded(adapter, container)) {
+            return;
+        }
+        if (!allowAsyncListeners) {
+            throw new IllegalStateException(
+                    "Kafka listener container '" + container.getListenerId()
+                            + "' runs an @IdempotentHandler record listener that returns a CompletableFuture or Mono. Spring"
+                            + " Kafka commits a failed future's offset before its retry is published (the record is"
+                            + " acknowledged before the retry-topic error handler runs): a JVM that dies, or a retry publish"
+                            + " that fails, in that window loses the message, which is never run again. Return void or a"
+                            + " value (wait for the work inside the method), or accept the window with"
+                            + " sumi.kafka.allow-async-listeners=true (retry topics are still required). See docs/consumer-semantics.md, \"Asynchronous handlers\"");
+        }
+        if (retryTopic) {
             return;
         }
         throw new IllegalStateException("Kafka listener container '" + container.getListenerId()

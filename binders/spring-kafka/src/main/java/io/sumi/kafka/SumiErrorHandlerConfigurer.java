@@ -28,9 +28,10 @@ import org.springframework.util.ReflectionUtils;
  * <p>A container whose error handler Sumi cannot teach fails start-up if it runs an
  * {@link IdempotentHandler} (or Sumi cannot tell); other containers keep it. So does a container
  * whose {@link IdempotentHandler} record listener returns a {@code CompletableFuture} or
- * {@code Mono} and is not a retry-topic container, or whose {@link IdempotentHandler} batch
- * listener returns one ({@link AsyncListenerCheck}: Spring Kafka would commit a failed future's
- * offset without retrying it; Sumi would refuse every batch). Runs before the
+ * {@code Mono} (unless {@code allowAsyncListeners}, and then only if it is not a retry-topic
+ * container), or whose {@link IdempotentHandler} batch listener returns one
+ * ({@link AsyncListenerCheck}: Spring Kafka commits a failed future's offset before its retry is
+ * published, and without retry topics never retries it; Sumi would refuse every batch). Runs before the
  * {@link BudgetListenerPauser}, which then wraps the taught handler. Containers created after
  * start-up are not seen: call {@link SumiKafkaErrorHandling#configure(AbstractMessageListenerContainer, Duration)}.
  */
@@ -43,6 +44,7 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
 
     private final Supplier<? extends ListenerContainerRegistry> containers;
     private final Duration busyInterval;
+    private final boolean allowAsyncListeners;
     private volatile boolean running;
 
     /**
@@ -51,8 +53,23 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
      *     whatever the phase), when the containers have already copied their error handlers
      */
     public SumiErrorHandlerConfigurer(Supplier<? extends ListenerContainerRegistry> containers, Duration busyInterval) {
+        this(containers, busyInterval, false);
+    }
+
+    /**
+     * @param containers as in {@link #SumiErrorHandlerConfigurer(Supplier, Duration)}
+     * @param allowAsyncListeners whether asynchronous {@link IdempotentHandler} record listeners on
+     *     retry-topic containers may start, accepting that Spring Kafka commits a failed future's
+     *     offset before its retry is published (a crash in between loses the message); refused if
+     *     {@code false}
+     */
+    public SumiErrorHandlerConfigurer(
+            Supplier<? extends ListenerContainerRegistry> containers,
+            Duration busyInterval,
+            boolean allowAsyncListeners) {
         this.containers = Objects.requireNonNull(containers, "containers");
         this.busyInterval = Objects.requireNonNull(busyInterval, "busyInterval");
+        this.allowAsyncListeners = allowAsyncListeners;
     }
 
     @Override
@@ -65,8 +82,9 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
                         container.getListenerId());
             }
             if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
-                // A failed future is retried only on retry-topic containers, and never for a batch.
-                AsyncListenerCheck.check(listenerContainer);
+                // A failed future's offset is committed before its retry is published, the retry needs
+                // retry topics, and a batch's future is never awaited.
+                AsyncListenerCheck.check(listenerContainer, allowAsyncListeners);
                 try {
                     SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
                 } catch (IllegalStateException ex) {

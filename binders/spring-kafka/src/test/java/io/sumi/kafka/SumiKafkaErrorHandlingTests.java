@@ -48,7 +48,7 @@ class SumiKafkaErrorHandlingTests {
     private final List<ConsumerRecord<?, ?>> recovered = new ArrayList<>();
     private final KafkaMessageListenerContainer<String, String> container = container("orders", record -> {});
 
-    private static KafkaMessageListenerContainer<String, String> container(
+    static KafkaMessageListenerContainer<String, String> container(
             String id, MessageListener<String, String> listener) {
         ContainerProperties properties = new ContainerProperties("orders");
         properties.setMessageListener(listener);

@@ -82,7 +82,10 @@ public class KafkaRecordListeners {
     /*
      * Async listeners retry through retry topics (@RetryableTopic), as Spring Kafka recommends for
      * async returns and as the issue tried: a DefaultErrorHandler did not redeliver a failed future in
-     * this wiring, even without Sumi (the control failed), so it could not show anything.
+     * this wiring, even without Sumi (the control failed), so it could not show anything. Sumi
+     * starts a guarded async listener only with sumi.kafka.allow-async-listeners=true (set by
+     * KafkaCatalogueTests for every Kafka kind): Spring Kafka commits a failed future's offset
+     * before its retry is published.
      */
     @KafkaListener(id = "kafka-record-async", topics = "cat.record.async")
     @RetryableTopic(attempts = "3", backOff = @BackOff(delay = 100), numPartitions = "2")
