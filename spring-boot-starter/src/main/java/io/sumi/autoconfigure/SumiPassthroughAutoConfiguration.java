@@ -40,7 +40,7 @@ import org.springframework.context.annotation.Configuration;
             "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"
         })
 @EnableConfigurationProperties(SumiPassthroughAutoConfiguration.PassthroughProperties.class)
-class SumiPassthroughAutoConfiguration {
+public class SumiPassthroughAutoConfiguration {
 
     /**
      * Key passthrough, under {@code sumi.passthrough}.
