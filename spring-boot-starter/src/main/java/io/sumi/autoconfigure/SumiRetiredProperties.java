@@ -1,5 +1,6 @@
 package io.sumi.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.commons.logging.Log;
@@ -13,7 +14,7 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * Keeps configuration written for an older Sumi honest: a removed {@code sumi.*} property fails
  * start-up with a message naming it and what replaces it; a renamed one still works under its old
- * name (with a warning naming the new one).
+ * name (with a warning naming the new one); the new name wins when both are set.
  *
  * <p>Why a failure and not only a metadata deprecation: Spring Boot ignores a property no
  * {@code @ConfigurationProperties} field binds, so a removed property would be dropped in silence
@@ -42,8 +43,11 @@ class SumiRetiredProperties implements EnvironmentPostProcessor {
      * dispatcher's is not set, sets it, so that a configuration that was valid then (a Kafka send
      * timeout below half a short lease) still starts.
      */
-    static final List<Renamed> RENAMED =
-            List.of(new Renamed("sumi.outbox.kafka.send-timeout", "sumi.outbox.dispatcher.send-timeout"));
+    static final List<Renamed> RENAMED = List.of(
+            new Renamed("sumi.outbox.kafka.send-timeout", "sumi.outbox.dispatcher.send-timeout"),
+            // The Kafka binder's settings live under sumi.kafka, as Rabbit's and JMS's passthrough do.
+            new Renamed("sumi.passthrough.kafka.enabled", "sumi.kafka.passthrough.enabled"),
+            new Renamed("sumi.passthrough.kafka.header-name", "sumi.kafka.passthrough.header-name"));
 
     static final String SOURCE = "sumiRenamedProperties";
 
@@ -65,15 +69,19 @@ class SumiRetiredProperties implements EnvironmentPostProcessor {
         if (environment.getPropertySources().contains(SOURCE)) {
             return;
         }
+        Map<String, Object> filled = new LinkedHashMap<>();
         for (Renamed renamed : RENAMED) {
             String old = binder.bind(renamed.name(), String.class).orElse(null);
             if (old == null || binder.bind(renamed.replacement(), String.class).isBound()) {
                 continue;
             }
-            log.warn(renamed.name() + " is deprecated as the dispatcher's bound: set " + renamed.replacement()
-                    + " instead (taken from " + renamed.name() + "=" + old + " meanwhile)");
-            // Lowest precedence: it only fills the new name, which no other source sets.
-            environment.getPropertySources().addLast(new MapPropertySource(SOURCE, Map.of(renamed.replacement(), old)));
+            log.warn(renamed.name() + " is deprecated: set " + renamed.replacement() + " instead (taken from "
+                    + renamed.name() + "=" + old + " meanwhile)");
+            filled.put(renamed.replacement(), old);
+        }
+        if (!filled.isEmpty()) {
+            // Lowest precedence: it only fills new names, which no other source sets.
+            environment.getPropertySources().addLast(new MapPropertySource(SOURCE, filled));
         }
     }
 }

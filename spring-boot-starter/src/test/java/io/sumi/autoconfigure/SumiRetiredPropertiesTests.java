@@ -60,6 +60,30 @@ class SumiRetiredPropertiesTests {
         }
     }
 
+    @Test
+    void theOldKafkaPassthroughNamesStillConfigureTheKafkaPassthrough() {
+        try (ConfigurableApplicationContext context =
+                start("sumi.passthrough.kafka.enabled=false", "sumi.passthrough.kafka.header-name=x-order-key")) {
+            SumiPassthroughAutoConfiguration.KafkaPassthroughProperties passthrough =
+                    context.getBean(SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class);
+            assertThat(passthrough.enabled()).isFalse();
+            assertThat(passthrough.headerName()).isEqualTo("x-order-key");
+            // @ConditionalOnProperty(prefix = "sumi.kafka.passthrough") reads the environment.
+            assertThat(context.getEnvironment().getProperty("sumi.kafka.passthrough.enabled"))
+                    .isEqualTo("false");
+        }
+    }
+
+    @Test
+    void theNewKafkaPassthroughNameWinsOverTheOldOne() {
+        try (ConfigurableApplicationContext context =
+                start("sumi.passthrough.kafka.header-name=old-key", "sumi.kafka.passthrough.header-name=new-key")) {
+            assertThat(context.getBean(SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class)
+                            .headerName())
+                    .isEqualTo("new-key");
+        }
+    }
+
     /** Starts through spring.factories, as an application does, so that the registration is tested too. */
     private static ConfigurableApplicationContext start(String... properties) {
         return new SpringApplicationBuilder(Empty.class)
@@ -69,6 +93,9 @@ class SumiRetiredPropertiesTests {
     }
 
     @Configuration(proxyBeanMethods = false)
-    @EnableConfigurationProperties(SumiOutboxProperties.class)
+    @EnableConfigurationProperties({
+        SumiOutboxProperties.class,
+        SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class
+    })
     static class Empty {}
 }
