@@ -109,55 +109,6 @@ public record HandlerDefinition(
         }
     }
 
-    /** A definition that keeps no replies (the form before replies could be kept). */
-    public HandlerDefinition(
-            String consumer,
-            IdempotencyMode mode,
-            Duration lease,
-            FingerprintMismatchPolicy fingerprintPolicy,
-            List<String> keyHeaders,
-            @Nullable String keyExpression,
-            @Nullable String budget,
-            @Nullable Duration reconcileAfter,
-            @Nullable Duration maxRun) {
-        this(
-                consumer,
-                mode,
-                lease,
-                fingerprintPolicy,
-                keyHeaders,
-                keyExpression,
-                budget,
-                reconcileAfter,
-                maxRun,
-                false,
-                DEFAULT_MAX_REPLY_SIZE);
-    }
-
-    /** A definition with the executor's max run time (the form before max run times existed). */
-    public HandlerDefinition(
-            String consumer,
-            IdempotencyMode mode,
-            Duration lease,
-            FingerprintMismatchPolicy fingerprintPolicy,
-            List<String> keyHeaders,
-            @Nullable String keyExpression,
-            @Nullable String budget,
-            @Nullable Duration reconcileAfter) {
-        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, budget, reconcileAfter, null);
-    }
-
-    /** A definition bound to no budget, with the executor's reconciliation window. */
-    public HandlerDefinition(
-            String consumer,
-            IdempotencyMode mode,
-            Duration lease,
-            FingerprintMismatchPolicy fingerprintPolicy,
-            List<String> keyHeaders,
-            @Nullable String keyExpression) {
-        this(consumer, mode, lease, fingerprintPolicy, keyHeaders, keyExpression, null, null, null);
-    }
-
     /** Starts a definition for the ledger namespace {@code consumer}, with the defaults. */
     public static Builder builder(String consumer) {
         return new Builder(consumer);

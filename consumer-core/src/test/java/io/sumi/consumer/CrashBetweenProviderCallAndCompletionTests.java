@@ -4,18 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.exception.MessageBusyException;
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ClaimResult;
+import io.sumi.store.ForwardingProcessedMessageStore;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import java.time.Duration;
-import java.time.Instant;
+import io.sumi.store.StoredReply;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -56,47 +53,37 @@ class CrashBetweenProviderCallAndCompletionTests extends H2ExecutorTestSupport {
     }
 
     /** Forwards to the ledger, but "dies" instead of completing while {@code crash} is set. */
-    static final class CrashingStore implements ProcessedMessageStore {
-        private final ProcessedMessageStore delegate;
+    static final class CrashingStore extends ForwardingProcessedMessageStore {
         private final AtomicBoolean crash;
 
         CrashingStore(ProcessedMessageStore delegate, AtomicBoolean crash) {
-            this.delegate = delegate;
+            super(delegate);
             this.crash = crash;
         }
 
         @Override
-        public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
-            return delegate.claimAll(consumer, requests, lease);
+        public boolean complete(ProcessedMessage claim) {
+            crashIfSet();
+            return super.complete(claim);
         }
 
         @Override
-        public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
-            return delegate.claimAllCompleted(consumer, requests);
+        public boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
+            crashIfSet();
+            return super.complete(claim, reply);
         }
 
         @Override
         public int completeAll(String consumer, long claimToken, Collection<String> messageIds) {
+            crashIfSet();
+            return super.completeAll(consumer, claimToken, messageIds);
+        }
+
+        private void crashIfSet() {
             if (crash.get()) {
                 throw new IllegalStateException(
                         "simulated crash between the provider call and the ledger's completion");
             }
-            return delegate.completeAll(consumer, claimToken, messageIds);
-        }
-
-        @Override
-        public int releaseAll(String consumer, long claimToken, Collection<String> messageIds, @Nullable String error) {
-            return delegate.releaseAll(consumer, claimToken, messageIds, error);
-        }
-
-        @Override
-        public Optional<ProcessedMessage> find(String consumer, String messageId) {
-            return delegate.find(consumer, messageId);
-        }
-
-        @Override
-        public int deleteCompletedBefore(Instant cutoff, int limit) {
-            return delegate.deleteCompletedBefore(cutoff, limit);
         }
     }
 

@@ -10,8 +10,7 @@ import javax.sql.DataSource;
  * ({@code OutboxTable}) support. The vendor differences themselves live in one dialect per
  * constant in each of them.
  *
- * @since 0.1.0 (before, the ledger's {@code io.sumi.store.jdbc.DatabaseType}, which remains as a
- *     deprecated alias)
+ * @since 0.1.0
  */
 public enum DatabaseType {
 

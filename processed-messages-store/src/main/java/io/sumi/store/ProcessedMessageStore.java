@@ -34,6 +34,14 @@ import org.jspecify.annotations.Nullable;
  * over, end on release) and writes every ledger time on one clock that all instances share; the
  * JDBC store uses the database's clock. Keys are compared exactly ({@code "k"} and {@code "k "}
  * are two keys); a key the store cannot hold losslessly is refused, never altered.
+ *
+ * <p>For a store author: every abstract method is part of the contract; there are no optional
+ * capabilities (the executor renews leases, marks rows for reconciliation and keeps replies by
+ * default, and the gauges read {@link #consumerStats}), so a store that compiles has everything the
+ * executor may call, and no call fails at the first message with {@code UnsupportedOperationException}.
+ * The {@code default} methods only express a single-row call through its batch form (or a claim
+ * through its batch); a store may override them for a cheaper statement.
+ * {@link ForwardingProcessedMessageStore} is the base for a decorator.
  */
 public interface ProcessedMessageStore {
 
@@ -115,16 +123,9 @@ public interface ProcessedMessageStore {
      * @param claim the row returned by a {@code CLAIMED} result
      * @param reply the reply to keep, or {@code null} for none (then this is {@link #complete})
      * @return {@code false} if the claim was no longer the caller's; nothing is written then
-     * @throws UnsupportedOperationException if {@code reply} is given and the store cannot keep
-     *     replies (this default)
      * @since 0.1.0
      */
-    default boolean complete(ProcessedMessage claim, @Nullable StoredReply reply) {
-        if (reply == null) {
-            return complete(claim);
-        }
-        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
-    }
+    boolean complete(ProcessedMessage claim, @Nullable StoredReply reply);
 
     /**
      * Keeps the reply of a transactional-mode claim with its row, in the caller's current
@@ -133,12 +134,9 @@ public interface ProcessedMessageStore {
      *
      * @param claim the row returned by a {@code CLAIMED} result of {@link #claimCompleted}
      * @return {@code false} if the row is not the one this claim wrote
-     * @throws UnsupportedOperationException if the store cannot keep replies (this default)
      * @since 0.1.0
      */
-    default boolean storeReply(ProcessedMessage claim, StoredReply reply) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
-    }
+    boolean storeReply(ProcessedMessage claim, StoredReply reply);
 
     /**
      * The reply kept with a completed message ({@link #complete(ProcessedMessage, StoredReply)},
@@ -147,12 +145,9 @@ public interface ProcessedMessageStore {
      *
      * @return the reply, or empty if the message is not completed or was completed without one
      *     (its handler returned nothing, or did not keep replies when it ran)
-     * @throws UnsupportedOperationException if the store cannot keep replies (this default)
      * @since 0.1.0
      */
-    default Optional<StoredReply> findReply(String consumer, String messageId) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot keep replies");
-    }
+    Optional<StoredReply> findReply(String consumer, String messageId);
 
     /**
      * Releases a lease-mode claim after a failure: the lease ends now, so the next delivery of the
@@ -207,7 +202,6 @@ public interface ProcessedMessageStore {
      *
      * @param claim the row returned by a {@code CLAIMED} result
      * @return {@code false} if the claim was no longer the caller's
-     * @throws UnsupportedOperationException if the store cannot renew leases
      * @since 0.1.0
      */
     default boolean renew(ProcessedMessage claim, Duration lease) {
@@ -222,12 +216,9 @@ public interface ProcessedMessageStore {
      * @return how many claims were renewed; fewer than {@code messageIds} means some were no longer
      *     the caller's
      * @throws IllegalArgumentException if {@code lease} is not positive
-     * @throws UnsupportedOperationException if the store cannot renew leases (this default)
      * @since 0.1.0
      */
-    default int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot renew leases");
-    }
+    int renewAll(String consumer, long claimToken, Collection<String> messageIds, Duration lease);
 
     /**
      * Marks a lease-mode claim whose outcome is uncertain {@link MessageStatus#RECONCILE}: its lease
@@ -236,12 +227,9 @@ public interface ProcessedMessageStore {
      *
      * @param claim the row returned by a {@code CLAIMED} result
      * @return {@code false} if the claim was no longer the caller's
-     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
      * @since 0.1.0
      */
-    default boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot mark messages for reconciliation");
-    }
+    boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason);
 
     /**
      * Resolves a row held for reconciliation as done: an operator checked the provider and the
@@ -249,12 +237,9 @@ public interface ProcessedMessageStore {
      * clock), so every later delivery of the message is a duplicate.
      *
      * @return {@code false} if there is no such row, or it is not {@code RECONCILE}
-     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
      * @since 0.1.0
      */
-    default boolean completeReconciled(String consumer, String messageId) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot resolve reconciliations");
-    }
+    boolean completeReconciled(String consumer, String messageId);
 
     /**
      * Resolves a row held for reconciliation for a retry: an operator checked the provider and the
@@ -262,12 +247,9 @@ public interface ProcessedMessageStore {
      * its dead letter) claims it as a new message and runs the handler.
      *
      * @return {@code false} if there is no such row, or it is not {@code RECONCILE}
-     * @throws UnsupportedOperationException if the store cannot hold rows for reconciliation
      * @since 0.1.0
      */
-    default boolean releaseReconciled(String consumer, String messageId) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot resolve reconciliations");
-    }
+    boolean releaseReconciled(String consumer, String messageId);
 
     /**
      * Reads one row.
@@ -294,10 +276,7 @@ public interface ProcessedMessageStore {
      * of completed rows, where the database can avoid it), not for the hot path.
      *
      * @return the stats by consumer name
-     * @throws UnsupportedOperationException if the store cannot tell (the default)
      * @since 0.1.0
      */
-    default Map<String, ConsumerLedgerStats> consumerStats() {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot report per-consumer ledger stats");
-    }
+    Map<String, ConsumerLedgerStats> consumerStats();
 }

@@ -40,7 +40,7 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(SumiHealthProperties.class)
-class SumiActuatorAutoConfiguration {
+public class SumiActuatorAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean

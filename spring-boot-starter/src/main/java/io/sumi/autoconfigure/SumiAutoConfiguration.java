@@ -35,7 +35,7 @@ import org.springframework.transaction.support.ResourceTransactionManager;
             "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration"
         })
 @EnableConfigurationProperties(SumiProperties.class)
-class SumiAutoConfiguration {
+public class SumiAutoConfiguration {
 
     /** Fails start-up when an {@code @IdempotentHandler} has no binder to handle it. */
     @Bean

@@ -52,7 +52,7 @@ import org.springframework.util.ClassUtils;
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"
         })
 @EnableConfigurationProperties(SumiBudgetProperties.class)
-class SumiBudgetAutoConfiguration {
+public class SumiBudgetAutoConfiguration {
 
     /**
      * The shared store of fleet budgets: the ledger's DataSource (tables {@code sumi_budget_*} of

@@ -41,7 +41,7 @@ import org.springframework.jms.support.converter.MessageConverter;
 @ConditionalOnClass({JmsListener.class, IdempotentJmsHandlerAdvisor.class})
 @EnableConfigurationProperties(SumiJmsProperties.class)
 @Import(BinderSupport.AutoProxyRegistrar.class)
-class SumiJmsAutoConfiguration {
+public class SumiJmsAutoConfiguration {
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

@@ -37,7 +37,7 @@ import org.springframework.kafka.listener.FailedRecordProcessor;
         afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnClass({KafkaListener.class, IdempotentHandlerAdvisor.class})
 @Import(BinderSupport.AutoProxyRegistrar.class)
-class SumiKafkaAutoConfiguration {
+public class SumiKafkaAutoConfiguration {
 
     static final String POLL_CLAIM_PROPERTY = "sumi.kafka.poll-claim";
 

@@ -49,7 +49,7 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnProperty(prefix = "sumi.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(SumiOutboxProperties.class)
-class SumiOutboxAutoConfiguration {
+public class SumiOutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean

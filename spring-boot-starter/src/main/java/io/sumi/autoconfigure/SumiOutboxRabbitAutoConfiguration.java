@@ -43,7 +43,7 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnProperty(prefix = "sumi.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @ConditionalOnProperty(prefix = "sumi.outbox.rabbit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties({SumiOutboxRabbitProperties.class, SumiOutboxProperties.class})
-class SumiOutboxRabbitAutoConfiguration {
+public class SumiOutboxRabbitAutoConfiguration {
 
     static final String RABBIT_PUBLISHER = "sumiRabbitOutboxPublisher";
     static final String ROUTING_PUBLISHER = "sumiOutboxPublisher";

@@ -39,18 +39,19 @@ import org.springframework.context.annotation.Configuration;
             "org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration",
             "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"
         })
-@EnableConfigurationProperties(SumiPassthroughAutoConfiguration.PassthroughProperties.class)
-class SumiPassthroughAutoConfiguration {
+@EnableConfigurationProperties({
+    SumiPassthroughAutoConfiguration.PassthroughProperties.class,
+    SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class
+})
+public class SumiPassthroughAutoConfiguration {
 
     /**
-     * Key passthrough, under {@code sumi.passthrough}.
+     * Key passthrough on outgoing HTTP calls, under {@code sumi.passthrough}.
      *
      * @param http outgoing HTTP calls
-     * @param kafka records produced to Kafka
      */
     @ConfigurationProperties("sumi.passthrough")
-    record PassthroughProperties(
-            @DefaultValue Http http, @DefaultValue Kafka kafka) {
+    record PassthroughProperties(@DefaultValue Http http) {
 
         /**
          * @param enabled whether Boot-built RestClient, RestTemplate and WebClient instances get the key
@@ -59,15 +60,20 @@ class SumiPassthroughAutoConfiguration {
         record Http(
                 @DefaultValue("true") boolean enabled,
                 @DefaultValue("Idempotency-Key") String headerName) {}
-
-        /**
-         * @param enabled whether records produced inside a handler get the key
-         * @param headerName the record header that carries it
-         */
-        record Kafka(
-                @DefaultValue("true") boolean enabled,
-                @DefaultValue("idempotency-key") String headerName) {}
     }
+
+    /**
+     * Key passthrough on Kafka records, under {@code sumi.kafka.passthrough} beside the other
+     * {@code sumi.kafka.*} settings (as {@code sumi.rabbit.passthrough} and {@code sumi.jms.passthrough});
+     * {@code sumi.passthrough.kafka.*} before 0.1.0, still honoured ({@link SumiRetiredProperties}).
+     *
+     * @param enabled whether records produced inside a handler get the key
+     * @param headerName the record header that carries it
+     */
+    @ConfigurationProperties("sumi.kafka.passthrough")
+    record KafkaPassthroughProperties(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("idempotency-key") String headerName) {}
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({IdempotencyKeyInterceptor.class, RestClientCustomizer.class})
@@ -119,7 +125,7 @@ class SumiPassthroughAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({IdempotencyKeyProducerInterceptor.class, DefaultKafkaProducerFactoryCustomizer.class})
     @ConditionalOnProperty(
-            prefix = "sumi.passthrough.kafka",
+            prefix = "sumi.kafka.passthrough",
             name = "enabled",
             havingValue = "true",
             matchIfMissing = true)
@@ -127,16 +133,14 @@ class SumiPassthroughAutoConfiguration {
 
         @Bean
         DefaultKafkaProducerFactoryCustomizer sumiIdempotencyKeyProducerFactoryCustomizer(
-                PassthroughProperties properties) {
+                KafkaPassthroughProperties properties) {
             return factory -> {
                 Map<String, Object> configs = new HashMap<>();
                 configs.put(
                         ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
                         withInterceptor(
                                 factory.getConfigurationProperties().get(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG)));
-                configs.put(
-                        IdempotencyKeyProducerInterceptor.HEADER_CONFIG,
-                        properties.kafka().headerName());
+                configs.put(IdempotencyKeyProducerInterceptor.HEADER_CONFIG, properties.headerName());
                 factory.updateConfigs(configs);
             };
         }

@@ -188,8 +188,6 @@ public record SumiProperties(
      *     recovered); an error handler Sumi cannot teach then fails start-up
      * @param busyRetryInterval how often a message whose key another consumer holds (or whose budget
      *     is spent) is retried
-     * @param busyMaxWait ignored since busy keys are retried until they can run; kept so that
-     *     existing configuration still binds
      * @param pollClaim whether lease-mode {@code @KafkaListener} record listeners claim all keys of
      *     a poll in one round trip on its first record and write the completions in one statement
      *     before the offsets are committed (docs/kafka-poll-claim.md); off by default
@@ -203,7 +201,6 @@ public record SumiProperties(
     public record Kafka(
             @DefaultValue("true") boolean configureErrorHandlers,
             @DefaultValue("1s") Duration busyRetryInterval,
-            @DefaultValue("6m") Duration busyMaxWait,
             @DefaultValue("false") boolean pollClaim,
             @DefaultValue("false") boolean allowAsyncListeners) {}
 }

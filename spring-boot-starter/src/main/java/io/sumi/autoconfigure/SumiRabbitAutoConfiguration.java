@@ -43,7 +43,7 @@ import org.springframework.context.annotation.Role;
 @ConditionalOnClass({RabbitListener.class, IdempotentRabbitHandlerAdvisor.class})
 @EnableConfigurationProperties(SumiRabbitProperties.class)
 @Import(BinderSupport.AutoProxyRegistrar.class)
-class SumiRabbitAutoConfiguration {
+public class SumiRabbitAutoConfiguration {
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

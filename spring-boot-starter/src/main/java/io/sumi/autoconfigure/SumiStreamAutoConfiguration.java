@@ -39,7 +39,7 @@ import org.springframework.integration.channel.interceptor.GlobalChannelIntercep
         name = "org.springframework.cloud.stream.function.StreamBridge",
         value = IdempotentFunctionPostProcessor.class)
 @EnableConfigurationProperties(SumiStreamProperties.class)
-class SumiStreamAutoConfiguration {
+public class SumiStreamAutoConfiguration {
 
     /** The name of the global channel interceptor bean; define a bean of this name to replace it. */
     static final String CHANNEL_INTERCEPTOR_BEAN_NAME = "sumiStreamChannelInterceptor";

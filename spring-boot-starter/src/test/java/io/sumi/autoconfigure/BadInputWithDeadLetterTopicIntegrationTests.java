@@ -52,8 +52,7 @@ import org.springframework.util.backoff.FixedBackOff;
             "spring.kafka.consumer.auto-offset-reset=earliest",
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.kafka.busy-retry-interval=100ms",
-            "sumi.kafka.busy-max-wait=5s"
+            "sumi.kafka.busy-retry-interval=100ms"
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)

@@ -25,8 +25,7 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "spring.kafka.consumer.auto-offset-reset=earliest",
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.kafka.busy-retry-interval=100ms",
-            "sumi.kafka.busy-max-wait=5s"
+            "sumi.kafka.busy-retry-interval=100ms"
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)

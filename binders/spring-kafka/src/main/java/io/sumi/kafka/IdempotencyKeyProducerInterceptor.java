@@ -21,7 +21,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * of the first.
  *
  * <p>Register it with the producer property {@code interceptor.classes} (the starter does, see
- * {@code sumi.passthrough.kafka.*}); the header name can be changed with the producer property
+ * {@code sumi.kafka.passthrough.*}); the header name can be changed with the producer property
  * {@value #HEADER_CONFIG}.
  */
 public class IdempotencyKeyProducerInterceptor implements ProducerInterceptor<Object, Object> {

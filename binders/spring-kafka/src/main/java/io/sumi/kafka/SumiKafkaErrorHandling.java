@@ -262,18 +262,6 @@ public final class SumiKafkaErrorHandling {
     }
 
     /**
-     * Classifies Sumi's exceptions as {@link #configure(FailedRecordProcessor, Duration)} does.
-     *
-     * @deprecated a busy key is no longer retried for a limited time (it was then skipped by the
-     *     recoverer): {@code busyMaxWait} is ignored; use {@link #configure(FailedRecordProcessor, Duration)}
-     */
-    @Deprecated(since = "0.1.0")
-    public static <T extends FailedRecordProcessor> T configure(
-            T handler, Duration busyInterval, Duration busyMaxWait) {
-        return configure(handler, busyInterval);
-    }
-
-    /**
      * Makes sure {@code container} handles Sumi's exceptions as described above, whatever error
      * handler it has: none (Spring Kafka's default, which retries 10 times at once and then only
      * logs) gets a {@link DefaultErrorHandler} taught by {@link #configure(FailedRecordProcessor, Duration)};

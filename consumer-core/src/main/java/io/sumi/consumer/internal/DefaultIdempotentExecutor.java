@@ -96,7 +96,6 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      *     or zero: uncertain outcomes are not detected unless a handler sets a window
      * @param renewLeases whether lease-mode claims are renewed while their handler runs
      * @param maxRun the max run time of lease-mode handlers that set none (positive)
-     * @since 0.1.0
      */
     public DefaultIdempotentExecutor(
             ProcessedMessageStore store,
@@ -124,7 +123,6 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * @param maxRun the max run time of lease-mode handlers that set none (positive)
      * @param observations where each handled message (or batch) is observed, as
      *     {@value MessageHandlingObservation#NAME}; {@link ObservationRegistry#NOOP} for none
-     * @since 0.1.0
      */
     public DefaultIdempotentExecutor(
             ProcessedMessageStore store,

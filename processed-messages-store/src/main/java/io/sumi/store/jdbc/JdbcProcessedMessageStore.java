@@ -479,19 +479,6 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
             return this;
         }
 
-        /**
-         * The database; detected from the connection's metadata when not set.
-         *
-         * @deprecated since 0.1.0: use {@link #databaseType(DatabaseType)} with the shared
-         *     {@link io.sumi.jdbc.DatabaseType}
-         */
-        @Deprecated(since = "0.1.0", forRemoval = true)
-        // The bridge exists to accept the type that is going away, until both are removed.
-        @SuppressWarnings("removal")
-        public Builder databaseType(io.sumi.store.jdbc.DatabaseType databaseType) {
-            return databaseType(databaseType.toDatabaseType());
-        }
-
         public JdbcProcessedMessageStore build() {
             return new JdbcProcessedMessageStore(this);
         }

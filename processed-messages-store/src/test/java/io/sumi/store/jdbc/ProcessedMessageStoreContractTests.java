@@ -93,21 +93,6 @@ abstract class ProcessedMessageStoreContractTests {
                 .isEqualTo(DatabaseType.valueOf(database().name()));
     }
 
-    /** The ledger's own DatabaseType (before the shared io.sumi.jdbc one) still works where users wrote it. */
-    @Test
-    @SuppressWarnings("removal")
-    void theDeprecatedLedgerDatabaseTypeStillDetectsAndConfiguresTheStore() {
-        io.sumi.store.jdbc.DatabaseType legacy = io.sumi.store.jdbc.DatabaseType.of(dataSource);
-        assertThat(legacy.name()).isEqualTo(database().name());
-        assertThat(legacy.toDatabaseType())
-                .isEqualTo(DatabaseType.valueOf(database().name()));
-        ProcessedMessageStore legacyStore = JdbcProcessedMessageStore.builder(dataSource)
-                .databaseType(legacy)
-                .build();
-        assertThat(legacyStore.claim(consumer, request("legacy-type"), LEASE).outcome())
-                .isEqualTo(ClaimOutcome.CLAIMED);
-    }
-
     @Test
     void firstClaimOfANewKeyIsClaimed() {
         ClaimResult result = store.claim(consumer, request("m1"), LEASE);
