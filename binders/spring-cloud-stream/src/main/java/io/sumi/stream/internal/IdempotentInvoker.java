@@ -196,6 +196,7 @@ public final class IdempotentInvoker {
             throw new ListenerStoppingException(definition.consumer(), null);
         }
         Message<?> delivered = deliveredMessage(input);
+        refuseUnsettledManual(delivered);
         if (isBatch(delivered)) {
             invokeBatch(delivered, input, target);
             return null;
@@ -263,6 +264,50 @@ public final class IdempotentInvoker {
                     + " on the class path (Sumi settles the delivery with the function's acks and nacks through it)");
         }
         return RabbitAcknowledgments.defer(delivered, input);
+    }
+
+    /**
+     * Refuses, before anything is claimed, a MANUAL Rabbit binding's delivery that Sumi cannot
+     * settle: a batch, or one for a function that keeps its replies ({@code storeReply}). Neither
+     * path goes through the settling channel, so a duplicate would never be acknowledged (the
+     * binding stalls once its prefetch is unacknowledged) and the function's nack would not be
+     * seen (the row would be completed). Only the message the binding delivered is looked at, as
+     * in {@link #settlement}: a message another function built may carry its headers.
+     */
+    private void refuseUnsettledManual(Message<?> delivered) {
+        InboundMessages.Frame frame = InboundMessages.current();
+        if (frame != null && frame.message() != delivered) {
+            return;
+        }
+        boolean batch = isBatch(delivered);
+        if (!(batch || replies != null) || !manualRabbit(delivered, batch)) {
+            return;
+        }
+        String what = batch
+                ? "is bound to a batch binding (batch-mode)"
+                : "keeps its replies (@IdempotentHandler(storeReply = true))";
+        throw new IllegalStateException("The @IdempotentHandler function '" + beanName + "' " + what
+                + " and its binding (queue '" + binding(delivered) + "') has acknowledge-mode MANUAL on the"
+                + " Rabbit binder, where Sumi cannot settle its deliveries with the function's acks and nacks (a"
+                + " duplicate would never be acknowledged and a nack would complete the message): set"
+                + " spring.cloud.stream.rabbit.bindings.<binding>.consumer.acknowledge-mode to AUTO, or make it a"
+                + " single-message function without storeReply");
+    }
+
+    /** Whether {@code delivered} came from a MANUAL Rabbit binding: it (or a batch's record) carries the channel. */
+    private static boolean manualRabbit(Message<?> delivered, boolean batch) {
+        if (delivered.getHeaders().containsKey(RABBIT_CHANNEL_HEADER)) {
+            return true;
+        }
+        return batch
+                && delivered.getHeaders().get(RABBIT_BATCH_HEADERS) instanceof List<?> records
+                && records.stream().anyMatch(r -> r instanceof Map<?, ?> map && map.containsKey(RABBIT_CHANNEL_HEADER));
+    }
+
+    /** The queue the delivery came from, for the refusal ({@code amqp_consumerQueue}), or {@code "?"}. */
+    private static String binding(Message<?> delivered) {
+        Object queue = delivered.getHeaders().get("amqp_consumerQueue");
+        return queue != null ? queue.toString() : "?";
     }
 
     /**

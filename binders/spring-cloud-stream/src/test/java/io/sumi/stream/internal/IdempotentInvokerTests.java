@@ -18,6 +18,7 @@ import io.sumi.store.ClaimRequest;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.stream.IdempotentFunctionPostProcessor;
 import io.sumi.stream.StreamSettings;
 import io.sumi.testing.TestDatabase;
 import java.io.IOException;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -65,20 +67,36 @@ class IdempotentInvokerTests {
     @IdempotentHandler(mode = IdempotencyMode.LEASE)
     private static void annotated() {}
 
+    @IdempotentHandler(mode = IdempotencyMode.LEASE, storeReply = true)
+    private static void replying() {}
+
     private IdempotentInvoker invoker() throws Exception {
         return invoker(StreamSettings.ofDefaults());
     }
 
     private IdempotentInvoker invoker(StreamSettings settings) throws Exception {
+        return new IdempotentInvoker("lines", definition("annotated"), () -> executor, settings);
+    }
+
+    /** An invoker of a function that keeps its replies (storeReply), replies read back as String. */
+    private IdempotentInvoker replyingInvoker() throws Exception {
+        return new IdempotentInvoker(
+                "lines",
+                definition("replying"),
+                () -> executor,
+                StreamSettings.ofDefaults(),
+                new IdempotentInvoker.Replies(IdempotentFunctionPostProcessor.replyCodec(), String.class));
+    }
+
+    private HandlerDefinition definition(String method) throws Exception {
         IdempotentHandler annotation =
-                AnnotationUtils.findAnnotation(getClass().getDeclaredMethod("annotated"), IdempotentHandler.class);
-        HandlerDefinition definition = new HandlerDefaults(
+                AnnotationUtils.findAnnotation(getClass().getDeclaredMethod(method), IdempotentHandler.class);
+        return new HandlerDefaults(
                         IdempotencyMode.AUTO,
                         Duration.ofSeconds(30),
                         FingerprintMismatchPolicy.WARN,
                         HandlerDefinition.DEFAULT_KEY_HEADERS)
                 .resolve(annotation, consumer, false, "test");
-        return new IdempotentInvoker("lines", definition, () -> executor, settings);
     }
 
     /**
@@ -373,6 +391,84 @@ class IdempotentInvokerTests {
                 }))
                 .isInstanceOf(IllegalStateException.class);
 
+        assertThat(broker.calls).isEmpty();
+    }
+
+    /**
+     * A function that keeps its replies, on a MANUAL Rabbit binding: its path did not go through
+     * the settling channel, so it ran, its duplicate was never acknowledged (the binding stalls at
+     * its prefetch) and its nack was not seen (the row was completed). Refused at its first
+     * delivery, before anything is claimed, naming the function and the fix.
+     */
+    @Test
+    void aFunctionKeepingItsRepliesOnAManualRabbitBindingIsRefusedBeforeAnythingIsClaimed() throws Exception {
+        IdempotentInvoker invoker = replyingInvoker();
+        RecordingChannel broker = new RecordingChannel();
+        String key = "reply-" + UUID.randomUUID();
+        AtomicInteger runs = new AtomicInteger();
+
+        assertThatThrownBy(() -> invoker.invoke(manualDelivery(key, broker.channel, 1), input -> {
+                    runs.incrementAndGet();
+                    return "reply";
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'lines'")
+                .hasMessageContaining("storeReply")
+                .hasMessageContaining("acknowledge-mode MANUAL")
+                .hasMessageContaining("AUTO");
+
+        assertThat(runs).hasValue(0);
+        assertThat(store.find(consumer, key)).as("nothing claimed").isEmpty();
+        assertThat(broker.calls).isEmpty();
+    }
+
+    /** The same function on an AUTO binding (no channel header) keeps its reply as before. */
+    @Test
+    void aFunctionKeepingItsRepliesOnAnAutoRabbitBindingRuns() throws Exception {
+        IdempotentInvoker invoker = replyingInvoker();
+        String key = "reply-auto-" + UUID.randomUUID();
+        Message<String> delivery = MessageBuilder.withPayload("x")
+                .setHeader("idempotency-key", key)
+                .build();
+
+        assertThat(invoker.invoke(delivery, input -> "reply")).isEqualTo("reply");
+        assertThat(invoker.invoke(delivery, input -> {
+                    throw new AssertionError("a duplicate ran");
+                }))
+                .isEqualTo("reply");
+    }
+
+    /**
+     * A batch on a MANUAL Rabbit binding: the batch path did not go through the settling channel
+     * either (duplicates never acknowledged, nacks not seen). Refused before anything is claimed.
+     */
+    @Test
+    void aBatchOnAManualRabbitBindingIsRefusedBeforeAnythingIsClaimed() throws Exception {
+        IdempotentInvoker invoker = invoker();
+        RecordingChannel broker = new RecordingChannel();
+        String first = "batch-" + UUID.randomUUID();
+        String second = "batch-" + UUID.randomUUID();
+        Message<List<String>> batch = MessageBuilder.withPayload(List.of("a", "b"))
+                .setHeader(
+                        IdempotentInvoker.RABBIT_BATCH_HEADERS,
+                        List.of(Map.of("idempotency-key", first), Map.of("idempotency-key", second)))
+                .setHeader(AmqpHeaders.CHANNEL, broker.channel)
+                .setHeader(AmqpHeaders.DELIVERY_TAG, 2L)
+                .build();
+        AtomicInteger runs = new AtomicInteger();
+
+        assertThatThrownBy(() -> invoker.invoke(batch, input -> {
+                    runs.incrementAndGet();
+                    return null;
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'lines'")
+                .hasMessageContaining("batch")
+                .hasMessageContaining("acknowledge-mode MANUAL");
+
+        assertThat(runs).hasValue(0);
+        assertThat(store.find(consumer, first)).as("nothing claimed").isEmpty();
+        assertThat(store.find(consumer, second)).as("nothing claimed").isEmpty();
         assertThat(broker.calls).isEmpty();
     }
 }
