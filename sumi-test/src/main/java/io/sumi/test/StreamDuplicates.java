@@ -100,13 +100,9 @@ public final class StreamDuplicates {
         /** Sends the copies; each is settled when its send returns. */
         public Send andAwait() {
             SumiTest sumi = Objects.requireNonNull(StreamDuplicates.this.sumi, "not attached to a SumiTest");
-            Message<?> message = MessageBuilder.withPayload(payload)
-                    .copyHeaders(headers)
-                    .setHeader(keyHeader, key)
-                    .build();
             if (!concurrently || copies == 1) {
                 for (int i = 0; i < copies; i++) {
-                    deliver(sumi, message);
+                    deliver(sumi, copy());
                 }
                 return this;
             }
@@ -117,7 +113,7 @@ public final class StreamDuplicates {
                 for (int i = 0; i < copies; i++) {
                     sends.add(threads.submit(() -> {
                         start.await();
-                        deliver(sumi, message);
+                        deliver(sumi, copy());
                         return null;
                     }));
                 }
@@ -134,6 +130,19 @@ public final class StreamDuplicates {
                 threads.shutdownNow();
             }
             return this;
+        }
+
+        /**
+         * One message per copy, as a broker delivers them. One instance sent from several threads at
+         * once lost its key header on its way to the function once in CI (the copy arrived with only
+         * id, contentType and timestamp; suspected: the binder's path edits a message's headers in
+         * place, not verified).
+         */
+        private Message<?> copy() {
+            return MessageBuilder.withPayload(payload)
+                    .copyHeaders(headers)
+                    .setHeader(keyHeader, key)
+                    .build();
         }
 
         private void deliver(SumiTest sumi, Message<?> message) {
