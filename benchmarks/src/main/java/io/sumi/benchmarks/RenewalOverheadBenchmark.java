@@ -151,6 +151,42 @@ public final class RenewalOverheadBenchmark {
             return Optional.empty();
         }
 
+        // Never reached by this benchmark (no replies, no reconciliation, no gauges).
+        @Override
+        public boolean complete(ProcessedMessage claim, io.sumi.store.@Nullable StoredReply reply) {
+            return completeAll(claim.consumer(), claim.claimToken(), List.of(claim.messageId())) == 1;
+        }
+
+        @Override
+        public boolean storeReply(ProcessedMessage claim, io.sumi.store.StoredReply reply) {
+            throw new UnsupportedOperationException("not used by the benchmark");
+        }
+
+        @Override
+        public Optional<io.sumi.store.StoredReply> findReply(String consumer, String messageId) {
+            return Optional.empty();
+        }
+
+        @Override
+        public boolean markForReconciliation(ProcessedMessage claim, @Nullable String reason) {
+            throw new UnsupportedOperationException("not used by the benchmark");
+        }
+
+        @Override
+        public boolean completeReconciled(String consumer, String messageId) {
+            throw new UnsupportedOperationException("not used by the benchmark");
+        }
+
+        @Override
+        public boolean releaseReconciled(String consumer, String messageId) {
+            throw new UnsupportedOperationException("not used by the benchmark");
+        }
+
+        @Override
+        public java.util.Map<String, io.sumi.store.ConsumerLedgerStats> consumerStats() {
+            return java.util.Map.of();
+        }
+
         @Override
         public int deleteCompletedBefore(Instant cutoff, int limit) {
             return 0;
