@@ -184,7 +184,7 @@ public final class BudgetBenchmark {
         }
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            for (String sql : script.replaceAll("(?m)^--.*$", "").split(";")) {
+            for (String sql : script.replaceAll("(?m)^--.*$", "").split(";", -1)) {
                 if (!sql.isBlank()) {
                     statement.execute(sql);
                 }

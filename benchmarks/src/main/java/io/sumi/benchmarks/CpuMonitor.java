@@ -38,7 +38,7 @@ final class CpuMonitor {
         }
         try {
             String[] cpu =
-                    Files.readAllLines(PROC.resolve("stat")).get(0).trim().split("\\s+");
+                    Files.readAllLines(PROC.resolve("stat")).get(0).trim().split("\\s+", -1);
             long busy = 0;
             for (int i : new int[] {1, 2, 3, 6, 7, 8}) { // user nice system irq softirq steal
                 busy += Long.parseLong(cpu[i]);
@@ -72,7 +72,7 @@ final class CpuMonitor {
 
     /** A client backend's title reads "postgres: [cluster: ]user database host(port) state". */
     private boolean isOtherDatabaseBackend(String title) {
-        String[] words = title.trim().split("\\s+");
+        String[] words = title.trim().split("\\s+", -1);
         for (int i = 2; i + 1 < words.length; i++) {
             if (words[i + 1].matches(".+\\(\\d+\\)|\\[local\\]")) {
                 return !words[i].equals(database);
@@ -83,7 +83,7 @@ final class CpuMonitor {
 
     private static long ticks(Path processDir) throws IOException {
         String stat = Files.readString(processDir.resolve("stat"));
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
         return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
     }
 

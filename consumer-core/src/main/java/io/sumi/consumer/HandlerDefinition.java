@@ -203,6 +203,8 @@ public record HandlerDefinition(
         }
 
         /**
+         * Builds the definition, checking every setting.
+         *
          * @throws IllegalArgumentException if a setting is invalid (blank consumer, non-positive lease,
          *     max run time or max reply size, negative reconcile-after window)
          */

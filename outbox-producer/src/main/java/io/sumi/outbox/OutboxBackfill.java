@@ -112,7 +112,7 @@ public final class OutboxBackfill {
                     Columns columns = Columns.of(rs.getMetaData(), defaultTopic);
                     List<OutboxMessage> batch = new ArrayList<>(batchSize);
                     while (rs.next()) {
-                        batch.add(columns.read(rs, table.dialect(), start, interval, counts.read++));
+                        batch.add(columns.read(rs, start, interval, counts.read++));
                         if (batch.size() == batchSize) {
                             process(batch, execute, counts, seen, out);
                             batch.clear();
@@ -260,8 +260,7 @@ public final class OutboxBackfill {
                     defaultTopic);
         }
 
-        OutboxMessage read(ResultSet rs, OutboxDialect dialect, Instant start, Duration interval, int index)
-                throws SQLException {
+        OutboxMessage read(ResultSet rs, Instant start, Duration interval, int index) throws SQLException {
             String topicValue = topic > 0 ? rs.getString(topic) : null;
             if (topicValue == null) {
                 topicValue = defaultTopic;

@@ -67,8 +67,8 @@ public record OutboxBackoff(Duration initial, double multiplier, Duration max, d
         if (failures < 1) {
             throw new IllegalArgumentException("failures must be at least 1, was " + failures);
         }
-        double nanos = initial.toNanos() * Math.pow(multiplier, failures - 1);
-        double capped = Math.min(nanos, max.toNanos());
+        double nanos = (double) initial.toNanos() * Math.pow(multiplier, failures - 1);
+        double capped = Math.min(nanos, (double) max.toNanos());
         return Duration.ofNanos((long) (capped * (1.0 - jitter * random)));
     }
 }

@@ -399,6 +399,8 @@ public final class OutboxDispatcher implements AutoCloseable {
         }
 
         /**
+         * Builds the dispatcher, checking its settings.
+         *
          * @throws IllegalArgumentException if the minimum poll interval exceeds the maximum, or the
          *     send timeout is more than half the lease
          */

@@ -152,6 +152,8 @@ public record OutboxMessage(
         }
 
         /**
+         * Builds the message.
+         *
          * @throws IllegalArgumentException as {@link OutboxMessage#OutboxMessage} does
          */
         public OutboxMessage build() {

@@ -180,6 +180,8 @@ public final class OutboxTable {
         }
 
         /**
+         * Builds the table, detecting the database type if it is not given.
+         *
          * @throws IllegalStateException if the database type is not given and cannot be detected
          *     or is not supported
          */

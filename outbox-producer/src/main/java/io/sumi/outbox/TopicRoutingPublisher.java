@@ -53,6 +53,8 @@ public final class TopicRoutingPublisher implements OutboxPublisher {
     }
 
     /**
+     * A publisher that hands each record to the publisher of its topic.
+     *
      * @param byTopic the publisher of each listed topic
      * @param fallback the publisher of every other topic, or {@code null} for none
      */
@@ -78,7 +80,7 @@ public final class TopicRoutingPublisher implements OutboxPublisher {
 
     private PublishResult route(List<OutboxRecord> records, @Nullable Duration timeout) {
         long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
-        Map<OutboxPublisher, List<OutboxRecord>> groups = new IdentityHashMap<>();
+        IdentityHashMap<OutboxPublisher, List<OutboxRecord>> groups = new IdentityHashMap<>();
         Map<Long, Throwable> failures = new LinkedHashMap<>();
         for (OutboxRecord record : records) {
             OutboxPublisher publisher = publisherOf(record.topic());

@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * @param headers the reply's own headers, in order (names and values are text); empty for none
  * @since 0.1.0
  */
+// An array component is safe here: the payload is copied in and out, and equals, hashCode and
+// toString below use its contents.
+@SuppressWarnings("ArrayRecordComponent")
 public record StoredReply(byte[] payload, Map<String, String> headers) {
 
     public StoredReply {

@@ -57,6 +57,8 @@ public record SumiBudgetProperties(
             @Nullable Double chunkSize) {
 
         /**
+         * The budget these properties define, under {@code name}.
+         *
          * @throws IllegalArgumentException naming the budget if a setting is missing or invalid
          */
         public BudgetConfig toConfig(String name) {

@@ -20,6 +20,8 @@ public record SumiHealthProperties(
         @DefaultValue Outbox outbox) {
 
     /**
+     * Health of the outbox.
+     *
      * @param maxDueAge how long the most overdue pending row may have been due before the outbox
      *     needs attention
      */

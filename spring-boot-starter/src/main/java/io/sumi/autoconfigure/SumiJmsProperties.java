@@ -28,6 +28,8 @@ public record SumiJmsProperties(
         @DefaultValue Passthrough passthrough) {
 
     /**
+     * Passing the message's key downstream as a header.
+     *
      * @param enabled whether messages that {@code JmsTemplate} beans convert and send inside a handler get the key
      * @param headerName the header that carries it, written as its JMS-valid property name ({@code -} becomes {@code _})
      */

@@ -33,6 +33,8 @@ public record SumiOutboxRabbitProperties(
         @Nullable Duration sendTimeout) {
 
     /**
+     * Where the records of one topic go.
+     *
      * @param exchange the exchange ({@code ""}: the default exchange, which routes to the queue the
      *     routing key names)
      * @param routingKey a fixed routing key; unset: the row's aggregate id

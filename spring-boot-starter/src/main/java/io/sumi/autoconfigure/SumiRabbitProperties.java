@@ -29,6 +29,8 @@ public record SumiRabbitProperties(
     }
 
     /**
+     * Passing the message's key downstream as a header.
+     *
      * @param enabled whether messages sent with a {@code RabbitTemplate} bean inside a handler get the key
      * @param headerName the message header that carries it
      */

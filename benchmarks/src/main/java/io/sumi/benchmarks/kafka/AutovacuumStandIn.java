@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -50,7 +51,8 @@ final class AutovacuumStandIn implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
-        scheduler.scheduleWithFixedDelay(
+        // Runs until the scheduler shuts down; check() logs its own failures.
+        ScheduledFuture<?> unused = scheduler.scheduleWithFixedDelay(
                 () -> check(url, user, password), naptimeSeconds, naptimeSeconds, TimeUnit.SECONDS);
         return new AutovacuumStandIn(scheduler);
     }

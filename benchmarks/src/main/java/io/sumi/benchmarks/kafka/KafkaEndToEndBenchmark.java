@@ -17,10 +17,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.WebApplicationType;
@@ -90,7 +92,7 @@ public final class KafkaEndToEndBenchmark {
         List<String> cases = List.of(
                 options.getOrDefault("cases", String.join(",", ALL_CASES)).split(","));
         List<Integer> duplicateRates = new ArrayList<>();
-        for (String rate : options.getOrDefault("duplicates", "0,30").split(",")) {
+        for (String rate : options.getOrDefault("duplicates", "0,30").split(",", -1)) {
             duplicateRates.add(Integer.parseInt(rate.trim()));
         }
         String url = options.getOrDefault("jdbc-url", "jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka");
@@ -238,7 +240,8 @@ public final class KafkaEndToEndBenchmark {
                 distinct.add(key);
                 ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload(random));
                 record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
-                producer.send(record);
+                // A load generator does not wait per send: flush() below waits for them all.
+                Future<RecordMetadata> unused = producer.send(record);
                 if (rate > 0) {
                     long due = start + (long) ((i + 1) * 1e9 / rate);
                     long wait = due - System.nanoTime();

@@ -60,7 +60,7 @@ public final class OutboxBenchmark {
         String user = options.getOrDefault("user", "postgres");
         int backlog = Integer.parseInt(options.getOrDefault("backlog", "100000"));
         List<Integer> rates = new ArrayList<>();
-        for (String rate : options.getOrDefault("rates", "1000,5000").split(",")) {
+        for (String rate : options.getOrDefault("rates", "1000,5000").split(",", -1)) {
             rates.add(Integer.parseInt(rate.trim()));
         }
         int seconds = Integer.parseInt(options.getOrDefault("seconds", "20"));
@@ -78,7 +78,7 @@ public final class OutboxBenchmark {
         int modulithBacklog = Integer.parseInt(options.getOrDefault("modulith-backlog", String.valueOf(backlog)));
         String only = options.getOrDefault("only", "both");
         List<Integer> sumiDepths = new ArrayList<>();
-        for (String depth : options.getOrDefault("sumi-depths", "1,2").split(",")) {
+        for (String depth : options.getOrDefault("sumi-depths", "1,2").split(",", -1)) {
             sumiDepths.add(Integer.parseInt(depth.trim()));
         }
 

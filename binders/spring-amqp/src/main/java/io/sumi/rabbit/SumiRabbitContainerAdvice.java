@@ -172,7 +172,7 @@ public final class SumiRabbitContainerAdvice {
                     .map(RepeatableProceedAdvice::of)
                     .forEach(advices::add);
         }
-        advices.add(advice.new Inner());
+        advices.add(new Inner());
         return advices.toArray(Advice[]::new);
     }
 
@@ -313,7 +313,7 @@ public final class SumiRabbitContainerAdvice {
     }
 
     /** Takes Sumi's exceptions away from the application's advices. */
-    final class Inner implements MethodInterceptor {
+    static final class Inner implements MethodInterceptor {
 
         @Override
         public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {

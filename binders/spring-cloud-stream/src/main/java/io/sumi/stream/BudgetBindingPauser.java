@@ -81,7 +81,7 @@ public class BudgetBindingPauser extends BudgetPauser<String> implements SmartLi
         for (String binding : inputBindingNames.get()) {
             int in = binding.lastIndexOf("-in-");
             String definition = in > 0 ? binding.substring(0, in) : binding;
-            for (String function : definition.split("\\|")) {
+            for (String function : definition.split("\\|", -1)) {
                 String budget = byFunction.get(function);
                 if (budget != null) {
                     result.put(binding, budget);

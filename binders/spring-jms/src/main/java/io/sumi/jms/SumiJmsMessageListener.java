@@ -226,7 +226,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             }
                         }
                         case BUDGET -> {
-                            if (!holdWhileStopped(message, (BudgetExhaustedException) refusal)) {
+                            if (!holdWhileStopped((BudgetExhaustedException) refusal)) {
                                 throw ex;
                             }
                         }
@@ -253,7 +253,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
      * until the stopper starts it again. Whether to run the message again now; {@code false}: roll
      * it back (after a wait, when there is no stopper to wait for).
      */
-    private boolean holdWhileStopped(Message message, BudgetExhaustedException refusal) {
+    private boolean holdWhileStopped(BudgetExhaustedException refusal) {
         JmsBudgetListenerStopper stopper = budgetStopper;
         if (stopper == null || !(container instanceof DefaultMessageListenerContainer)) {
             // A SimpleMessageListenerContainer's session cannot stop while its listener runs: no hold.

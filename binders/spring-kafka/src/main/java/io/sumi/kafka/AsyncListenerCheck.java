@@ -106,7 +106,7 @@ final class AsyncListenerCheck {
         if (method != null) {
             return AnnotatedElementUtils.hasAnnotation(method, IdempotentHandler.class);
         }
-        return SumiErrorHandlerConfigurer.runsIdempotentHandler(container) == Boolean.TRUE;
+        return Boolean.TRUE.equals(SumiErrorHandlerConfigurer.runsIdempotentHandler(container));
     }
 
     /**

@@ -47,13 +47,15 @@ public final class PollClaimContainerCheck implements SmartLifecycle {
     }
 
     /**
+     * Refuses a container whose offset commits the poll-level claim cannot precede.
+     *
      * @throws IllegalStateException if the container runs an {@code @IdempotentHandler} record
      *     listener (or Sumi cannot tell) and commits its offsets where Sumi cannot come first
      */
     public static void check(AbstractMessageListenerContainer<?, ?> container) {
         ContainerProperties properties = container.getContainerProperties();
         if (properties.getMessageListener() instanceof BatchMessageListener<?, ?>
-                || SumiErrorHandlerConfigurer.runsIdempotentHandler(container) == Boolean.FALSE) {
+                || Boolean.FALSE.equals(SumiErrorHandlerConfigurer.runsIdempotentHandler(container))) {
             return;
         }
         String problem = null;

@@ -88,7 +88,7 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
                 try {
                     SumiKafkaErrorHandling.configure(listenerContainer, busyInterval);
                 } catch (IllegalStateException ex) {
-                    if (runsIdempotentHandler(listenerContainer) != Boolean.FALSE) {
+                    if (!Boolean.FALSE.equals(runsIdempotentHandler(listenerContainer))) {
                         throw ex;
                     }
                     log.debug(

@@ -26,6 +26,8 @@ public record ChargeConsumerProperties(
     }
 
     /**
+     * How a failed charge is retried.
+     *
      * @param interval time between attempts
      * @param maxAttempts attempts in all before the record is dead-lettered
      */

@@ -18,11 +18,13 @@ import java.util.Map;
 public record ChargeRequest(String order, String customer, long amount, String currency) {
 
     /**
+     * Reads a charge request from its {@code key=value&...} payload.
+     *
      * @throws InvalidChargeRequestException if a field is missing or the amount is not a positive number
      */
     public static ChargeRequest parse(String payload) {
         Map<String, String> fields = new LinkedHashMap<>();
-        for (String pair : payload.split("&")) {
+        for (String pair : payload.split("&", -1)) {
             int eq = pair.indexOf('=');
             if (eq > 0) {
                 fields.put(

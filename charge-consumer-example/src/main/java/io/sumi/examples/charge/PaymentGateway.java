@@ -26,6 +26,8 @@ public class PaymentGateway {
     }
 
     /**
+     * Charges the card once per message key (the interceptor adds the key to the request).
+     *
      * @return the provider's charge id
      * @throws PaymentDeclinedException on a 4xx answer
      * @throws PaymentProviderUnavailableException on a 5xx answer or no answer

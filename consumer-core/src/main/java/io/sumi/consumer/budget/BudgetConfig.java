@@ -242,6 +242,8 @@ public final class BudgetConfig {
         }
 
         /**
+         * Builds the budget, checking every setting.
+         *
          * @throws IllegalArgumentException if the limit is missing or not positive, the window is not
          *     positive, the cost per call is negative or above the limit, or a breaker setting is out of range
          */

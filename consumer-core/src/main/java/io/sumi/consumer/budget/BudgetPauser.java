@@ -227,6 +227,8 @@ public abstract class BudgetPauser<L> {
     }
 
     /** Forgets the pause and resumes the listener as one step (see {@link #pause}); false if it was resumed already or cannot be yet. */
+    // Identity on purpose: only the very pause this resume was scheduled for may be ended by it.
+    @SuppressWarnings("ReferenceEquality")
     private boolean resume(L listener, Paused entry) {
         synchronized (pauseLock) {
             if (paused.get(listener) != entry || !canResume(listener)) {

@@ -28,7 +28,11 @@ public enum Verdict {
     BUSY,
     RECONCILE,
     BUDGET,
-    /** @since 0.1.0 */
+    /**
+     * The ledger could not be reached: retried, never acknowledged.
+     *
+     * @since 0.1.0
+     */
     LEDGER_UNAVAILABLE;
 
     /** The verdict for {@code t} itself (not its causes), or {@code null} if it is not Sumi's refusal. */

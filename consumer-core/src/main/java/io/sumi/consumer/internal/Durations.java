@@ -17,6 +17,8 @@ public final class Durations {
     private Durations() {}
 
     /**
+     * Parses a duration written as ISO-8601 or with a unit suffix ({@code 30s}, {@code 5m}).
+     *
      * @throws IllegalArgumentException naming {@code what} if {@code text} is not a duration
      */
     public static Duration parse(String text, String what) {

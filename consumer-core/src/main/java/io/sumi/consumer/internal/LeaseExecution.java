@@ -172,31 +172,37 @@ final class LeaseExecution {
         CompletableFuture<T> work =
                 stage != null ? stage.toCompletableFuture() : CompletableFuture.completedFuture(null);
         CompletableFuture<HandlerResult<T>> done = new CompletableFuture<>();
-        work.whenComplete((value, failure) -> {
-            // Renewal stops before the row is completed or released, as for a synchronous handler.
-            renewal.close();
-            if (failure != null) {
-                Throwable cause;
-                try {
-                    cause = IdempotentExecutor.rethrowable(failure);
-                } catch (Error error) {
-                    cause = error;
-                }
-                verdicts.releaseQuietly(row, cause);
-                done.completeExceptionally(cause);
-                return;
-            }
+        // Every path completes done, an unforeseen throw too: the container must never wait for a
+        // future nobody completes.
+        CompletableFuture<?> unused = work.whenComplete((value, failure) -> {
             try {
-                if (!store.complete(row)) {
-                    leaseLost(handler.consumer(), 1, request.messageId());
-                    if (!completed(handler.consumer(), request.messageId())) {
-                        throw lostBeforeCompletion(handler, request.messageId());
+                // Renewal stops before the row is completed or released, as for a synchronous handler.
+                renewal.close();
+                if (failure != null) {
+                    Throwable cause;
+                    try {
+                        cause = IdempotentExecutor.rethrowable(failure);
+                    } catch (Error error) {
+                        cause = error;
                     }
+                    verdicts.releaseQuietly(row, cause);
+                    done.completeExceptionally(cause);
+                    return;
                 }
-                done.complete(new HandlerResult<>(MessageOutcome.PROCESSED, value));
-            } catch (RuntimeException | Error ex) {
-                // Not completed: the message is delivered again (the container does not ack a failed future).
-                done.completeExceptionally(ex);
+                try {
+                    if (!store.complete(row)) {
+                        leaseLost(handler.consumer(), 1, request.messageId());
+                        if (!completed(handler.consumer(), request.messageId())) {
+                            throw lostBeforeCompletion(handler, request.messageId());
+                        }
+                    }
+                    done.complete(new HandlerResult<>(MessageOutcome.PROCESSED, value));
+                } catch (RuntimeException | Error ex) {
+                    // Not completed: the message is delivered again (the container does not ack a failed future).
+                    done.completeExceptionally(ex);
+                }
+            } catch (RuntimeException | Error unexpected) {
+                done.completeExceptionally(unexpected);
             }
         });
         return done;

@@ -16,7 +16,11 @@ public class PaymentProviderClient {
         this.client = client;
     }
 
-    /** @return the provider's charge id; throws on any failure, so the record is retried */
+    /**
+     * Charges the order; throws on any failure, so the record is retried.
+     *
+     * @return the provider's charge id
+     */
     public String charge(String orderId) {
         return client.post()
                 .uri("/charges")

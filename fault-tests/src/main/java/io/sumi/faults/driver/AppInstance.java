@@ -51,9 +51,9 @@ final class AppInstance {
     synchronized boolean ready() {
         try {
             readySeen = readySeen
-                    || Files.exists(log)
+                    || (Files.exists(log)
                             && Files.readString(log, StandardCharsets.ISO_8859_1)
-                                    .contains("FAULT-APP READY");
+                                    .contains("FAULT-APP READY"));
             return alive() && readySeen;
         } catch (IOException ex) {
             return false;

@@ -121,7 +121,7 @@ public final class FaultDriver {
                     instances.add(instance);
                     instance.start();
                 }
-                awaitReady(instances, appRestarts, Duration.ofSeconds(240));
+                awaitReady(instances, appRestarts, Duration.ofMinutes(4));
                 note("all instances up");
                 try (ProgressMonitor monitor = new ProgressMonitor(postgres.jdbcUrl(), provider)) {
                     Files.createFile(goFile);

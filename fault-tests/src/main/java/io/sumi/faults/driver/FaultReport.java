@@ -72,7 +72,7 @@ public record FaultReport(
     private static String percentiles(List<Long> millis) {
         List<Long> measured =
                 new ArrayList<>(millis.stream().filter(ms -> ms >= 0).sorted().toList());
-        long never = millis.size() - measured.size();
+        int never = millis.size() - measured.size();
         String text = measured.isEmpty()
                 ? "n/a"
                 : measured.get((measured.size() - 1) / 2) + "/" + measured.get(measured.size() - 1);

@@ -74,7 +74,7 @@ public record FaultScenario(
                 4,
                 true,
                 true,
-                Duration.ofSeconds(120),
+                Duration.ofMinutes(2),
                 seed,
                 configuredErrorHandler(),
                 false,
@@ -93,7 +93,7 @@ public record FaultScenario(
                 12,
                 true,
                 true,
-                Duration.ofSeconds(240),
+                Duration.ofMinutes(4),
                 seed,
                 configuredErrorHandler(),
                 false,
@@ -106,7 +106,7 @@ public record FaultScenario(
      * broker restart.
      */
     public static FaultScenario rabbitShortRun(boolean guard, long seed) {
-        return rabbit("short", guard, 600, 20, 3, false, Duration.ofSeconds(120), seed);
+        return rabbit("short", guard, 600, 20, 3, false, Duration.ofMinutes(2), seed);
     }
 
     /**
@@ -114,7 +114,7 @@ public record FaultScenario(
      * graceful broker restart and one broker crash ({@code kill -9} of the Erlang VM).
      */
     public static FaultScenario rabbitFullRun(boolean guard, long seed) {
-        return rabbit("full", guard, 4000, 40, 12, true, Duration.ofSeconds(240), seed);
+        return rabbit("full", guard, 4000, 40, 12, true, Duration.ofMinutes(4), seed);
     }
 
     private static FaultScenario rabbit(

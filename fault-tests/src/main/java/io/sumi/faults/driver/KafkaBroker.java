@@ -130,7 +130,7 @@ final class KafkaBroker implements Broker {
                         properties.toString(),
                         "--standalone"),
                 dir.resolve("format.log"),
-                Duration.ofSeconds(120));
+                Duration.ofMinutes(2));
         start();
     }
 

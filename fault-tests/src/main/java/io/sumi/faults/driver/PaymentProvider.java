@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -40,7 +41,7 @@ final class PaymentProvider implements AutoCloseable {
         // once, when the JDK's HTTP server is first used.
         System.setProperty("sun.net.httpserver.nodelay", "true");
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
         } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }

@@ -87,7 +87,7 @@ final class PostgresCluster {
                         "-E",
                         "UTF8")),
                 dir.resolveSibling("initdb.log"),
-                Duration.ofSeconds(120));
+                Duration.ofMinutes(2));
         start();
     }
 

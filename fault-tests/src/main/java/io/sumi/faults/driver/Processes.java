@@ -2,6 +2,7 @@ package io.sumi.faults.driver;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -77,7 +78,7 @@ final class Processes {
 
     static boolean listening(int port) {
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
             return true;
         } catch (IOException ex) {
             return false;

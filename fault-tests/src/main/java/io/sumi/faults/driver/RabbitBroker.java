@@ -49,7 +49,7 @@ final class RabbitBroker implements Broker {
      * machine, but more than 90 s at a load average of 30 (a full run aborted there in the middle
      * of its graceful restart, the node's log still in its boot).
      */
-    private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(240);
+    private static final Duration BOOT_TIMEOUT = Duration.ofMinutes(4);
 
     private final int port = Processes.freePort();
     private final int distPort = Processes.freePort();
@@ -299,7 +299,7 @@ final class RabbitBroker implements Broker {
         Processes.run(
                 List.of(bin.resolve("rabbitmqctl").toString(), "-n", nodeName, "shutdown"),
                 dir.resolve("rabbitmqctl.log"),
-                Duration.ofSeconds(120),
+                Duration.ofMinutes(2),
                 environment());
         awaitGone();
         start();

@@ -27,6 +27,8 @@ public record MailConsumerProperties(
     }
 
     /**
+     * How a failed mail is retried.
+     *
      * @param interval the pause between two attempts
      * @param maxAttempts deliveries of a message whose send fails, the first included
      */

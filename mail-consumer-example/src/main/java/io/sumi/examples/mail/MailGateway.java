@@ -6,6 +6,8 @@ package io.sumi.examples.mail;
 public interface MailGateway {
 
     /**
+     * Sends one mail.
+     *
      * @param mail what to send
      * @param idempotencyKey the message's idempotency key (the same on every attempt)
      */

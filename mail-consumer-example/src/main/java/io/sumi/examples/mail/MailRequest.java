@@ -87,7 +87,7 @@ public record MailRequest(String to, String subject, String body) {
         int end = normalized.indexOf("\n\n");
         String head = end < 0 ? normalized : normalized.substring(0, end);
         String body = end < 0 ? "" : normalized.substring(end + 2);
-        for (String line : head.split("\n")) {
+        for (String line : head.split("\n", -1)) {
             int colon = line.indexOf(':');
             if (colon <= 0) {
                 throw new InvalidMailRequestException(

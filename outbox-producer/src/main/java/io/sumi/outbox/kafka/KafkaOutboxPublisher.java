@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -20,6 +21,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
@@ -186,7 +188,8 @@ public final class KafkaOutboxPublisher implements OutboxPublisher, AutoCloseabl
             }
             CompletableFuture<Void> ack = new CompletableFuture<>();
             try {
-                current.send(toProducerRecord(record), (metadata, exception) -> {
+                // The callback settles ack, failures included; the returned future adds nothing.
+                Future<RecordMetadata> unused = current.send(toProducerRecord(record), (metadata, exception) -> {
                     if (exception != null) {
                         ack.completeExceptionally(exception);
                     } else {

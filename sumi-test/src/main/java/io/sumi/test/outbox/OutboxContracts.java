@@ -13,6 +13,8 @@ import io.sumi.test.internal.DeliveryLog;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
@@ -241,8 +243,10 @@ public final class OutboxContracts {
     private static final class CrashingPublisher implements OutboxPublisher {
         private final OutboxPublisher delegate;
         private final Set<Long> ours;
-        private volatile boolean crashed;
-        private volatile int sends;
+        // Atomic: a pipelined dispatcher publishes batches from several threads at once, and exactly
+        // one of them may crash.
+        private final AtomicBoolean crashed = new AtomicBoolean();
+        private final AtomicInteger sends = new AtomicInteger();
 
         CrashingPublisher(OutboxPublisher delegate, Set<Long> ours) {
             this.delegate = delegate;
@@ -250,11 +254,11 @@ public final class OutboxContracts {
         }
 
         boolean crashed() {
-            return crashed;
+            return crashed.get();
         }
 
         int sends() {
-            return sends;
+            return sends.get();
         }
 
         @Override
@@ -274,9 +278,8 @@ public final class OutboxContracts {
                     .filter(result::sent)
                     .collect(Collectors.toSet());
             if (!sent.isEmpty()) {
-                sends++;
-                if (!crashed) {
-                    crashed = true;
+                sends.incrementAndGet();
+                if (crashed.compareAndSet(false, true)) {
                     throw new SimulatedDispatcherCrash(sent);
                 }
             }

@@ -39,6 +39,8 @@ public final class BatchRecoveryCheck {
     private BatchRecoveryCheck() {}
 
     /**
+     * Refuses a consumer-batch container whose advice chain would acknowledge a failed batch.
+     *
      * @param factory names the container factory in the refusal (its bean name)
      * @throws IllegalStateException if {@code container} is a consumer-batch container and an advice
      *     of {@code chain} is a stateless retry interceptor that would acknowledge a batch whose

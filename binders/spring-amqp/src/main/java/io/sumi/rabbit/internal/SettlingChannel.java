@@ -74,14 +74,18 @@ public final class SettlingChannel implements InvocationHandler {
         }
         if (method.getDeclaringClass() == Object.class) {
             switch (method.getName()) {
-                case "equals":
+                case "equals" -> {
                     return args != null && proxy == args[0];
-                case "hashCode":
+                }
+                case "hashCode" -> {
                     return System.identityHashCode(proxy);
-                case "toString":
+                }
+                case "toString" -> {
                     return "Sumi settling channel over " + target;
-                default:
-                    break;
+                }
+                default -> {
+                    // every other Object method goes to the target
+                }
             }
         }
         try {

@@ -410,7 +410,8 @@ public final class IdempotentInvoker {
         int size = payloadList(input).size();
         Object filtered = absolute.size() == size ? input : filter(input, size, absolute);
         try {
-            target.apply(filtered);
+            // Batch bindings are consumers (a batch Function is refused at start-up): no result to send.
+            Object unused = target.apply(filtered);
         } catch (RuntimeException ex) {
             int index = ex instanceof BatchFailedException failed
                     ? failed.index()

@@ -25,7 +25,7 @@ public final class PollState {
     private static final ThreadLocal<@Nullable PollState> CURRENT = new ThreadLocal<>();
 
     private final ConsumerRecords<?, ?> records;
-    private @Nullable Map<ConsumerRecord<?, ?>, Integer> indexes;
+    private @Nullable IdentityHashMap<ConsumerRecord<?, ?>, Integer> indexes;
     private @Nullable List<KafkaInboundMessage> messages;
     private final Map<HandlerDefinition, Optional<PollClaim>> claims = new LinkedHashMap<>();
 
@@ -48,7 +48,7 @@ public final class PollState {
 
     /** The index of {@code record} in this poll, -1 if it was not returned by it (a record kept from an earlier poll). */
     public int indexOf(ConsumerRecord<?, ?> record) {
-        Map<ConsumerRecord<?, ?>, Integer> index = indexes;
+        IdentityHashMap<ConsumerRecord<?, ?>, Integer> index = indexes;
         if (index == null) {
             index = new IdentityHashMap<>(records.count() * 2);
             int i = 0;

@@ -11,6 +11,7 @@ import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.test.CrashInjector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
@@ -155,7 +156,8 @@ public class ChargeDemo implements DemoLauncher.Demo {
                 new ProducerRecord<>(properties.topic(), request.order(), request.toForm());
         // The outbox producer writes its row id here; until the outbox lands, the demo plays its part.
         record.headers().add("outbox-id", request.order().getBytes(StandardCharsets.UTF_8));
-        template.send(record);
+        // The demo checks what arrived, not each send: a lost send shows as a missing charge.
+        CompletableFuture<?> unused = template.send(record);
     }
 
     private static String key(int order) {

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -48,7 +49,7 @@ public final class FakePaymentProvider implements AutoCloseable {
     /** Starts a provider on a free port of 127.0.0.1. */
     public static FakePaymentProvider start() {
         try {
-            HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
             FakePaymentProvider provider = new FakePaymentProvider(server);
             server.createContext("/v1/charges", provider::handle);
             server.setExecutor(Executors.newFixedThreadPool(4, runnable -> {

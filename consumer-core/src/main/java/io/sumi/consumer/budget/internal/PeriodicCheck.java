@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -47,7 +48,9 @@ public final class PeriodicCheck {
         }
         ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(this::thread);
         long period = interval.toNanos();
-        executor.scheduleWithFixedDelay(this::runCheck, period, period, TimeUnit.NANOSECONDS);
+        // runCheck catches and logs its own failures, so the future has nothing to report; stop() ends it.
+        ScheduledFuture<?> unused =
+                executor.scheduleWithFixedDelay(this::runCheck, period, period, TimeUnit.NANOSECONDS);
         scheduler = executor;
     }
 

@@ -9,10 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -106,7 +108,9 @@ public class BrokerCopies implements AutoCloseable {
                 now.add(copyOf(record, (partitionOf(record.aggregateId()) + 1) % partitions));
             } else {
                 ProducerRecord<String, String> later = copyOf(record, copy.partition());
-                delayed.schedule(() -> send(List.of(later), lateSent), copy.delayMillis(), TimeUnit.MILLISECONDS);
+                // send() counts its own failures; the schedule's future adds nothing to them.
+                ScheduledFuture<?> unused = delayed.schedule(
+                        () -> send(List.of(later), lateSent), copy.delayMillis(), TimeUnit.MILLISECONDS);
             }
         }
         if (!now.isEmpty()) {
@@ -131,7 +135,7 @@ public class BrokerCopies implements AutoCloseable {
     private void send(List<ProducerRecord<String, String>> records, AtomicInteger sent) {
         for (ProducerRecord<String, String> record : records) {
             try {
-                template.send(record).whenComplete((result, ex) -> {
+                CompletableFuture<?> unused = template.send(record).whenComplete((result, ex) -> {
                     if (ex == null) {
                         sent.incrementAndGet();
                     } else {

@@ -127,9 +127,13 @@ public record DemoPlan(
         int newCustomers = 0;
         for (int i = 0; i < orderCount; i++) {
             String id = String.format(Locale.ROOT, "ord-%06d", 10_001 + i);
-            String email = greylisting.contains(i)
-                    ? "new-customer-" + (++newCustomers) + "@" + GREYLISTED_DOMAIN
-                    : "customer" + (i % 500) + "@example.com";
+            String email;
+            if (greylisting.contains(i)) {
+                newCustomers++;
+                email = "new-customer-" + newCustomers + "@" + GREYLISTED_DOMAIN;
+            } else {
+                email = "customer" + (i % 500) + "@example.com";
+            }
             List<Order.Line> lines = new ArrayList<>();
             int lineCount = 1 + random.nextInt(3);
             List<Order.Line> catalog = new ArrayList<>(CATALOG);

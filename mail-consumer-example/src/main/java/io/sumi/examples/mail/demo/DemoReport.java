@@ -26,6 +26,8 @@ public record DemoReport(
         implements DemoLauncher.Report {
 
     /**
+     * What the order writers did.
+     *
      * @param placed orders the demo placed
      * @param writers threads that placed them
      * @param ordersPerSecond the pace they were placed at (0: as fast as the writers could)
@@ -44,6 +46,8 @@ public record DemoReport(
             long rolledBackOrderRows) {}
 
     /**
+     * What the outbox holds and what its dispatcher did.
+     *
      * @param rows outbox rows of the mail topic
      * @param rowsOfRolledBackOrders of them, rows of rolled-back orders
      * @param rowsMatchingOrders rows whose id is the one the order service returned for its order
@@ -76,6 +80,8 @@ public record DemoReport(
             @Nullable Duration timerP95) {}
 
     /**
+     * The copies the demo's broker side added.
+     *
      * @param concurrentCopies copies of dispatched mail requests sent at once to the next partition
      * @param lateCopies copies sent again later
      * @param poisonMessages messages sent without a key
@@ -88,6 +94,8 @@ public record DemoReport(
     }
 
     /**
+     * What the mail server received.
+     *
      * @param received mails the SMTP server received
      * @param distinctKeys distinct {@code Idempotency-Key} headers among them
      * @param ordersMailedOnce committed orders with exactly one mail, under their outbox id, about them
@@ -107,6 +115,8 @@ public record DemoReport(
             int rolledBackMailed) {}
 
     /**
+     * What the consumer side did.
+     *
      * @param processed Sumi: handler ran and completed
      * @param duplicatesSkipped Sumi: key already done, handler not called
      * @param busyRetries Sumi: key held by another consumer thread at that moment; retried
@@ -134,6 +144,8 @@ public record DemoReport(
     }
 
     /**
+     * Where the demo's time went.
+     *
      * @param startup JVM start to the demo's start (services and Spring context)
      * @param placing the demo's start to the last order placed
      * @param total the demo's start to every message handled

@@ -157,9 +157,10 @@ public class MailDemo implements DemoLauncher.Demo {
             Duration placing = Duration.ofNanos(System.nanoTime() - start);
 
             long deadline = System.nanoTime() + demo.timeout().toNanos();
-            boolean done;
-            while (!(done = handled(client, placed)) && System.nanoTime() < deadline) {
+            boolean done = handled(client, placed);
+            while (!done && System.nanoTime() < deadline) {
                 Thread.sleep(100);
+                done = handled(client, placed);
             }
             Duration total = Duration.ofNanos(System.nanoTime() - start);
             if (!done) {
@@ -308,7 +309,7 @@ public class MailDemo implements DemoLauncher.Demo {
         if (outbox.stats().pending() > 0 || !copies.idle()) {
             return false;
         }
-        long expected = placed.mailIds().size() + copies.concurrentCopies() + copies.lateCopies();
+        long expected = (long) placed.mailIds().size() + copies.concurrentCopies() + copies.lateCopies();
         if (count("processed") + count("duplicate") < expected
                 || deadLetters.records().size() < placed.poisonSent()) {
             return false;
