@@ -55,7 +55,7 @@ final class ConfigurationReference {
             Map.entry(
                     "sumi.outbox",
                     "[outbox.md](outbox.md), [outbox-semantics.md](outbox-semantics.md),"
-                            + " [rabbitmq.md](rabbitmq.md#the-outbox-to-rabbitmq)"),
+                            + " [rabbitmq.md](rabbitmq.md#the-outbox-publishing-to-rabbitmq)"),
             Map.entry("sumi.budgets", "[paid-apis.md](paid-apis.md)"),
             Map.entry("sumi.budget-pause", "[paid-apis.md](paid-apis.md)"),
             Map.entry("sumi.health", "[operations.md](operations.md#health)"),
