@@ -44,20 +44,26 @@ final class ConfigurationReference {
 
     /** Where the semantics of a root are explained; a root not named here gets no such line. */
     private static final Map<String, String> EXPLAINED_IN = Map.ofEntries(
-            Map.entry("sumi.consumer", "[consumer-semantics.md](consumer-semantics.md)"),
-            Map.entry("sumi.ledger", "[ledger-semantics.md](ledger-semantics.md), [operations.md](operations.md)"),
+            Map.entry(
+                    "sumi.consumer",
+                    "[consumer-semantics.md](consumer-semantics.md), [kafka.md](kafka.md#configuration)"),
+            Map.entry(
+                    "sumi.ledger",
+                    "[kafka.md](kafka.md#configuration), [ledger-semantics.md](ledger-semantics.md),"
+                            + " [operations.md](operations.md)"),
             Map.entry(
                     "sumi.kafka",
-                    "[kafka-error-handling.md](kafka-error-handling.md), [kafka-poll-claim.md](kafka-poll-claim.md)"),
-            Map.entry("sumi.jms", "[jms.md](jms.md)"),
-            Map.entry("sumi.rabbit", "[rabbitmq.md](rabbitmq.md)"),
-            Map.entry("sumi.stream", "[spring-cloud-stream.md](spring-cloud-stream.md)"),
+                    "[kafka.md](kafka.md#configuration), [kafka-error-handling.md](kafka-error-handling.md),"
+                            + " [kafka-poll-claim.md](kafka-poll-claim.md)"),
+            Map.entry("sumi.jms", "[jms.md](jms.md#properties)"),
+            Map.entry("sumi.rabbit", "[rabbitmq.md](rabbitmq.md#properties)"),
+            Map.entry("sumi.stream", "[spring-cloud-stream.md](spring-cloud-stream.md#configuration-sumistream)"),
             Map.entry(
                     "sumi.outbox",
-                    "[outbox.md](outbox.md), [outbox-semantics.md](outbox-semantics.md),"
+                    "[outbox.md](outbox.md#configuration), [outbox-semantics.md](outbox-semantics.md),"
                             + " [rabbitmq.md](rabbitmq.md#the-outbox-publishing-to-rabbitmq)"),
-            Map.entry("sumi.budgets", "[paid-apis.md](paid-apis.md)"),
-            Map.entry("sumi.budget-pause", "[paid-apis.md](paid-apis.md)"),
+            Map.entry("sumi.budgets", "[paid-apis.md](paid-apis.md#properties)"),
+            Map.entry("sumi.budget-pause", "[paid-apis.md](paid-apis.md#properties)"),
             Map.entry("sumi.health", "[operations.md](operations.md#health)"),
             Map.entry("sumi.passthrough", "[consumer-semantics.md](consumer-semantics.md#passing-the-key-downstream)"),
             Map.entry("management.endpoint.sumi", "[operations.md](operations.md#the-sumi-endpoint)"),
