@@ -297,7 +297,7 @@ final class ConfigurationReference {
         while (top.getEnclosingClass() != null) {
             top = top.getEnclosingClass();
         }
-        Path source = moduleDir.resolve("src/main/java").resolve(top.getName().replace('.', '/') + ".java");
+        Path source = source(top);
         String text;
         try {
             text = Files.readString(source, StandardCharsets.UTF_8);
@@ -342,6 +342,23 @@ final class ConfigurationReference {
             params.put(name, doc.toString().trim().replaceAll("\\s+", " "));
         }
         return params;
+    }
+
+    /** The source file of a top-level class: in this module, else in another module of the repository. */
+    private Path source(Class<?> top) {
+        Path relative = Path.of("src/main/java", top.getName().replace('.', '/') + ".java");
+        Path own = moduleDir.resolve(relative);
+        if (Files.exists(own)) {
+            return own;
+        }
+        try (var modules = Files.walk(moduleDir.toAbsolutePath().normalize().getParent(), 3)) {
+            return modules.map(module -> module.resolve(relative))
+                    .filter(Files::exists)
+                    .findFirst()
+                    .orElse(own);
+        } catch (IOException ex) {
+            return own;
+        }
     }
 
     private static @Nullable Class<?> load(String name) {
