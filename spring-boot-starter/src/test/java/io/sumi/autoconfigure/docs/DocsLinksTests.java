@@ -7,8 +7,11 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,6 +57,34 @@ class DocsLinksTests {
             }
         }
         assertThat(broken).as("broken links").isEmpty();
+    }
+
+    @Test
+    void everyDocsPageIsReachableFromTheReadme() throws IOException {
+        Set<Path> reached = new HashSet<>();
+        Deque<Path> toRead = new ArrayDeque<>(List.of(ROOT.resolve("README.md")));
+        while (!toRead.isEmpty()) {
+            Path page = toRead.pop();
+            if (!reached.add(page)) {
+                continue;
+            }
+            for (String line : MarkdownLines.outsideFences(Files.readString(page, StandardCharsets.UTF_8))) {
+                for (String target : targets(line)) {
+                    String path = target.contains("#") ? target.substring(0, target.indexOf('#')) : target;
+                    Path linked = page.getParent()
+                            .resolve(URLDecoder.decode(path, StandardCharsets.UTF_8))
+                            .normalize();
+                    if (!path.isEmpty() && path.endsWith(".md") && Files.isRegularFile(linked)) {
+                        toRead.add(linked);
+                    }
+                }
+            }
+        }
+        assertThat(pages())
+                .as("pages no link leads to from README.md")
+                .filteredOn(page -> !reached.contains(page))
+                .extracting(page -> ROOT.relativize(page).toString())
+                .isEmpty();
     }
 
     @Test
