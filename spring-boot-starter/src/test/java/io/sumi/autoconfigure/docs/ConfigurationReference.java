@@ -11,10 +11,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -119,7 +121,7 @@ final class ConfigurationReference {
     }
 
     /** The page. */
-    String render(List<Property> properties) {
+    String render(List<Property> properties, Map<String, String> groups) {
         Map<String, List<Property>> byRoot =
                 new TreeMap<>(Comparator.comparing((String root) -> !root.startsWith("sumi."))
                         .thenComparing(Comparator.naturalOrder()));
@@ -151,12 +153,27 @@ final class ConfigurationReference {
                 .append("\n");
         byRoot.forEach((root, members) -> {
             page.append("\n## `").append(root).append("`\n\n");
+            String about = groups.get(root);
+            if (about != null) {
+                page.append(markdown(about)).append(' ');
+            }
             String explained = EXPLAINED_IN.get(root);
             if (explained != null) {
-                page.append("Explained in ").append(explained).append(".\n\n");
+                page.append("Explained in ").append(explained).append('.');
             }
+            page.append(about != null || explained != null ? "\n\n" : "");
             page.append("| property | type | default | description |\n| --- | --- | --- | --- |\n");
+            Set<String> introduced = new HashSet<>(Set.of(root));
             for (Property property : members) {
+                for (String group : enclosing(property.name(), groups)) {
+                    if (introduced.add(group)) {
+                        page.append("| `")
+                                .append(cell(group))
+                                .append(".*` | | | ")
+                                .append(cell(markdown(groups.get(group))))
+                                .append(" |\n");
+                    }
+                }
                 page.append("| `")
                         .append(cell(property.name()))
                         .append("` | ")
@@ -194,6 +211,44 @@ final class ConfigurationReference {
             }
         }
         return page.toString();
+    }
+
+    /** The described groups a property is in, the outermost first. */
+    private static List<String> enclosing(String name, Map<String, String> groups) {
+        List<String> enclosing = new ArrayList<>();
+        for (int dot = name.indexOf('.'); dot > 0; dot = name.indexOf('.', dot + 1)) {
+            if (groups.containsKey(name.substring(0, dot))) {
+                enclosing.add(name.substring(0, dot));
+            }
+        }
+        return enclosing;
+    }
+
+    /**
+     * The descriptions of the metadata's groups that nest in a record: the {@code @param} of the
+     * component that holds them ({@code sumi.ledger.pruning}: {@code Ledger}'s {@code @param pruning}).
+     */
+    Map<String, String> groups() throws IOException {
+        Path generated = moduleDir.resolve("target/classes/META-INF/spring-configuration-metadata.json");
+        Map<String, String> groups = new TreeMap<>();
+        for (JsonNode group : JsonMapper.builder().build().readTree(generated).path("groups")) {
+            String method = text(group.path("sourceMethod"));
+            String sourceType = text(group.path("sourceType"));
+            Class<?> source = sourceType == null ? null : load(sourceType);
+            if (method == null || source == null || !source.isRecord()) {
+                continue;
+            }
+            String description;
+            try {
+                description = recordParams(source).get(method.replace("()", ""));
+            } catch (IllegalStateException ex) {
+                continue; // no source to read: the group goes without a description
+            }
+            if (description != null && !description.isBlank()) {
+                groups.put(group.path("name").asString(), description);
+            }
+        }
+        return groups;
     }
 
     /** {@code sumi.kafka.poll-claim} → {@code sumi.kafka}; {@code management.endpoint.sumi.access} → {@code management.endpoint.sumi}. */

@@ -34,7 +34,7 @@ class ConfigurationReferenceTests {
 
     @Test
     void referencePageIsWhatTheMetadataGenerates() throws IOException {
-        String generated = reference.render(reference.properties());
+        String generated = reference.render(reference.properties(), reference.groups());
         if (Boolean.getBoolean("sumi.docs.write")) {
             Files.writeString(PAGE, generated, StandardCharsets.UTF_8);
             return;
