@@ -50,7 +50,7 @@ import reactor.core.scheduler.Schedulers;
  * is retried and runs again (not a duplicate), and the row completes when a later {@code Mono}
  * succeeds; one that always fails reaches the dead-letter topic with its row never completed.
  *
- * <p>Under README step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
+ * <p>Under docs/kafka.md step 4's {@code DefaultErrorHandler} Spring Kafka never retries a failed
  * {@code Mono} (nor a {@code CompletableFuture}), even without Sumi: the control listener shows the
  * record logged and skipped, not retried, not dead-lettered. So Sumi refuses such a guarded listener
  * at start-up ({@code AsyncListenerCheck}). It refuses one under {@code @RetryableTopic} too unless
@@ -81,7 +81,7 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
 
     @Test
     void withoutSumiSpringKafkaNeverRetriesAFailedMonoUnderTheDefaultErrorHandler() throws Exception {
-        // The evidence for the start-up refusal: no Sumi, README step 4's error handler. The failed
+        // The evidence for the start-up refusal: no Sumi, docs/kafka.md step 4's error handler. The failed
         // Mono's record is skipped: the next record runs, the failed one never again, no DLT.
         template.send(record("mono.plain", "fail-c1")).get(10, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(30)).until(() -> effects.failed("mono-plain", "fail-c1") == 1);
@@ -215,7 +215,7 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
             return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));
         }
 
-        /** README step 4: retries, then the dead-letter topic. */
+        /** docs/kafka.md step 4: retries, then the dead-letter topic. */
         @Bean
         DefaultErrorHandler errorHandler(KafkaTemplate<Object, Object> template) {
             return new DefaultErrorHandler(new DeadLetterPublishingRecoverer(template), new FixedBackOff(100, 3));
@@ -270,7 +270,7 @@ class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
         }
     }
 
-    /** An application with a guarded Mono listener and README step 4's error handler, no retry topics. */
+    /** An application with a guarded Mono listener and docs/kafka.md step 4's error handler, no retry topics. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class StartupApp {

@@ -178,7 +178,7 @@ class KafkaNoRetryErrorHandlerIntegrationTests extends KafkaStarterTestBase {
             return new Listener(service);
         }
 
-        /** README step 4's "no retries" handler, written the way Spring Kafka's docs write it. */
+        /** docs/kafka.md step 4's "no retries" handler, written the way Spring Kafka's docs write it. */
         @Bean
         ConcurrentKafkaListenerContainerFactory<Object, Object> noRetryFactory(
                 ConcurrentKafkaListenerContainerFactoryConfigurer configurer,

@@ -16,7 +16,7 @@ import org.springframework.transaction.annotation.Transactional;
 
 /**
  * One batch listener per role. A record that fails fails the batch at its index
- * ({@link BatchListenerFailedException}), as README says to.
+ * ({@link BatchListenerFailedException}), as docs/kafka.md says to.
  */
 public class KafkaBatchListeners {
 

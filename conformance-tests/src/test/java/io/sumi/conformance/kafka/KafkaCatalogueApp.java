@@ -24,7 +24,7 @@ import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
- * The Kafka application of the catalogue, wired as README's quick start says: Spring Boot, the
+ * The Kafka application of the catalogue, wired as docs/kafka.md's set-up says: Spring Boot, the
  * starter, a {@code DefaultErrorHandler} with a dead-letter recoverer (retries: 5 × 100 ms) as the
  * application's error handler, and a few container factories of its own: batch, without retries
  * ({@link SumiKafkaErrorHandling#withoutRetries}), MANUAL acknowledgement.

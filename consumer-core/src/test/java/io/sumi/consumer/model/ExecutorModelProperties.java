@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>{@value #TRIES} sets the tries for every database; {@value #SEED} replays one seed (the
  * first try uses the seed itself, so {@code -Dsumi.model.seed=S -Dsumi.model.tries=1} replays the
- * failing sample of a report). See docs/testing.md.
+ * failing sample of a report). See docs/contributing-tests.md.
  */
 abstract class ExecutorModelProperties {
 
