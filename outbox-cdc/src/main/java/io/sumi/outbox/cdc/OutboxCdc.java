@@ -379,6 +379,8 @@ public final class OutboxCdc implements AutoCloseable {
         props.setProperty("heartbeat.interval.ms", Long.toString(heartbeatInterval.toMillis()));
         props.setProperty("heartbeat.action.query", CdcSetup.heartbeatQuery(slotName));
         props.setProperty("errors.max.retries", "0");
+        // Debezium's default, 500 ms, is waited out when a batch is not full: most of the lag.
+        props.setProperty("poll.interval.ms", "20");
         props.putAll(extraEngineProperties);
         return props;
     }

@@ -314,9 +314,16 @@ class OutboxCdcIntegrationTests {
     void cdcAndPollingTogetherLoseNothingAndSendNothingTwice() throws Exception {
         Fixture f = new Fixture("together");
         OutboxDispatcher dispatcher = f.dispatcher(publisher);
+        OutboxDispatcher poller = OutboxDispatcher.builder(f.table, publisher)
+                .sendTimeout(Duration.ofSeconds(10))
+                .lease(Duration.ofSeconds(30))
+                .minPollInterval(Duration.ofMillis(100))
+                .maxPollInterval(Duration.ofMillis(100))
+                .build();
+        closeables.add(poller);
         OutboxCdc cdc = f.cdc(dispatcher);
         f.startStreaming(cdc);
-        dispatcher.start();
+        poller.start();
         List<Thread> writers = new ArrayList<>();
         for (int w = 0; w < 4; w++) {
             String tag = "w" + w;
@@ -425,6 +432,9 @@ class OutboxCdcIntegrationTests {
         f.jdbc.update("UPDATE outbox SET available_at = CURRENT_TIMESTAMP WHERE id = ?", failed);
         dispatcher.start();
         await().atMost(WAIT).until(() -> f.undispatched() == 0);
+        await().atMost(WAIT)
+                .until(() -> receivedOn("cdc-delayed").size() >= 2
+                        && receivedOn("cdc-failing").size() >= 1);
         assertThat(receivedOn("cdc-delayed")).hasSize(2);
         assertThat(receivedOn("cdc-failing")).hasSize(1);
     }
