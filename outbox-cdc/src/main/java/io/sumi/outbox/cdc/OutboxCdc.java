@@ -102,6 +102,7 @@ public final class OutboxCdc implements AutoCloseable {
     private final CountDownLatch stopSignal = new CountDownLatch(1);
 
     private final Object lifecycle = new Object();
+    private final Object streamingMonitor = new Object();
     private @Nullable Thread supervisor;
     private volatile boolean streaming;
     private volatile boolean holdsLock;
@@ -207,6 +208,25 @@ public final class OutboxCdc implements AutoCloseable {
         return streaming;
     }
 
+    /**
+     * Waits until this instance streams, at most {@code timeout}.
+     *
+     * @return whether it streams
+     */
+    public boolean awaitStreaming(Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        synchronized (streamingMonitor) {
+            while (!streaming) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(streamingMonitor, left);
+            }
+            return true;
+        }
+    }
+
     /** Whether this instance holds the slot's lock (streaming or about to). */
     public boolean holdsLock() {
         return holdsLock;
@@ -302,7 +322,10 @@ public final class OutboxCdc implements AutoCloseable {
                     @Override
                     public void taskStarted() {
                         streamingSinceNanos = System.nanoTime();
-                        streaming = true;
+                        synchronized (streamingMonitor) {
+                            streaming = true;
+                            streamingMonitor.notifyAll();
+                        }
                     }
 
                     @Override
