@@ -1,16 +1,22 @@
 package io.sumi.autoconfigure;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.autoconfigure.actuate.SumiOutboxCdcHealthIndicator;
 import io.sumi.outbox.OutboxDispatcher;
 import io.sumi.outbox.cdc.OutboxCdc;
+import io.sumi.outbox.cdc.OutboxCdcMetrics;
 import java.time.Duration;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
 /**
@@ -23,7 +29,7 @@ import org.springframework.core.env.Environment;
 @ConditionalOnClass(OutboxCdc.class)
 @ConditionalOnProperty(prefix = "sumi.outbox.cdc", name = "enabled", havingValue = "true")
 @ConditionalOnBean(OutboxDispatcher.class)
-@EnableConfigurationProperties(SumiOutboxCdcProperties.class)
+@EnableConfigurationProperties({SumiOutboxCdcProperties.class, SumiOutboxProperties.class})
 public class SumiOutboxCdcAutoConfiguration {
 
     @Bean
@@ -57,6 +63,28 @@ public class SumiOutboxCdcAutoConfiguration {
     @ConditionalOnMissingBean
     OutboxCdcLifecycle sumiOutboxCdcLifecycle(OutboxCdc cdc) {
         return new OutboxCdcLifecycle(cdc);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxCdcMetrics sumiOutboxCdcMetrics(
+            OutboxCdc cdc, SumiOutboxProperties outbox, ObjectProvider<MeterRegistry> meterRegistry) {
+        OutboxCdcMetrics metrics = new OutboxCdcMetrics(cdc, outbox.metricsRefreshInterval());
+        meterRegistry.ifUnique(metrics::bindTo);
+        return metrics;
+    }
+
+    /** The slot's health, with Actuator's health support on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @ConditionalOnEnabledHealthIndicator("sumi")
+    static class Health {
+
+        @Bean
+        @ConditionalOnMissingBean
+        SumiOutboxCdcHealthIndicator sumiOutboxCdcHealthIndicator(OutboxCdc cdc, SumiOutboxCdcProperties properties) {
+            return new SumiOutboxCdcHealthIndicator(cdc, properties.maxRetainedWal());
+        }
     }
 
     /** Starts the CDC path with the context (start fails on a database that does not allow it) and stops it first. */

@@ -257,6 +257,33 @@ public final class OutboxCdc implements AutoCloseable {
         return streamingSinceNanos;
     }
 
+    /** Parameters: slot name. */
+    private static final String SQL_QUERY_SLOT = """
+            SELECT active,
+                   COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0) AS retained,
+                   COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn), 0) AS lag
+              FROM pg_replication_slots WHERE slot_name = ?
+            """;
+
+    /**
+     * The slot's state, read from the database (one query on the outbox's data source): whether
+     * some instance streams it, and how much WAL it retains.
+     */
+    public SlotStatus slotStatus() {
+        try (Connection connection = dispatcher.table().dataSource().getConnection();
+                PreparedStatement statement = connection.prepareStatement(SQL_QUERY_SLOT)) {
+            statement.setString(1, slotName);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return SlotStatus.MISSING;
+                }
+                return new SlotStatus(true, rs.getBoolean("active"), rs.getLong("retained"), rs.getLong("lag"));
+            }
+        } catch (SQLException ex) {
+            throw new IllegalStateException("Could not read the state of replication slot " + slotName, ex);
+        }
+    }
+
     // ---------------------------------------------------------------- supervisor
 
     private void supervise(String schema) {

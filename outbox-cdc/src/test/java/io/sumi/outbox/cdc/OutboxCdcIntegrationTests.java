@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.outbox.DispatchOutcome;
 import io.sumi.outbox.Outbox;
 import io.sumi.outbox.OutboxBackoff;
@@ -273,6 +274,23 @@ class OutboxCdcIntegrationTests {
         byPolling.headers().forEach(h -> pollingHeaders.add(h.key()));
         assertThat(cdcHeaders).isEqualTo(pollingHeaders);
         assertThat(sendsPerOutboxId(records).values()).containsOnly(1L);
+
+        // The slot as the gauges and the health contributor see it.
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        new OutboxCdcMetrics(cdc, Duration.ZERO).bindTo(meters);
+        assertThat(cdc.slotStatus().exists()).isTrue();
+        assertThat(meters.get("sumi.outbox.cdc.slot.active").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("sumi.outbox.cdc.streaming").gauge().value()).isEqualTo(1.0);
+        assertThat(meters.get("sumi.outbox.cdc.slot.retained").gauge().value()).isPositive();
+        cdc.stop(Duration.ofSeconds(30));
+        await().atMost(WAIT).until(() -> !cdc.slotStatus().active());
+        assertThat(meters.get("sumi.outbox.cdc.slot.active").gauge().value()).isZero();
+        assertThat(meters.get("sumi.outbox.cdc.streaming").gauge().value()).isZero();
+        // Written while nobody streams: the slot retains the WAL.
+        long retained = cdc.slotStatus().retainedWalBytes();
+        f.append(messages("cdc-e2e-idle", 1, 50, "idle"));
+        assertThat(cdc.slotStatus().retainedWalBytes()).isGreaterThan(retained);
+        assertThat(cdc.slotStatus().lagBytes()).isPositive();
     }
 
     @Test
