@@ -178,7 +178,10 @@ public final class OutboxCdc implements AutoCloseable {
         }
     }
 
-    /** Stops streaming (the engine commits what it processed) and releases the slot's lock. Idempotent. */
+    /**
+     * Stops streaming (the engine commits what it processed) and releases the slot's lock.
+     * Idempotent; a stopped {@code OutboxCdc} does not start again (build a new one).
+     */
     public void stop(Duration timeout) {
         Thread thread;
         synchronized (lifecycle) {
