@@ -55,6 +55,7 @@ final class DispatchRound {
     private final @Nullable Instant cutoff;
     private final DoubleSupplier jitter;
     private final DispatcherMetrics metrics;
+    private final Duration pollDelay;
     private final ClaimTokens tokens = new ClaimTokens();
 
     DispatchRound(DispatcherConfig config) {
@@ -71,6 +72,7 @@ final class DispatchRound {
         this.cutoff = config.cutoff();
         this.jitter = config.jitter();
         this.metrics = new DispatcherMetrics(config.meterRegistry());
+        this.pollDelay = config.pollDelay();
         this.ordering = new OutboxDialect.Ordering(
                 config.orderedTopics().all(), config.orderedTopics().topics());
         this.claim = dialect.claim(ordering);
@@ -152,7 +154,8 @@ final class DispatchRound {
      * @throws DataAccessException if the claim fails (nothing is claimed)
      */
     Claimed claim() {
-        Instant now = clock.instant();
+        // Due times only: a poll delay holds rows back from polling, never from dispatchAmong.
+        Instant now = clock.instant().minus(pollDelay);
         long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
         // claimedAt + lease (measured on this JVM's monotonic clock, never compared with another JVM's).

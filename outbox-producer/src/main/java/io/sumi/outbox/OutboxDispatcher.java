@@ -292,6 +292,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
         private int pipelineDepth = DEFAULT_PIPELINE_DEPTH;
+        private Duration pollDelay = Duration.ZERO;
 
         private Builder(OutboxTable table, OutboxPublisher publisher) {
             this.table = Objects.requireNonNull(table, "table");
@@ -402,6 +403,23 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a row must have been due before a polling round ({@link #dispatchOnce()}, the
+         * loop of {@link #start()}) claims it; zero (the default) claims rows as soon as they are
+         * due. {@link #dispatchAmong} is not delayed. With the CDC module, which sends rows as the
+         * database's log names them, a few seconds make polling the safety net it is meant to be:
+         * it takes what the log's path left (failed, delayed, written while no engine streamed)
+         * instead of racing it for every row.
+         */
+        public Builder pollDelay(Duration pollDelay) {
+            Objects.requireNonNull(pollDelay, "pollDelay");
+            if (pollDelay.isNegative()) {
+                throw new IllegalArgumentException("The outbox poll delay must not be negative, was " + pollDelay);
+            }
+            this.pollDelay = pollDelay;
+            return this;
+        }
+
         /** Where the backoff's jitter comes from (numbers in [0, 1)); random by default. */
         public Builder jitter(DoubleSupplier jitter) {
             this.jitter = Objects.requireNonNull(jitter, "jitter");
@@ -439,7 +457,8 @@ public final class OutboxDispatcher implements AutoCloseable {
                     maxPollInterval,
                     jitter,
                     meterRegistry,
-                    pipelineDepth);
+                    pipelineDepth,
+                    pollDelay);
         }
 
         /**

@@ -65,6 +65,22 @@ class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherContractT
     }
 
     @Test
+    void aPollDelayHoldsRowsBackFromPollingButNotFromDispatchAmong() {
+        long first = append("A", "orders", "A1");
+        long second = append("B", "orders", "B1");
+        OutboxDispatcher dispatcher =
+                dispatcher(publisher).pollDelay(Duration.ofSeconds(10)).build();
+
+        assertThat(dispatcher.dispatchOnce().claimed()).isZero();
+        assertThat(dispatcher.dispatchAmong(List.of(first)).sent()).isOne();
+        clock.advance(Duration.ofSeconds(9));
+        assertThat(dispatcher.dispatchOnce().claimed()).isZero();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(dispatcher.dispatchOnce().sent()).isOne();
+        assertThat(publisher.sentIds()).containsExactly(first, second);
+    }
+
+    @Test
     void dispatchAmongRecordsAFailedSendForPollingToRetry() {
         long id = append("A", "orders", "A1");
         OutboxDispatcher dispatcher = dispatcher(records ->

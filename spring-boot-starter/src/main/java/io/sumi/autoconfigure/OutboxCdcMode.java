@@ -29,4 +29,14 @@ final class OutboxCdcMode {
         }
         return binder.bind("sumi.outbox.cdc.polling-interval", Duration.class).orElse(Duration.ofSeconds(30));
     }
+
+    /** The polling dispatcher's poll delay: {@code sumi.outbox.cdc.polling-delay} under CDC, else zero. */
+    static Duration pollDelay(Environment environment, @Nullable ClassLoader classLoader) {
+        if (pollingInterval(environment, classLoader) == null) {
+            return Duration.ZERO;
+        }
+        return Binder.get(environment)
+                .bind("sumi.outbox.cdc.polling-delay", Duration.class)
+                .orElse(Duration.ofSeconds(10));
+    }
 }

@@ -27,6 +27,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param pollingInterval the polling dispatcher's interval (its minimum and maximum) while CDC is
  *     on: polling is the safety net for the rows CDC leaves (delayed, failed, written before the
  *     slot existed); the local wake-up after commit is off
+ * @param pollingDelay how long a row must have been due before the polling dispatcher takes it
+ *     while CDC is on: the log's path sends rows first, polling takes what it left (failed,
+ *     delayed, written while no engine streamed) instead of racing it for every row
  * @param maxRetainedWal the retained WAL of the slot above which the health contributor reports
  *     DOWN (bytes; e.g. {@code 1GB})
  * @param engine further Debezium engine properties, set over Sumi's
@@ -44,5 +47,6 @@ public record SumiOutboxCdcProperties(
         @DefaultValue("10s") Duration heartbeatInterval,
         @DefaultValue("1s") Duration offsetFlushInterval,
         @DefaultValue("30s") Duration pollingInterval,
+        @DefaultValue("10s") Duration pollingDelay,
         @DefaultValue("1GB") org.springframework.util.unit.DataSize maxRetainedWal,
         @DefaultValue Map<String, String> engine) {}

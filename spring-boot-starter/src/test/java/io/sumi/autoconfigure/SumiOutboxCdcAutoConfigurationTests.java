@@ -91,5 +91,9 @@ class SumiOutboxCdcAutoConfigurationTests {
                         new MockEnvironment().withProperty("sumi.outbox.cdc.enabled", "true"), loader))
                 .hasSeconds(30);
         assertThat(OutboxCdcMode.pollingInterval(new MockEnvironment(), loader)).isNull();
+        assertThat(OutboxCdcMode.pollDelay(
+                        new MockEnvironment().withProperty("sumi.outbox.cdc.enabled", "true"), loader))
+                .hasSeconds(10);
+        assertThat(OutboxCdcMode.pollDelay(new MockEnvironment(), loader)).isZero();
     }
 }
