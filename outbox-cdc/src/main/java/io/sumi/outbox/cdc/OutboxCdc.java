@@ -300,11 +300,7 @@ public final class OutboxCdc implements AutoCloseable {
                 stream(lock, schema);
             } catch (SQLException | RuntimeException ex) {
                 lastFailure = ex;
-                log.warn(
-                        "Outbox CDC on slot {} stopped ({}); trying again in {}",
-                        slotName,
-                        ex.toString(),
-                        takeOverInterval);
+                log.warn("Outbox CDC on slot {} stopped; trying again in {}", slotName, takeOverInterval, ex);
             } finally {
                 holdsLock = false;
                 streaming = false;

@@ -524,6 +524,42 @@ class OutboxCdcIntegrationTests {
     }
 
     @Test
+    void whenTheClaimFailsTheEngineStopsBeforeConfirmingAndTheNextOneReadsTheRowAgain() {
+        Fixture f = new Fixture("claimfails");
+        AtomicBoolean failNextConnection = new AtomicBoolean();
+        javax.sql.DataSource failing = new org.springframework.jdbc.datasource.DelegatingDataSource(f.dataSource) {
+            @Override
+            public Connection getConnection() throws java.sql.SQLException {
+                if (failNextConnection.compareAndSet(true, false)) {
+                    throw new java.sql.SQLTransientConnectionException("injected: the database is unreachable");
+                }
+                return super.getConnection();
+            }
+        };
+        // No polling at all: only the log can bring the row, so it must be read again.
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(OutboxTable.of(failing), publisher)
+                .sendTimeout(Duration.ofSeconds(10))
+                .lease(Duration.ofSeconds(30))
+                .build();
+        closeables.add(dispatcher);
+        OutboxCdc cdc = f.cdc(dispatcher);
+        f.startStreaming(cdc);
+        f.append(messages("cdc-claimfails", 1, 1, "before"));
+        await().atMost(WAIT).until(() -> receivedOn("cdc-claimfails").size() >= 1);
+        await().atMost(WAIT).until(() -> f.undispatched() == 0);
+
+        failNextConnection.set(true);
+        long id = f.append(messages("cdc-claimfails", 1, 1, "after")).get(0);
+
+        await().atMost(WAIT).until(() -> receivedOn("cdc-claimfails").size() >= 2);
+        await().atMost(WAIT).until(() -> f.undispatched() == 0);
+        assertThat(failNextConnection).as("the fault was hit").isFalse();
+        assertThat(cdc.lastFailure()).isNotNull();
+        assertThat(f.table.find(id).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
+        assertThat(sendsPerOutboxId(receivedOn("cdc-claimfails")).values()).containsOnly(1L);
+    }
+
+    @Test
     void delayedRowsAndFailedSendsAreLeftToPolling() {
         Fixture f = new Fixture("delayed");
         Set<String> failing = ConcurrentHashMap.newKeySet();
