@@ -26,6 +26,7 @@ class SumiArchitectureTests {
             entry("io.sumi.store", "sumi-processed-messages-store"),
             entry("io.sumi.consumer", "sumi-consumer-core"),
             entry("io.sumi.outbox", "sumi-outbox-producer"),
+            entry("io.sumi.outbox.cdc", "sumi-outbox-cdc"),
             entry("io.sumi.kafka", "sumi-binder-spring-kafka"),
             entry("io.sumi.rabbit", "sumi-binder-spring-amqp"),
             entry("io.sumi.jms", "sumi-binder-spring-jms"),

@@ -14,4 +14,15 @@ public record DispatchResult(int claimed, int sent, int shadowed, int skipped, i
 
     /** A round that found nothing to claim. */
     public static final DispatchResult NOTHING = new DispatchResult(0, 0, 0, 0, 0, 0);
+
+    /** This result and {@code other}, counted together. */
+    public DispatchResult plus(DispatchResult other) {
+        return new DispatchResult(
+                claimed + other.claimed,
+                sent + other.sent,
+                shadowed + other.shadowed,
+                skipped + other.skipped,
+                failed + other.failed,
+                parked + other.parked);
+    }
 }

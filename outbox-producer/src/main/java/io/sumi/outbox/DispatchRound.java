@@ -42,6 +42,8 @@ final class DispatchRound {
     private final OutboxTable table;
     private final OutboxDialect dialect;
     private final OutboxDialect.Claim claim;
+    private final OutboxDialect.Ordering ordering;
+    private volatile OutboxDialect.@Nullable ClaimAmong claimAmong;
     private final SendDeadline sendDeadline;
     private final Clock clock;
     private final int batchSize;
@@ -53,6 +55,7 @@ final class DispatchRound {
     private final @Nullable Instant cutoff;
     private final DoubleSupplier jitter;
     private final DispatcherMetrics metrics;
+    private final Duration pollDelay;
     private final ClaimTokens tokens = new ClaimTokens();
 
     DispatchRound(DispatcherConfig config) {
@@ -69,8 +72,14 @@ final class DispatchRound {
         this.cutoff = config.cutoff();
         this.jitter = config.jitter();
         this.metrics = new DispatcherMetrics(config.meterRegistry());
-        this.claim = dialect.claim(new OutboxDialect.Ordering(
-                config.orderedTopics().all(), config.orderedTopics().topics()));
+        this.pollDelay = config.pollDelay();
+        this.ordering = new OutboxDialect.Ordering(
+                config.orderedTopics().all(), config.orderedTopics().topics());
+        this.claim = dialect.claim(ordering);
+    }
+
+    int batchSize() {
+        return batchSize;
     }
 
     /**
@@ -145,7 +154,8 @@ final class DispatchRound {
      * @throws DataAccessException if the claim fails (nothing is claimed)
      */
     Claimed claim() {
-        Instant now = clock.instant();
+        // Due times only: a poll delay holds rows back from polling, never from dispatchAmong.
+        Instant now = clock.instant().minus(pollDelay);
         long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
         // claimedAt + lease (measured on this JVM's monotonic clock, never compared with another JVM's).
@@ -164,6 +174,28 @@ final class DispatchRound {
         }
         metrics.poll("rows");
         return new Claimed(token, claimedAt, rows);
+    }
+
+    /**
+     * Like {@link #claim()}, among {@code ids} only (at most {@code batchSize} of them): the rows of
+     * {@code ids} a claim could take now, under the same rules. Counts no poll.
+     *
+     * @throws DataAccessException if the claim fails (nothing is claimed)
+     * @throws UnsupportedOperationException if the database has no such claim (PostgreSQL only)
+     */
+    Claimed claimAmong(List<Long> ids) {
+        OutboxDialect.ClaimAmong among = claimAmong;
+        if (among == null) {
+            among = dialect.claimAmong(ordering);
+            claimAmong = among;
+        }
+        OutboxDialect.ClaimAmong prepared = among;
+        Instant now = clock.instant();
+        long token = tokens.next();
+        long claimedAt = System.nanoTime();
+        List<OutboxRecord> rows = Jdbc.inOwnTransaction(
+                table.dataSource(), "claim", connection -> prepared.claim(connection, token, now, lease, ids));
+        return rows.isEmpty() ? Claimed.NOTHING : new Claimed(token, claimedAt, rows);
     }
 
     /**

@@ -26,7 +26,8 @@ record DispatcherConfig(
         Duration maxPollInterval,
         DoubleSupplier jitter,
         MeterRegistry meterRegistry,
-        int pipelineDepth) {
+        int pipelineDepth,
+        Duration pollDelay) {
 
     /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
     static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);

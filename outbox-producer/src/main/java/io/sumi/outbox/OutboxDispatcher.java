@@ -4,7 +4,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
@@ -181,6 +183,48 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Dispatches those of {@code ids} that a round could claim now, under the same rules as
+     * {@link #dispatchOnce()} (pending, not parked, due, no live lease, per-aggregate order), and
+     * leaves the others alone: the path of a dispatcher that learns of new rows from elsewhere
+     * than a poll (the CDC module reads them from the database's log). Rows of {@code ids} that
+     * wait for an earlier row of their aggregate in {@code ids} are claimed in further rounds, once
+     * that row is marked; a row that is delayed, leased by another dispatcher, behind an earlier row
+     * not in {@code ids}, or whose send fails (it is scheduled for a retry as in any round) is left
+     * to the polling loop. Runs on the caller's thread, in rounds of at most {@code batchSize} rows;
+     * returns once every claimed row is sent and marked. PostgreSQL only.
+     *
+     * @return what the rounds did, summed
+     * @throws DataAccessException as {@link #dispatchOnce()}; rows already marked stay marked
+     * @throws UnsupportedOperationException on a database other than PostgreSQL
+     */
+    public DispatchResult dispatchAmong(Collection<Long> ids) {
+        java.util.TreeSet<Long> remaining = new java.util.TreeSet<>(ids);
+        DispatchResult total = DispatchResult.NOTHING;
+        while (!remaining.isEmpty()) {
+            List<Long> chunk = new ArrayList<>(Math.min(remaining.size(), round.batchSize()));
+            for (Long id : remaining) {
+                if (chunk.size() == round.batchSize()) {
+                    break;
+                }
+                chunk.add(id);
+            }
+            DispatchRound.Claimed claimed = round.claimAmong(chunk);
+            if (claimed.isEmpty()) {
+                if (chunk.size() == remaining.size()) {
+                    break;
+                }
+                // None of this chunk is claimable now: the later ids may still be.
+                remaining.removeAll(chunk);
+                continue;
+            }
+            DispatchResult result = round.complete(claimed).result();
+            total = total.plus(result);
+            claimed.rows().forEach(row -> remaining.remove(row.id()));
+        }
+        return total;
+    }
+
+    /**
      * Ends the current wait of the loop at once (a no-op if it is not waiting; the next wait is
      * then skipped). Non-blocking; call it after a transaction that appended rows commits.
      */
@@ -248,6 +292,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
         private int pipelineDepth = DEFAULT_PIPELINE_DEPTH;
+        private Duration pollDelay = Duration.ZERO;
 
         private Builder(OutboxTable table, OutboxPublisher publisher) {
             this.table = Objects.requireNonNull(table, "table");
@@ -358,6 +403,23 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a row must have been due before a polling round ({@link #dispatchOnce()}, the
+         * loop of {@link #start()}) claims it; zero (the default) claims rows as soon as they are
+         * due. {@link #dispatchAmong} is not delayed. With the CDC module, which sends rows as the
+         * database's log names them, a few seconds make polling the safety net it is meant to be:
+         * it takes what the log's path left (failed, delayed, written while no engine streamed)
+         * instead of racing it for every row.
+         */
+        public Builder pollDelay(Duration pollDelay) {
+            Objects.requireNonNull(pollDelay, "pollDelay");
+            if (pollDelay.isNegative()) {
+                throw new IllegalArgumentException("The outbox poll delay must not be negative, was " + pollDelay);
+            }
+            this.pollDelay = pollDelay;
+            return this;
+        }
+
         /** Where the backoff's jitter comes from (numbers in [0, 1)); random by default. */
         public Builder jitter(DoubleSupplier jitter) {
             this.jitter = Objects.requireNonNull(jitter, "jitter");
@@ -395,7 +457,8 @@ public final class OutboxDispatcher implements AutoCloseable {
                     maxPollInterval,
                     jitter,
                     meterRegistry,
-                    pipelineDepth);
+                    pipelineDepth,
+                    pollDelay);
         }
 
         /**

@@ -15,6 +15,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -26,6 +28,7 @@ import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.ProducerFactory;
 
 /**
@@ -49,7 +52,14 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnProperty(prefix = "sumi.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(SumiOutboxProperties.class)
-public class SumiOutboxAutoConfiguration {
+public class SumiOutboxAutoConfiguration implements BeanClassLoaderAware {
+
+    private @Nullable ClassLoader classLoader;
+
+    @Override
+    public void setBeanClassLoader(ClassLoader classLoader) {
+        this.classLoader = classLoader;
+    }
 
     @Bean
     @ConditionalOnMissingBean
@@ -65,10 +75,14 @@ public class SumiOutboxAutoConfiguration {
     Outbox sumiOutbox(
             OutboxTable table,
             ObjectProvider<OutboxDispatcher> dispatcher,
-            ObjectProvider<OutboxTraceContext> traceContext) {
-        // Looked up on each commit: the dispatcher may be off on this instance, or not created yet.
-        Outbox.Builder builder =
-                Outbox.builder(table).afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp));
+            ObjectProvider<OutboxTraceContext> traceContext,
+            Environment environment) {
+        Outbox.Builder builder = Outbox.builder(table);
+        // Under CDC the log wakes the streaming instance; a local wake-up would race it for every row.
+        if (OutboxCdcMode.pollingInterval(environment, classLoader) == null) {
+            // Looked up on each commit: the dispatcher may be off on this instance, or not created yet.
+            builder.afterCommit(() -> dispatcher.ifAvailable(OutboxDispatcher::wakeUp));
+        }
         traceContext.ifAvailable(context -> builder.traceContext(context::headers));
         return builder.build();
     }
@@ -137,14 +151,17 @@ public class SumiOutboxAutoConfiguration {
             OutboxTable table,
             OutboxPublisher publisher,
             SumiOutboxProperties properties,
-            ObjectProvider<MeterRegistry> meterRegistry) {
+            ObjectProvider<MeterRegistry> meterRegistry,
+            Environment environment) {
         SumiOutboxProperties.Dispatcher dispatcher = properties.dispatcher();
+        // Under CDC, polling is the safety net: a long interval.
+        Duration underCdc = OutboxCdcMode.pollingInterval(environment, classLoader);
         return OutboxDispatcher.builder(table, publisher)
                 .batchSize(dispatcher.batchSize())
                 .lease(dispatcher.lease())
                 .sendTimeout(dispatcher.sendTimeout())
-                .minPollInterval(dispatcher.minPollInterval())
-                .maxPollInterval(dispatcher.maxPollInterval())
+                .minPollInterval(underCdc != null ? underCdc : dispatcher.minPollInterval())
+                .maxPollInterval(underCdc != null ? underCdc : dispatcher.maxPollInterval())
                 .maxAttempts(dispatcher.maxAttempts())
                 .backoff(dispatcher.backoff().toBackoff())
                 .orderedTopics(dispatcher.orderedTopics())
@@ -152,6 +169,7 @@ public class SumiOutboxAutoConfiguration {
                         dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
                 .cutoff(dispatcher.cutoff())
                 .pipelineDepth(dispatcher.pipelineDepth())
+                .pollDelay(OutboxCdcMode.pollDelay(environment, classLoader))
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();
     }

@@ -224,6 +224,34 @@ public abstract class OutboxDialect {
     public abstract Claim claim(Ordering ordering);
 
     /**
+     * A claim restricted to given rows (the CDC path, which learns the ids from the database's log):
+     * the same rules as {@link Claim} (pending, not parked, due, no live lease, head-only for
+     * ordered topics), among {@code ids} only.
+     */
+    public interface ClaimAmong {
+
+        /**
+         * Claims those of {@code ids} that a {@link Claim} could take now, for {@code claimToken},
+         * leasing them for {@code lease} from the database's current time, in one statement.
+         *
+         * @return the claimed rows, in id order
+         */
+        List<OutboxRecord> claim(
+                Connection connection, long claimToken, Instant now, Duration lease, Collection<Long> ids)
+                throws SQLException;
+    }
+
+    /**
+     * Prepares the claim among given ids for {@code ordering}.
+     *
+     * @throws UnsupportedOperationException where the vendor has none (only PostgreSQL, the one
+     *     database the CDC path reads, has it)
+     */
+    public ClaimAmong claimAmong(Ordering ordering) {
+        throw new UnsupportedOperationException("Claiming among given outbox rows is implemented for PostgreSQL only");
+    }
+
+    /**
      * The vendor's statement that deletes at most {@code limit} rows dispatched before a cutoff.
      * Parameters: the cutoff, the limit.
      */
@@ -276,6 +304,15 @@ public abstract class OutboxDialect {
      * Parameters: see {@link #bindCandidates}.
      */
     protected String candidates(Ordering ordering) {
+        return candidates(ordering, "");
+    }
+
+    /**
+     * {@link #candidates(Ordering)} with {@code extra} (a condition on {@code c} starting with
+     * {@code AND}, or nothing) before the ordering's condition: its parameters bind after
+     * {@code now} and before the ordered topics.
+     */
+    protected String candidates(Ordering ordering, String extra) {
         String ordered;
         if (ordering.allTopics()) {
             ordered = " AND " + noEarlierRow;
@@ -284,7 +321,7 @@ public abstract class OutboxDialect {
         } else {
             ordered = "";
         }
-        return SqlTemplate.fill(candidates, "ordered", ordered);
+        return SqlTemplate.fill(candidates, "ordered", extra + ordered);
     }
 
     /** Binds the parameters of {@link #candidates} from {@code index}; returns the next index. */

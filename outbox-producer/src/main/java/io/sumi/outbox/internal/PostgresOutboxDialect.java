@@ -3,7 +3,9 @@ package io.sumi.outbox.internal;
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.SqlTemplate;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
 
 /**
  * PostgreSQL: the claim is {@code WITH picked AS MATERIALIZED (SELECT ... FOR UPDATE SKIP LOCKED)
@@ -53,6 +55,37 @@ final class PostgresOutboxDialect extends OutboxDialect {
         this.claim = SqlTemplate.fill(SQL_STATEMENT_CLAIM, "table", table);
         this.deleteDispatched = SqlTemplate.fill(SQL_STATEMENT_DELETE_DISPATCHED_BEFORE, "table", table);
         this.analyze = SqlTemplate.fill(SQL_STATEMENT_ANALYZE, "table", table);
+    }
+
+    /**
+     * The claim among given ids: {@link #SQL_STATEMENT_CLAIM} whose candidates are also in the
+     * array parameter (bound right after {@code now}); the limit is the number of ids.
+     */
+    @Override
+    public ClaimAmong claimAmong(Ordering ordering) {
+        String sql = SqlTemplate.fill(claim, "candidates", candidates(ordering, " AND c.id = ANY(?)"));
+        return (connection, claimToken, now, lease, ids) -> {
+            if (ids.isEmpty()) {
+                return new ArrayList<>();
+            }
+            java.sql.Array idArray = connection.createArrayOf("bigint", ids.toArray(Long[]::new));
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                setInstant(statement, 1, now);
+                statement.setArray(2, idArray);
+                int index = 3;
+                if (!ordering.allTopics()) {
+                    for (String topic : ordering.topics()) {
+                        statement.setString(index++, topic);
+                    }
+                }
+                statement.setInt(index++, ids.size());
+                statement.setLong(index++, claimToken);
+                statement.setLong(index, lease.toMillis());
+                return inIdOrder(readRows(statement));
+            } finally {
+                idArray.free();
+            }
+        };
     }
 
     @Override

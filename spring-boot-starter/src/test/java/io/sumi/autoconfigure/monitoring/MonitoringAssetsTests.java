@@ -110,6 +110,8 @@ class MonitoringAssetsTests {
                         "SumiOutboxDispatchLatencyHigh",
                         "SumiOutboxAttemptsHigh",
                         "SumiOutboxRowsParked",
+                        "SumiOutboxCdcSlotInactive",
+                        "SumiOutboxCdcSlotRetainedWalHigh",
                         "SumiBudgetOpenTooLong",
                         "SumiReconciliationHeld",
                         "SumiClaimStuck",

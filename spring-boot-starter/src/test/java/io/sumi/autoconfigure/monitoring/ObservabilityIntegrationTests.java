@@ -327,6 +327,20 @@ class ObservabilityIntegrationTests {
             return new Seen();
         }
 
+        /**
+         * The CDC path's gauges, for the rules that read them: an engine built on this database and
+         * not started (the shared server has no logical WAL), so its slot reads as missing.
+         */
+        @Bean
+        io.sumi.outbox.cdc.OutboxCdcMetrics outboxCdcMetrics(
+                io.sumi.outbox.OutboxDispatcher dispatcher, org.springframework.core.env.Environment environment) {
+            io.sumi.outbox.cdc.OutboxCdc cdc = io.sumi.outbox.cdc.OutboxCdc.builder(
+                            dispatcher, environment.getRequiredProperty("spring.datasource.url"))
+                    .slotName("sumi_observed")
+                    .build();
+            return new io.sumi.outbox.cdc.OutboxCdcMetrics(cdc, Duration.ZERO);
+        }
+
         @Bean
         Listener listener(Seen seen, Tracer tracer) {
             return new Listener(seen, tracer);

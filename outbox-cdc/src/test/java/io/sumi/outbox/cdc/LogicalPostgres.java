@@ -1,0 +1,233 @@
+package io.sumi.outbox.cdc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.flywaydb.core.Flyway;
+
+/**
+ * A PostgreSQL server with {@code wal_level = logical} for the CDC tests. {@code SUMI_CDC_PG_URL}
+ * (a JDBC URL of such a server's maintenance database, user {@code SUMI_CDC_PG_USER}, default
+ * postgres, trust or {@code SUMI_CDC_PG_PASSWORD}) if set; else a private cluster from the
+ * system's binaries ({@code SUMI_CDC_PG_BIN}, else the newest {@code /usr/lib/postgresql/<v>/bin})
+ * in {@code target/cdc-postgres}, on a free port, owned by the {@code postgres} user when the
+ * tests run as root, started once per test JVM and stopped when it exits. The machine's shared
+ * server runs {@code wal_level = replica}, and restarting it would disconnect everyone. Without
+ * binaries and without the variable the tests fail: they never skip.
+ */
+final class LogicalPostgres {
+
+    private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
+
+    private static LogicalPostgres instance;
+
+    private final String baseUrl;
+    private final String user;
+    private final String password;
+    private int databases;
+
+    private LogicalPostgres(String baseUrl, String user, String password) {
+        this.baseUrl = baseUrl;
+        this.user = user;
+        this.password = password;
+    }
+
+    static synchronized LogicalPostgres get() {
+        if (instance == null) {
+            String url = System.getenv("SUMI_CDC_PG_URL");
+            if (url != null && !url.isBlank()) {
+                String user = System.getenv().getOrDefault("SUMI_CDC_PG_USER", "postgres");
+                String password = System.getenv().getOrDefault("SUMI_CDC_PG_PASSWORD", "");
+                instance = new LogicalPostgres(url.substring(0, url.lastIndexOf('/')), user, password);
+            } else {
+                instance = startPrivateCluster();
+            }
+        }
+        return instance;
+    }
+
+    /** A fresh database with Sumi's migrations applied; its JDBC URL. */
+    synchronized String newDatabase(String prefix) {
+        String name = prefix + "_" + ProcessHandle.current().pid() + "_" + (++databases);
+        try (Connection connection = DriverManager.getConnection(baseUrl + "/postgres", user, password);
+                Statement statement = connection.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS " + name);
+            statement.execute("CREATE DATABASE " + name);
+        } catch (SQLException ex) {
+            throw new IllegalStateException(ex);
+        }
+        String url = baseUrl + "/" + name;
+        Flyway.configure()
+                .dataSource(url, user, password)
+                .locations("classpath:db/sumi/postgresql")
+                .load()
+                .migrate();
+        return url;
+    }
+
+    HikariDataSource dataSource(String url) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setMaximumPoolSize(8);
+        return new HikariDataSource(config);
+    }
+
+    String user() {
+        return user;
+    }
+
+    String password() {
+        return password;
+    }
+
+    /** Runs SQL as the superuser on the database at {@code url}. */
+    void execute(String url, String sql) {
+        try (Connection connection = DriverManager.getConnection(url, user, password);
+                Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    // ---------------------------------------------------------------- the private cluster
+
+    private static LogicalPostgres startPrivateCluster() {
+        Path bin = binaries();
+        Path dir = Path.of("target", "cdc-postgres").toAbsolutePath();
+        Path data = dir.resolve("data");
+        int port = freePort();
+        try {
+            if (Files.exists(dir)) {
+                run(
+                        List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "stop"),
+                        true,
+                        true);
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    walk.sorted(Comparator.reverseOrder())
+                            .forEach(p -> p.toFile().delete());
+                }
+            }
+            Files.createDirectories(dir);
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+        if (ROOT) {
+            run(List.of("chown", "-R", "postgres:postgres", dir.toString()), false, false);
+        }
+        run(
+                List.of(
+                        bin.resolve("initdb").toString(),
+                        "-D",
+                        data.toString(),
+                        "-U",
+                        "postgres",
+                        "--auth=trust",
+                        "--no-sync",
+                        "-E",
+                        "UTF8"),
+                true,
+                false);
+        run(
+                List.of(
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-l",
+                        dir.resolve("server.log").toString(),
+                        "-o",
+                        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c wal_level=logical"
+                                + " -c max_replication_slots=20 -c max_wal_senders=20 -c max_connections=200 -c fsync=off",
+                        "-w",
+                        "-t",
+                        "60",
+                        "start"),
+                true,
+                false);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(() -> run(
+                        List.of(
+                                bin.resolve("pg_ctl").toString(),
+                                "-D",
+                                data.toString(),
+                                "-m",
+                                "immediate",
+                                "-w",
+                                "stop"),
+                        true,
+                        true)));
+        return new LogicalPostgres("jdbc:postgresql://127.0.0.1:" + port, "postgres", "");
+    }
+
+    private static Path binaries() {
+        String configured = System.getenv("SUMI_CDC_PG_BIN");
+        if (configured != null && !configured.isBlank()) {
+            return Path.of(configured);
+        }
+        Path root = Path.of("/usr/lib/postgresql");
+        try (Stream<Path> versions = Files.list(root)) {
+            return versions.map(v -> v.resolve("bin"))
+                    .filter(b -> Files.isExecutable(b.resolve("initdb")))
+                    .max(Comparator.comparingInt(b -> Integer.parseInt(
+                            b.getParent().getFileName().toString().replaceAll("[^0-9].*", "0"))))
+                    .orElseThrow();
+        } catch (IOException | RuntimeException ex) {
+            throw new IllegalStateException(
+                    "The CDC tests need a PostgreSQL server with wal_level=logical: set"
+                            + " SUMI_CDC_PG_URL, or install the server binaries (initdb, pg_ctl) under " + root
+                            + " or in SUMI_CDC_PG_BIN",
+                    ex);
+        }
+    }
+
+    private static void run(List<String> command, boolean asPostgres, boolean quiet) {
+        List<String> full = new ArrayList<>();
+        if (asPostgres && ROOT) {
+            full.addAll(List.of("runuser", "-u", "postgres", "--"));
+        }
+        full.addAll(command);
+        try {
+            Process process = new ProcessBuilder(full)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            if (!process.waitFor(120, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new IllegalStateException("Timed out: " + full);
+            }
+            if (process.exitValue() != 0 && !quiet) {
+                throw new IllegalStateException("Failed (exit " + process.exitValue() + "): " + full);
+            }
+        } catch (IOException ex) {
+            if (!quiet) {
+                throw new UncheckedIOException(ex);
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+}
