@@ -68,6 +68,11 @@ public class SumiAutoConfiguration {
             ObjectProvider<Clock> clock,
             ObjectProvider<LeaseRenewalPool> renewalPool) {
         SumiProperties.Ledger ledger = properties.ledger();
+        if (ledger.store() == SumiProperties.LedgerStore.REDIS) {
+            // SumiRedisLedgerAutoConfiguration would have defined the ledger: its module is missing.
+            throw new IllegalStateException("sumi.ledger.store=redis needs io.sumi:sumi-store-redis (and Spring Data"
+                    + " Redis) on the class path; without it Sumi would keep the ledger in the DataSource instead");
+        }
         JdbcProcessedMessageStore.Builder builder = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
                 .clock(clock.getIfUnique(Clock::systemUTC));
@@ -168,6 +173,8 @@ public class SumiAutoConfiguration {
             name = "enabled",
             havingValue = "true",
             matchIfMissing = true)
+    // The Redis ledger's rows expire by themselves: no job.
+    @ConditionalOnProperty(prefix = "sumi.ledger", name = "store", havingValue = "jdbc", matchIfMissing = true)
     LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
         return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
     }
