@@ -5,6 +5,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,6 +21,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -67,8 +71,43 @@ final class RedisScripts {
         }
     }
 
+    /**
+     * Runs {@code work}; what says the ledger is out of reach for now (a connection failure, a
+     * timeout, a cluster that is failing over: {@code CLUSTERDOWN}, {@code TRYAGAIN}, {@code LOADING},
+     * {@code READONLY}, {@code MASTERDOWN}, and a node connection that failed) is thrown as a
+     * {@link TransientDataAccessResourceException}, which the executor treats as a ledger outage
+     * (the message is held and tried again, its redelivery budget untouched).
+     */
     <T> @Nullable T withConnection(ConnectionWork<T> work) {
-        return RedisProcessedMessageStore.on(factory, work);
+        try {
+            return RedisProcessedMessageStore.on(factory, work);
+        } catch (RedisLedgerReplicationException | DataAccessResourceFailureException ex) {
+            throw ex;
+        } catch (RuntimeException ex) {
+            if (!unavailable(ex)) {
+                throw ex;
+            }
+            throw new TransientDataAccessResourceException("The Redis ledger is unavailable: " + ex.getMessage(), ex);
+        }
+    }
+
+    private static final List<String> UNAVAILABLE =
+            List.of("CLUSTERDOWN", "TRYAGAIN", "LOADING", "READONLY", "MASTERDOWN", "NOREPLICAS");
+
+    private static boolean unavailable(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof QueryTimeoutException
+                    || cause instanceof io.lettuce.core.RedisConnectionException
+                    || cause instanceof io.lettuce.core.RedisCommandTimeoutException
+                    || cause instanceof java.io.IOException) {
+                return true;
+            }
+            String message = cause.getMessage();
+            if (message != null && UNAVAILABLE.stream().anyMatch(message::startsWith)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -113,10 +152,15 @@ final class RedisScripts {
      * {@code WAIT} counts the writes of the connection it is sent on, so on a cluster the script and
      * the {@code WAIT} go on the one connection to the slot's master (Lettuce's node connection).
      */
-    @SuppressWarnings("unchecked") // Spring Data's Lettuce cluster connection is one of byte[] keys and values
+    // unchecked: Spring Data's Lettuce cluster connection is one of byte[] keys and values. deprecation:
+    // getStatefulConnection() is how Spring Data's async commands lead to the node connections in Lettuce 6.8.
+    @SuppressWarnings({"unchecked", "deprecation"})
     private @Nullable Object onSlotMaster(
             RedisClusterConnection cluster, Script script, List<byte[]> keys, byte[][] keysAndArgs) {
         Object nativeConnection = cluster.getNativeConnection();
+        if (nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?> commands) {
+            nativeConnection = commands.getStatefulConnection();
+        }
         if (!(nativeConnection instanceof StatefulRedisClusterConnection<?, ?> lettuce)) {
             throw new IllegalStateException("Waiting for replicas on a Redis Cluster needs Lettuce, the connection is "
                     + nativeConnection.getClass().getName());
