@@ -81,7 +81,11 @@ public class SumiAutoConfiguration {
         if (renewalDataSource != null) {
             builder.renewalDataSource(renewalDataSource);
         }
-        ProcessedMessageStore store = builder.build();
+        return withCache(builder.build(), ledger);
+    }
+
+    /** {@code store} behind the front cache of completed keys, unless {@code sumi.ledger.cache.enabled=false}. */
+    static ProcessedMessageStore withCache(ProcessedMessageStore store, SumiProperties.Ledger ledger) {
         if (!ledger.cache().enabled()) {
             return store;
         }

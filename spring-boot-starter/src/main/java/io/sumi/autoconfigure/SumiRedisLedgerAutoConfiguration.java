@@ -3,7 +3,6 @@ package io.sumi.autoconfigure;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.TransactionSupport;
-import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.redis.RedisProcessedMessageStore;
 import java.lang.reflect.Method;
@@ -64,12 +63,7 @@ public class SumiRedisLedgerAutoConfiguration {
         if (settings.waitForReplicas() > 0) {
             builder.waitForReplicas(settings.waitForReplicas(), settings.waitTimeout());
         }
-        ProcessedMessageStore store = builder.build();
-        if (!ledger.cache().enabled()) {
-            return store;
-        }
-        return new CachingProcessedMessageStore(
-                store, ledger.cache().maximumSize(), ledger.cache().expireAfterWrite());
+        return SumiAutoConfiguration.withCache(builder.build(), ledger);
     }
 
     /** No transaction can hold a Redis ledger row: {@code AUTO} means lease mode. */

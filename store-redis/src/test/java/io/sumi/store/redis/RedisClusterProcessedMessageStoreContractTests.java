@@ -1,15 +1,12 @@
 package io.sumi.store.redis;
 
-import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.ProcessedMessageStoreContract;
-import java.time.Clock;
-import java.time.Duration;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /** The store contract on a 3-master Redis Cluster with a replica per master ({@link RedisClusterFixture}). */
 @ExtendWith(RedisClusterExtension.class)
-class RedisClusterProcessedMessageStoreContractTests extends ProcessedMessageStoreContract {
+class RedisClusterProcessedMessageStoreContractTests extends RedisProcessedMessageStoreContractTests {
 
     private static RedisClusterFixture cluster;
 
@@ -19,19 +16,7 @@ class RedisClusterProcessedMessageStoreContractTests extends ProcessedMessageSto
     }
 
     @Override
-    protected ProcessedMessageStore newStore(Clock clock) {
-        return RedisProcessedMessageStore.builder(cluster.connectionFactory())
-                .prefix(TestRedis.PREFIX)
-                .build();
-    }
-
-    @Override
-    protected void age(String consumer, Duration duration) {
-        TestRedis.age(cluster.connectionFactory(), TestRedis.PREFIX, consumer, duration);
-    }
-
-    @Override
-    protected void deleteRows(String consumer) {
-        TestRedis.deleteRows(cluster.connectionFactory(), TestRedis.PREFIX, consumer);
+    RedisConnectionFactory redis() {
+        return cluster.connectionFactory();
     }
 }
