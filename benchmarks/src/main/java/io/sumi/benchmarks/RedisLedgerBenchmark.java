@@ -61,7 +61,7 @@ public final class RedisLedgerBenchmark {
             String value = kv.length > 1 ? kv[1] : "";
             switch (kv[0]) {
                 case "seconds" -> seconds = Integer.parseInt(value);
-                case "targets" -> targets = Arrays.asList(value.split(","));
+                case "targets" -> targets = Arrays.asList(value.split(",", -1));
                 case "redis" -> redis = value;
                 case "cluster" -> cluster = value;
                 case "url" -> url = value;
@@ -148,7 +148,7 @@ public final class RedisLedgerBenchmark {
     private static Target open(String target, String redis, String cluster, String url, String user) throws Exception {
         switch (target) {
             case "redis" -> {
-                String[] hostPort = redis.split(":");
+                String[] hostPort = redis.split(":", 2);
                 LettuceConnectionFactory factory = new LettuceConnectionFactory(
                         new RedisStandaloneConfiguration(hostPort[0], Integer.parseInt(hostPort[1])));
                 factory.afterPropertiesSet();
@@ -156,8 +156,8 @@ public final class RedisLedgerBenchmark {
                 return new Target(redisStore(factory), factory::destroy);
             }
             case "cluster" -> {
-                LettuceConnectionFactory factory =
-                        new LettuceConnectionFactory(new RedisClusterConfiguration(Arrays.asList(cluster.split(","))));
+                LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                        new RedisClusterConfiguration(Arrays.asList(cluster.split(",", -1))));
                 factory.afterPropertiesSet();
                 factory.start();
                 return new Target(redisStore(factory), factory::destroy);

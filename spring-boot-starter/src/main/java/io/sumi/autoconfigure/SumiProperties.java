@@ -26,7 +26,8 @@ public record SumiProperties(
      * The processed-messages ledger.
      *
      * @param tableName the ledger table, an SQL identifier (optionally schema-qualified)
-     * @param retention how long completed rows are kept before the pruning job deletes them
+     * @param retention how long completed rows are kept before the pruning job deletes them (the Redis
+     *     ledger's expire this long after their completion)
      * @param cache the in-memory front cache of completed keys
      * @param pruning the pruning job
      * @param metrics the ledger's gauges

@@ -34,14 +34,15 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * consumers: the same claims, take-overs, renewals, completions and releases as the JDBC ledger,
  * each one Lua script (one round trip, atomic on the server), fenced on the claim token.
  *
- * <p>Layout: one hash per message at {@code <prefix>:{<consumer>}:m:<message id>} (fields
+ * <p>Layout: one hash per message at <code>&lt;prefix&gt;:&#123;&lt;consumer&gt;&#125;:m:&lt;message id&gt;</code> (fields
  * {@code s} status, {@code t} claim token, {@code lu} lease end, {@code a} attempts, {@code fp}
  * fingerprint, {@code e} last error, {@code fs} first claim, {@code pa} completion, {@code r} the
  * reply, times in epoch milliseconds), and per consumer an index of its live claims and of its rows
- * held for reconciliation (for {@link #consumerStats}), all under the hash tag {@code {<consumer>}}:
+ * held for reconciliation (for {@link #consumerStats}), all under the hash tag
+ * <code>&#123;&lt;consumer&gt;&#125;</code>:
  * on a cluster, every key of one consumer is in one hash slot, so a batch of any size is one script
  * on one master, and consumers spread over the masters. In the key the consumer's {@code %},
- * {@code {} and {@code }} are percent-encoded, so no two keys collide. The set
+ * <code>&#123;</code> and <code>&#125;</code> are percent-encoded, so no two keys collide. The set
  * {@code <prefix>:consumers} names the consumers for the gauges.
  *
  * <p>Time: every lease decision and every time written is the Redis server's clock ({@code TIME}

@@ -53,7 +53,24 @@ final class RedisScripts {
         T run(RedisConnection connection);
     }
 
-    private record Script(byte[] body, String sha1) {}
+    /** A script's text and its SHA-1, what {@code EVALSHA} names it by. */
+    private static final class Script {
+        private final byte[] body;
+        private final String sha1;
+
+        Script(byte[] body, String sha1) {
+            this.body = body;
+            this.sha1 = sha1;
+        }
+
+        byte[] body() {
+            return body;
+        }
+
+        String sha1() {
+            return sha1;
+        }
+    }
 
     private final RedisConnectionFactory factory;
     private final int replicas;
