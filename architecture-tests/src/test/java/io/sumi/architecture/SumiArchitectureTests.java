@@ -24,6 +24,7 @@ class SumiArchitectureTests {
     static final Map<String, String> MODULES = Map.ofEntries(
             entry("io.sumi.jdbc", "sumi-jdbc-support"),
             entry("io.sumi.store", "sumi-processed-messages-store"),
+            entry("io.sumi.store.redis", "sumi-store-redis"),
             entry("io.sumi.consumer", "sumi-consumer-core"),
             entry("io.sumi.outbox", "sumi-outbox-producer"),
             entry("io.sumi.outbox.cdc", "sumi-outbox-cdc"),
@@ -43,6 +44,9 @@ class SumiArchitectureTests {
             // The JDBC plumbing (SQL templates, instant bindings, runner, claim tokens, transient
             // errors) shared by every module that talks to the database.
             entry("sumi-processed-messages-store", Set.of("io.sumi.jdbc.internal")),
+            // The Redis ledger takes its claim tokens and its error-text rule (ErrorSummaries) from the
+            // same place as the JDBC ledger, so both write the same tokens and the same last_error.
+            entry("sumi-store-redis", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-consumer-core", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-outbox-producer", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-spring-boot-starter", Set.of("io.sumi.jdbc.internal")),

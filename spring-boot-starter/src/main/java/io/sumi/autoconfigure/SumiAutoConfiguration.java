@@ -68,6 +68,11 @@ public class SumiAutoConfiguration {
             ObjectProvider<Clock> clock,
             ObjectProvider<LeaseRenewalPool> renewalPool) {
         SumiProperties.Ledger ledger = properties.ledger();
+        if (ledger.store() == SumiProperties.LedgerStore.REDIS) {
+            // SumiRedisLedgerAutoConfiguration would have defined the ledger: its module is missing.
+            throw new IllegalStateException("sumi.ledger.store=redis needs io.sumi:sumi-store-redis (and Spring Data"
+                    + " Redis) on the class path; without it Sumi would keep the ledger in the DataSource instead");
+        }
         JdbcProcessedMessageStore.Builder builder = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
                 .clock(clock.getIfUnique(Clock::systemUTC));
@@ -76,7 +81,11 @@ public class SumiAutoConfiguration {
         if (renewalDataSource != null) {
             builder.renewalDataSource(renewalDataSource);
         }
-        ProcessedMessageStore store = builder.build();
+        return withCache(builder.build(), ledger);
+    }
+
+    /** {@code store} behind the front cache of completed keys, unless {@code sumi.ledger.cache.enabled=false}. */
+    static ProcessedMessageStore withCache(ProcessedMessageStore store, SumiProperties.Ledger ledger) {
         if (!ledger.cache().enabled()) {
             return store;
         }
@@ -168,6 +177,8 @@ public class SumiAutoConfiguration {
             name = "enabled",
             havingValue = "true",
             matchIfMissing = true)
+    // The Redis ledger's rows expire by themselves: no job.
+    @ConditionalOnProperty(prefix = "sumi.ledger", name = "store", havingValue = "jdbc", matchIfMissing = true)
     LedgerPruningScheduler sumiLedgerPruningScheduler(LedgerPruner pruner, SumiProperties properties) {
         return new LedgerPruningScheduler(pruner, properties.ledger().pruning().cron());
     }

@@ -26,17 +26,53 @@ public record SumiProperties(
      * The processed-messages ledger.
      *
      * @param tableName the ledger table, an SQL identifier (optionally schema-qualified)
-     * @param retention how long completed rows are kept before the pruning job deletes them
+     * @param retention how long completed rows are kept before the pruning job deletes them (the Redis
+     *     ledger's expire this long after their completion)
      * @param cache the in-memory front cache of completed keys
      * @param pruning the pruning job
      * @param metrics the ledger's gauges
+     * @param store where the ledger lives: {@code jdbc} (the application's DataSource, the default) or
+     *     {@code redis} (a Redis or Valkey server or cluster, lease mode only; needs
+     *     {@code io.sumi:sumi-store-redis} and a {@code RedisConnectionFactory}, see docs/redis-ledger.md)
+     * @param redis the Redis ledger ({@code sumi.ledger.store=redis})
      */
     public record Ledger(
             @DefaultValue("processed_messages") String tableName,
             @DefaultValue("14d") Duration retention,
             @DefaultValue Cache cache,
             @DefaultValue Pruning pruning,
-            @DefaultValue LedgerMetricsSettings metrics) {}
+            @DefaultValue LedgerMetricsSettings metrics,
+            @DefaultValue("jdbc") LedgerStore store,
+            @DefaultValue RedisLedger redis) {}
+
+    /**
+     * Where the ledger lives.
+     *
+     * @since 0.1.0
+     */
+    public enum LedgerStore {
+        /** The ledger table in the application's DataSource: lease and transactional mode. */
+        JDBC,
+        /** Redis or Valkey (standalone, replicated or Redis Cluster): lease mode only. */
+        REDIS
+    }
+
+    /**
+     * The Redis ledger ({@code sumi.ledger.store=redis}). Its rows expire {@code sumi.ledger.retention}
+     * after their completion, so no pruning job runs; the server is the application's
+     * {@code RedisConnectionFactory} ({@code spring.data.redis.*}).
+     *
+     * @param prefix the prefix of every ledger key (printable ASCII, no braces)
+     * @param waitForReplicas after every ledger write, {@code WAIT} until this many replicas have it
+     *     ({@code 0}: do not wait); a write fewer replicas acknowledged in time fails, and its message
+     *     is redelivered
+     * @param waitTimeout how long one {@code WAIT} may take
+     * @since 0.1.0
+     */
+    public record RedisLedger(
+            @DefaultValue("sumi:ledger") String prefix,
+            @DefaultValue("0") int waitForReplicas,
+            @DefaultValue("1s") Duration waitTimeout) {}
 
     /**
      * The ledger's gauges ({@code sumi.ledger.claims.oldest.age}, {@code sumi.ledger.reconciliation.held}),

@@ -27,7 +27,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * them (the Kafka table runs on PostgreSQL only): a key with a trailing space is another key than
  * the one without; a key containing NUL is refused at once with a clear, non-retryable error, the
  * same on every database (PostgreSQL cannot store it; a key that works on H2 in tests must not fail
- * in production). The store's own contract for these keys is in {@code ProcessedMessageStoreContractTests}
+ * in production). The store's own contract for these keys is in {@code ProcessedMessageStoreContract}
  * ({@code keysThatDifferOnlyInTrailingSpacesAreDistinctKeys}, {@code aKeyWithANulCharacterIsRejectedClearlyNotStored}).
  */
 class BadKeyOnEveryDatabaseIntegrationTests {

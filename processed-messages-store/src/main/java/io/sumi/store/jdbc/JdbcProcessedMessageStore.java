@@ -8,6 +8,7 @@ import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ConsumerLedgerStats;
+import io.sumi.store.LedgerKeyRules;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
@@ -63,8 +64,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * live lease early, and one whose clock runs behind cannot hold a lease past its end. The store's
  * {@link Builder#clock Clock} is used only for times no statement wrote (see there).
  *
- * <p>Keys: a consumer name or message id must be 1 to {@link #maxKeyLength()} UTF-16 characters of
- * well-formed Unicode without NUL (U+0000). Anything else is refused with an
+ * <p>Keys ({@link LedgerKeyRules}, the rule every Sumi ledger shares): a consumer name or message id
+ * must be 1 to {@link #maxKeyLength()} UTF-16 characters of well-formed Unicode without NUL (U+0000). Anything else is refused with an
  * {@link IllegalArgumentException} before it reaches the database, because no database stores it
  * losslessly (PostgreSQL rejects NUL; drivers turn an unpaired surrogate into {@code ?}, so two
  * keys would become one). Keys are compared exactly: {@code "k"} and {@code "k "} are two keys
@@ -385,32 +386,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
     }
 
     private void validateKey(String what, @Nullable String value) {
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException("The " + what + " must not be empty");
-        }
-        if (value.length() > maxKeyLength()) {
-            throw new IllegalArgumentException(
-                    "The " + what + " is " + value.length() + " characters long; the ledger takes at most "
-                            + maxKeyLength() + " (it is rejected, not truncated, so that two long keys never collide)");
-        }
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '\u0000') {
-                throw new IllegalArgumentException("The " + what + " contains a NUL character (U+0000) at position " + i
-                        + "; the ledger cannot store it (PostgreSQL refuses NUL in text). It is rejected, not retried:"
-                        + " encode such keys (e.g. Base64 or hex) before they reach the ledger");
-            }
-            if (Character.isHighSurrogate(c)
-                    && i + 1 < value.length()
-                    && Character.isLowSurrogate(value.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw new IllegalArgumentException("The " + what + " contains an unpaired UTF-16 surrogate (U+"
-                        + Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT) + ") at position " + i
-                        + "; it is not valid Unicode, and the database drivers would store it as '?', so two different keys"
-                        + " could become one. It is rejected, not retried: encode binary keys (e.g. Base64 or hex)");
-            }
-        }
+        LedgerKeyRules.requireValidKey(what, value, maxKeyLength());
     }
 
     /**

@@ -2,7 +2,7 @@ package io.sumi.store.jdbc;
 
 import io.sumi.testing.TestDatabase;
 
-class H2ProcessedMessageStoreIntegrationTests extends ProcessedMessageStoreContractTests {
+class H2ProcessedMessageStoreIntegrationTests extends JdbcProcessedMessageStoreContractTests {
 
     @Override
     TestDatabase database() {

@@ -4,7 +4,7 @@ import io.sumi.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
 
-class MariaDbProcessedMessageStoreIntegrationTests extends ProcessedMessageStoreContractTests {
+class MariaDbProcessedMessageStoreIntegrationTests extends JdbcProcessedMessageStoreContractTests {
 
     @Override
     TestDatabase database() {

@@ -2,7 +2,7 @@ package io.sumi.store.jdbc;
 
 import io.sumi.testing.TestDatabase;
 
-class PostgresProcessedMessageStoreIntegrationTests extends ProcessedMessageStoreContractTests {
+class PostgresProcessedMessageStoreIntegrationTests extends JdbcProcessedMessageStoreContractTests {
 
     @Override
     TestDatabase database() {

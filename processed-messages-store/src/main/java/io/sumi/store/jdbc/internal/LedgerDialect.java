@@ -9,6 +9,7 @@ import io.sumi.store.ConsumerLedgerStats;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.StoredReply;
+import io.sumi.store.StoredReplyCodec;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -305,7 +306,7 @@ public abstract class LedgerDialect {
             Connection connection, String consumer, long claimToken, String messageId, StoredReply reply)
             throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(completeWithReply)) {
-            statement.setBytes(1, ReplyColumn.encode(reply));
+            statement.setBytes(1, StoredReplyCodec.encode(reply));
             statement.setString(2, consumer);
             statement.setLong(3, claimToken);
             statement.setString(4, messageId);
@@ -317,7 +318,7 @@ public abstract class LedgerDialect {
     public int storeReply(Connection connection, String consumer, String messageId, long claimToken, StoredReply reply)
             throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(storeReply)) {
-            statement.setBytes(1, ReplyColumn.encode(reply));
+            statement.setBytes(1, StoredReplyCodec.encode(reply));
             statement.setString(2, consumer);
             statement.setString(3, messageId);
             statement.setLong(4, claimToken);
@@ -336,7 +337,7 @@ public abstract class LedgerDialect {
                     return Optional.empty();
                 }
                 byte[] column = rs.getBytes(1);
-                return column == null ? Optional.empty() : Optional.of(ReplyColumn.decode(column));
+                return column == null ? Optional.empty() : Optional.of(StoredReplyCodec.decode(column));
             }
         }
     }

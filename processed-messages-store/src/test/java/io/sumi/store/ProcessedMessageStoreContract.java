@@ -1,24 +1,10 @@
-package io.sumi.store.jdbc;
+package io.sumi.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
-import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
-import io.sumi.jdbc.DatabaseType;
-import io.sumi.store.CachingProcessedMessageStore;
-import io.sumi.store.ClaimOutcome;
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ClaimResult;
-import io.sumi.store.MessageStatus;
-import io.sumi.store.ProcessedMessage;
-import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.StoredReply;
-import io.sumi.testing.LedgerTime;
-import io.sumi.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,66 +17,62 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.jdbc.datasource.DelegatingDataSource;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The contract every JDBC ledger keeps, run against each database by a small subclass.
+ * The contract every Sumi ledger keeps, whatever it stores rows in: run against each store (the
+ * JDBC ledger on each database, the Redis ledger standalone and on a cluster) by a small subclass.
  * Each test uses a consumer namespace of its own, so tests never see each other's rows.
  *
- * <p>Every ledger time comes from the database's clock, so tests move time by ageing their rows
- * ({@link LedgerTime#age}) or by leases short enough to expire for real.
+ * <p>Every ledger time comes from the store's shared clock (the database's, the Redis server's),
+ * so tests move time by ageing their rows ({@link #age(String, Duration)}) or by leases short
+ * enough to expire for real. Transactional mode, pruning and the JDBC store's own settings are in
+ * the JDBC suite ({@code JdbcProcessedMessageStoreContractTests}).
  */
-abstract class ProcessedMessageStoreContractTests {
+public abstract class ProcessedMessageStoreContract {
 
-    static final Duration LEASE = Duration.ofMinutes(5);
+    protected static final Duration LEASE = Duration.ofMinutes(5);
 
     /** The store's own clock runs a day behind: nothing the ledger writes or decides may depend on it. */
-    final Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofDays(-1));
+    protected final Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofDays(-1));
 
-    DataSource dataSource;
-    JdbcProcessedMessageStore store;
-    TransactionTemplate transactions;
-    String consumer;
+    protected ProcessedMessageStore store;
+    protected String consumer;
 
-    abstract TestDatabase database();
+    /** A store on the suite's ledger whose own clock (where it has one) is {@code clock}. */
+    protected abstract ProcessedMessageStore newStore(Clock clock);
+
+    /**
+     * As if {@code duration} had passed for every row of {@code consumer}: every stored time moved
+     * back by it (leases, first claims, completions, and whatever index the store keeps of them).
+     */
+    protected abstract void age(String consumer, Duration duration);
+
+    /** Deletes every row of {@code consumer}, behind the store's back. */
+    protected abstract void deleteRows(String consumer);
 
     @BeforeEach
-    void setUp() {
-        dataSource = database().dataSource();
-        store = JdbcProcessedMessageStore.builder(dataSource).clock(clock).build();
-        transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+    void setUpStore() {
+        store = newStore(clock);
         consumer = "contract-" + UUID.randomUUID();
     }
 
     @AfterEach
-    void cleanUp() {
-        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+    void deleteTheTestsRows() {
+        deleteRows(consumer);
     }
 
     /** As if {@code duration} had passed for every row of this test's namespace. */
-    void age(Duration duration) {
-        LedgerTime.age(dataSource, consumer, duration);
+    protected void age(Duration duration) {
+        age(consumer, duration);
     }
 
-    static ClaimRequest request(String id) {
+    protected static ClaimRequest request(String id) {
         return new ClaimRequest(id, id.length() > 40 ? "fp-long" : "fp-" + id);
-    }
-
-    @Test
-    void detectsItsDatabaseType() {
-        assertThat(DatabaseType.of(dataSource))
-                .isEqualTo(DatabaseType.valueOf(database().name()));
     }
 
     @Test
@@ -196,8 +178,6 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(lease.message().lastError()).isEqualTo("uncertain outcome");
         assertThat(lease.message().leaseUntil()).isNull();
         assertThat(lease.message().attempts()).isEqualTo(2);
-        ClaimResult transactional = transactions.execute(status -> store.claimCompleted(consumer, request("m1")));
-        assertThat(transactional.outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.complete(takeover.message())).isFalse();
         assertThat(store.release(takeover.message(), "late")).isFalse();
         assertThat(store.deleteCompletedBefore(Instant.now().plus(Duration.ofDays(365)), 1000))
@@ -249,7 +229,7 @@ abstract class ProcessedMessageStoreContractTests {
             assertThat(store.consumerStats().get(consumer))
                     .isEqualTo(new io.sumi.store.ConsumerLedgerStats(consumer, Duration.ZERO, 1));
         } finally {
-            new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", other);
+            deleteRows(other);
         }
     }
 
@@ -313,7 +293,8 @@ abstract class ProcessedMessageStoreContractTests {
         assertReleaseWithUnstorableErrorReleasesAtOnce(store, error, true);
     }
 
-    void assertReleaseWithUnstorableErrorReleasesAtOnce(ProcessedMessageStore onStore, String error, boolean textKept) {
+    protected void assertReleaseWithUnstorableErrorReleasesAtOnce(
+            ProcessedMessageStore onStore, String error, boolean textKept) {
         ClaimResult first = onStore.claim(consumer, request("m1"), LEASE);
 
         assertThat(onStore.release(first.message(), error)).isTrue();
@@ -416,11 +397,6 @@ abstract class ProcessedMessageStoreContractTests {
                 .containsExactly(ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE);
         assertThat(again).extracting(result -> result.message().claimToken()).containsOnly(token);
         assertThat(again).extracting(result -> result.message().messageId()).containsExactly("c", "b", "a");
-        List<ClaimResult> transactional = transactions.execute(
-                status -> store.claimAllCompleted(consumer, List.of(request("a"), request("b"), request("c"))));
-        assertThat(transactional)
-                .extracting(ClaimResult::outcome)
-                .containsExactly(ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE);
         assertThat(store.find(consumer, "b").orElseThrow().attempts())
                 .as("a busy answer changes nothing")
                 .isEqualTo(1);
@@ -541,58 +517,6 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
-    void transactionalClaimCommitsWithTheTransaction() {
-        ClaimResult result = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
-
-        assertThat(result.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-        assertThat(result.message().status()).isEqualTo(MessageStatus.COMPLETED);
-        assertThat(result.message().processedAt())
-                .as("the database's clock")
-                .isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
-        ClaimResult again = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
-        assertThat(again.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(store.claim(consumer, request("t1"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    }
-
-    @Test
-    void transactionalClaimRolledBackLeavesNoRow() {
-        transactions.executeWithoutResult(status -> {
-            assertThat(store.claimCompleted(consumer, request("t1")).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-            status.setRollbackOnly();
-        });
-
-        assertThat(store.find(consumer, "t1")).isEmpty();
-        ClaimResult retry = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
-        assertThat(retry.outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-    }
-
-    @Test
-    void transactionalBatchClaimSeesCompletedAndLiveRows() {
-        store.complete(store.claim(consumer, request("done"), LEASE).message());
-        store.claim(consumer, request("held"), LEASE);
-        ClaimResult expired = store.claim(consumer, request("expired"), Duration.ofSeconds(1));
-        age(Duration.ofSeconds(2));
-
-        List<ClaimResult> results = transactions.execute(status -> store.claimAllCompleted(
-                consumer, List.of(request("new"), request("done"), request("held"), request("expired"))));
-
-        assertThat(results)
-                .extracting(ClaimResult::outcome)
-                .containsExactly(ClaimOutcome.CLAIMED, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
-        assertThat(results.get(3).message().status()).isEqualTo(MessageStatus.COMPLETED);
-        assertThat(results.get(3).message().attempts())
-                .isEqualTo(expired.message().attempts() + 1);
-    }
-
-    @Test
-    void transactionalClaimOutsideATransactionIsRefused() {
-        assertThatIllegalStateException()
-                .isThrownBy(() -> store.claimCompleted(consumer, request("t1")))
-                .withMessageContaining("transaction");
-        assertThat(store.find(consumer, "t1")).isEmpty();
-    }
-
-    @Test
     void keysLongerThanTheColumnAreRejectedNotTruncated() {
         String longKey = "k".repeat(store.maxKeyLength() + 1);
         assertThatIllegalArgumentException()
@@ -613,49 +537,6 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(store.claim(consumer, request(key), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
         assertThat(store.claim(consumer, request(key), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.find(consumer, key)).isPresent();
-    }
-
-    @Test
-    void tableNamesThatAreNotIdentifiersAreRejected() {
-        assertThatIllegalArgumentException()
-                .isThrownBy(() ->
-                        JdbcProcessedMessageStore.builder(dataSource).tableName("processed_messages; DROP TABLE x"))
-                .withMessageContaining("Invalid ledger table name");
-        assertThatIllegalArgumentException()
-                .isThrownBy(() -> JdbcProcessedMessageStore.builder(dataSource).tableName("1abc"));
-        assertThat(JdbcProcessedMessageStore.validateTableName("sumi.processed_messages"))
-                .isEqualTo("sumi.processed_messages");
-    }
-
-    @Test
-    void pruningDeletesOldCompletedAndAbandonedRowsInBoundedBatches() {
-        // Rows of this test are aged 30 years, so the cutoff below cannot reach other tests' rows.
-        Duration thirtyYears = Duration.ofDays(30 * 365);
-        List<String> ids = IntStream.range(0, 25).mapToObj(i -> "old-" + i).toList();
-        List<ClaimResult> old = store.claimAll(
-                consumer,
-                ids.stream().map(ProcessedMessageStoreContractTests::request).toList(),
-                LEASE);
-        store.completeAll(consumer, old.get(0).message().claimToken(), ids);
-        // Failed, released and never taken again (a dead-lettered message): done with, too.
-        store.release(store.claim(consumer, request("old-abandoned"), LEASE).message(), "poison");
-        // A claim whose lease still runs past the cutoff is live and stays.
-        store.claim(consumer, request("old-live"), Duration.ofDays(30));
-        age(thirtyYears);
-        store.complete(store.claim(consumer, request("recent"), LEASE).message());
-        store.release(store.claim(consumer, request("recent-failed"), LEASE).message(), "boom");
-        Instant cutoff = Instant.now().minus(thirtyYears).plus(Duration.ofDays(14));
-
-        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
-        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(10);
-        assertThat(store.deleteCompletedBefore(cutoff, 10)).isEqualTo(6);
-        assertThat(store.deleteCompletedBefore(cutoff, 10)).isZero();
-
-        assertThat(store.find(consumer, "old-abandoned")).isEmpty();
-        assertThat(store.find(consumer, "old-live")).isPresent();
-        assertThat(store.find(consumer, "recent")).isPresent();
-        assertThat(store.find(consumer, "recent-failed")).isPresent();
-        assertThat(ids).allSatisfy(id -> assertThat(store.find(consumer, id)).isEmpty());
     }
 
     @Test
@@ -691,91 +572,6 @@ abstract class ProcessedMessageStoreContractTests {
         }
     }
 
-    @Test
-    void concurrentTransactionalClaimsOfOneKeyCommitExactlyOnce() throws Exception {
-        int threads = 8;
-        CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<ClaimOutcome>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return transactions.execute(status ->
-                            store.claimCompleted(consumer, request("tx-race")).outcome());
-                }));
-            }
-            start.countDown();
-            List<ClaimOutcome> outcomes = new ArrayList<>();
-            for (Future<ClaimOutcome> future : futures) {
-                outcomes.add(future.get());
-            }
-            assertThat(outcomes)
-                    .filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED)
-                    .hasSize(1);
-            assertThat(outcomes)
-                    .filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE)
-                    .hasSize(threads - 1);
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
-    @Test
-    void cacheRemembersOnlyCommittedCompletions() {
-        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
-        transactions.executeWithoutResult(status -> {
-            cached.claimCompleted(consumer, request("rolled-back"));
-            status.setRollbackOnly();
-        });
-        transactions.executeWithoutResult(status -> cached.claimCompleted(consumer, request("committed")));
-        cached.complete(cached.claim(consumer, request("leased"), LEASE).message());
-        assertThat(cached.size()).isEqualTo(2);
-
-        // With the rows gone from the database, only the cache can answer DUPLICATE.
-        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
-        assertThat(cached.claim(consumer, request("committed"), LEASE).outcome())
-                .isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(cached.claim(consumer, request("leased"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-        assertThat(cached.claim(consumer, request("rolled-back"), LEASE).outcome())
-                .isEqualTo(ClaimOutcome.CLAIMED);
-    }
-
-    // ---------------------------------------------------------------- the cache remembers only what is committed
-
-    @Test
-    void cacheDoesNotRememberADuplicateOfTheCallersOwnRolledBackClaim() {
-        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
-        transactions.executeWithoutResult(status -> {
-            assertThat(cached.claimCompleted(consumer, request("k")).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-            // The caller's own uncommitted row: a duplicate for this transaction only.
-            assertThat(cached.claimCompleted(consumer, request("k")).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-            assertThat(cached.claimAllCompleted(consumer, List.of(request("k"))))
-                    .extracting(ClaimResult::outcome)
-                    .containsExactly(ClaimOutcome.DUPLICATE);
-            status.setRollbackOnly();
-        });
-
-        assertThat(store.find(consumer, "k")).isEmpty();
-        assertThat(cached.size()).isZero();
-        assertThat(cached.claim(consumer, request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-    }
-
-    @Test
-    void cacheRemembersATransactionalDuplicateOnlyOnceItsTransactionCommitted() {
-        CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
-        store.complete(store.claim(consumer, request("done"), LEASE).message());
-        transactions.executeWithoutResult(status -> {
-            assertThat(cached.claimCompleted(consumer, request("done")).outcome())
-                    .isEqualTo(ClaimOutcome.DUPLICATE);
-            assertThat(cached.size()).as("not before the commit").isZero();
-        });
-        assertThat(cached.size()).isOne();
-
-        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
-        assertThat(cached.claim(consumer, request("done"), LEASE).outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-    }
-
     // ---------------------------------------------------------------- keys are stored losslessly
 
     @Test
@@ -798,12 +594,9 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(store.claimAll(consumer, List.of(request("k"), request("k "), request("k  ")), LEASE))
                 .extracting(ClaimResult::outcome)
                 .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.DUPLICATE, ClaimOutcome.BUSY);
-        List<ClaimResult> transactional =
-                transactions.execute(status -> store.claimAllCompleted(consumer, List.of(request("t"), request("t "))));
-        assertThat(transactional).extracting(ClaimResult::outcome).containsOnly(ClaimOutcome.CLAIMED);
         // Consumer names too.
         assertThat(store.claim(consumer + " ", request("k"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
-        new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", consumer + " ");
+        deleteRows(consumer + " ");
     }
 
     @Test
@@ -812,8 +605,6 @@ abstract class ProcessedMessageStoreContractTests {
                 .isThrownBy(() -> store.claim(consumer, request("k\u0000x"), LEASE))
                 .withMessageContaining("NUL")
                 .withMessageContaining("position 1");
-        assertThatIllegalArgumentException()
-                .isThrownBy(() -> transactions.execute(status -> store.claimCompleted(consumer, request("k\u0000"))));
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> store.claim("c\u0000", request("k"), LEASE))
                 .withMessageContaining("consumer");
@@ -854,37 +645,32 @@ abstract class ProcessedMessageStoreContractTests {
             assertThat(store.claim(longConsumer, request("k"), LEASE).message().consumer())
                     .isEqualTo(longConsumer);
         } finally {
-            new JdbcTemplate(dataSource).update("DELETE FROM processed_messages WHERE consumer = ?", longConsumer);
+            deleteRows(longConsumer);
         }
     }
 
     // ---------------------------------------------------------------- lease decisions use the database's clock
 
-    JdbcProcessedMessageStore storeWithClock(Duration offset) {
-        return JdbcProcessedMessageStore.builder(dataSource)
-                .clock(Clock.offset(Clock.systemUTC(), offset))
-                .build();
+    /** A second store on the same ledger whose own clock is {@code offset} off the real one. */
+    protected ProcessedMessageStore storeWithClock(Duration offset) {
+        return newStore(Clock.offset(Clock.systemUTC(), offset));
     }
 
     @Test
     void aStoreWhoseClockRunsAheadDoesNotTakeOverALiveLease() {
-        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
+        ProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
         ClaimResult held = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), LEASE);
 
         assertThat(fast.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
         assertThat(fast.claimAll(consumer, List.of(request("m1"), request("m2")), LEASE))
                 .extracting(ClaimResult::outcome)
                 .containsExactly(ClaimOutcome.BUSY, ClaimOutcome.CLAIMED);
-        assertThat(transactions
-                        .execute(status -> fast.claimCompleted(consumer, request("m1")))
-                        .outcome())
-                .isEqualTo(ClaimOutcome.BUSY);
         assertThat(store.complete(held.message())).isTrue();
     }
 
     @Test
     void aStoreWhoseClockRunsBehindTakesOverAnExpiredLease() {
-        JdbcProcessedMessageStore slow = storeWithClock(Duration.ofMinutes(-10));
+        ProcessedMessageStore slow = storeWithClock(Duration.ofMinutes(-10));
         ClaimResult first = storeWithClock(Duration.ZERO).claim(consumer, request("m1"), Duration.ofSeconds(1));
 
         await().atMost(Duration.ofSeconds(10))
@@ -910,7 +696,7 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void aReleaseByAStoreWhoseClockRunsAheadLetsOthersClaimAtOnce() {
-        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
+        ProcessedMessageStore fast = storeWithClock(Duration.ofMinutes(10));
         ClaimResult held = fast.claim(consumer, request("m1"), LEASE);
 
         assertThat(fast.release(held.message(), "SMTP 451")).isTrue();
@@ -923,30 +709,13 @@ abstract class ProcessedMessageStoreContractTests {
 
     @Test
     void completionTimesComeFromTheDatabasesClock() {
-        JdbcProcessedMessageStore fast = storeWithClock(Duration.ofDays(30));
+        ProcessedMessageStore fast = storeWithClock(Duration.ofDays(30));
         ClaimResult held = fast.claim(consumer, request("m1"), LEASE);
         assertThat(fast.complete(held.message())).isTrue();
         ProcessedMessage row = store.find(consumer, "m1").orElseThrow();
 
         assertThat(row.processedAt()).isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
         assertThat(row.firstSeenAt()).isCloseTo(Instant.now(), within(1, ChronoUnit.MINUTES));
-    }
-
-    @Test
-    void pruningNeverDeletesALiveClaimWhateverTheCutoff() {
-        ClaimResult live = store.claim(consumer, request("live"), LEASE);
-        store.release(store.claim(consumer, request("released"), LEASE).message(), "poison");
-
-        // A pruner whose clock runs far ahead computes a cutoff past the live lease (this also
-        // prunes other tests' finished rows: they are done with).
-        Instant cutoff = Instant.now().plus(Duration.ofDays(1));
-        while (store.deleteCompletedBefore(cutoff, 1000) == 1000) {
-            // next batch
-        }
-
-        assertThat(store.find(consumer, "live")).isPresent();
-        assertThat(store.find(consumer, "released")).isEmpty();
-        assertThat(store.complete(live.message())).isTrue();
     }
 
     // ---------------------------------------------------------------- lease renewal
@@ -1031,45 +800,6 @@ abstract class ProcessedMessageStoreContractTests {
         assertThatIllegalArgumentException().isThrownBy(() -> store.renew(held.message(), Duration.ofSeconds(-1)));
     }
 
-    /** Issue 19 A14: renewals must not queue behind the application's work on the ledger's pool. */
-    @Test
-    void renewalsTakeTheirConnectionFromTheRenewalDataSourceWhenOneIsSet() {
-        CountingDataSource ledger = new CountingDataSource(dataSource);
-        CountingDataSource renewals = new CountingDataSource(dataSource);
-        JdbcProcessedMessageStore split = JdbcProcessedMessageStore.builder(ledger)
-                .renewalDataSource(renewals)
-                .build();
-        List<ClaimResult> claimed = split.claimAll(consumer, List.of(request("a"), request("b")), LEASE);
-        int ledgerConnections = ledger.connections.get();
-        age(LEASE.minusSeconds(30));
-
-        assertThat(split.renewAll(consumer, claimed.get(0).message().claimToken(), List.of("a", "b"), LEASE))
-                .isEqualTo(2);
-
-        assertThat(renewals.connections).as("the renewal's connection").hasValue(1);
-        assertThat(ledger.connections).as("none from the ledger's").hasValue(ledgerConnections);
-        age(LEASE.minusSeconds(30));
-        assertThat(store.claim(consumer, request("a"), LEASE).outcome()).isEqualTo(ClaimOutcome.BUSY);
-        assertThat(split.completeAll(consumer, claimed.get(0).message().claimToken(), List.of("a", "b")))
-                .isEqualTo(2);
-        assertThat(renewals.connections).as("completions use the ledger's").hasValue(1);
-    }
-
-    /** Counts the connections taken from a DataSource. */
-    static final class CountingDataSource extends DelegatingDataSource {
-        final AtomicInteger connections = new AtomicInteger();
-
-        CountingDataSource(DataSource target) {
-            super(target);
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            connections.incrementAndGet();
-            return super.getConnection();
-        }
-    }
-
     @Test
     void theCachingStorePassesRenewalThrough() {
         CachingProcessedMessageStore cached = new CachingProcessedMessageStore(store, 1000, Duration.ofHours(1));
@@ -1085,7 +815,7 @@ abstract class ProcessedMessageStoreContractTests {
 
     // ---------------------------------------------------------------- replies (docs/replies.md)
 
-    static StoredReply reply(String text) {
+    protected static StoredReply reply(String text) {
         return new StoredReply(
                 text.getBytes(java.nio.charset.StandardCharsets.UTF_8),
                 java.util.Map.of("contentType", "text/plain", "sumi-reply-kind", "text"));
@@ -1138,47 +868,6 @@ abstract class ProcessedMessageStoreContractTests {
     }
 
     @Test
-    void aTransactionalModeReplyCommitsWithItsRowAndRollsBackWithIt() {
-        transactions.executeWithoutResult(status -> {
-            ClaimResult claim = store.claimCompleted(consumer, request("t1"));
-            assertThat(store.storeReply(claim.message(), reply("committed"))).isTrue();
-        });
-        transactions.executeWithoutResult(status -> {
-            ClaimResult claim = store.claimCompleted(consumer, request("t2"));
-            assertThat(store.storeReply(claim.message(), reply("rolled back"))).isTrue();
-            status.setRollbackOnly();
-        });
-
-        assertThat(store.findReply(consumer, "t1")).contains(reply("committed"));
-        assertThat(store.find(consumer, "t2")).isEmpty();
-        assertThat(store.findReply(consumer, "t2")).isEmpty();
-        ClaimResult duplicate = transactions.execute(status -> store.claimCompleted(consumer, request("t1")));
-        assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
-        ProcessedMessage row = duplicate.message();
-        ProcessedMessage otherClaim = new ProcessedMessage(
-                row.consumer(),
-                row.messageId(),
-                row.status(),
-                row.claimToken() + 1,
-                null,
-                row.attempts(),
-                row.fingerprint(),
-                null,
-                row.firstSeenAt(),
-                row.processedAt());
-        assertThat((Boolean) transactions.execute(status -> store.storeReply(otherClaim, reply("x"))))
-                .as("fenced on the claim token: only the claim that wrote the row adds its reply")
-                .isFalse();
-        assertThat(store.findReply(consumer, "t1")).contains(reply("committed"));
-    }
-
-    @Test
-    void storingATransactionalReplyOutsideATransactionIsRefused() {
-        ClaimResult claim = store.claim(consumer, request("t1"), LEASE);
-        assertThatIllegalStateException().isThrownBy(() -> store.storeReply(claim.message(), reply("x")));
-    }
-
-    @Test
     void aReplyOfSixtyFourKibibytesWithBinaryBytesRoundTrips() {
         byte[] payload = new byte[64 * 1024];
         new java.util.Random(7).nextBytes(payload);
@@ -1201,24 +890,5 @@ abstract class ProcessedMessageStoreContractTests {
         assertThat(duplicate.outcome()).isEqualTo(ClaimOutcome.DUPLICATE);
         assertThat(cached.size()).isEqualTo(1);
         assertThat(cached.findReply(consumer, "c1")).contains(reply("from the ledger"));
-    }
-
-    @Test
-    void pruningARowRemovesItsReply() {
-        store.complete(store.claim(consumer, request("old"), LEASE).message(), reply("old reply"));
-        age(Duration.ofDays(30 * 365));
-        store.complete(store.claim(consumer, request("recent"), LEASE).message(), reply("recent reply"));
-        Instant cutoff = Instant.now().minus(Duration.ofDays(30 * 365)).plus(Duration.ofDays(14));
-
-        assertThat(store.deleteCompletedBefore(cutoff, 1000)).isEqualTo(1);
-
-        assertThat(store.findReply(consumer, "old")).isEmpty();
-        assertThat(new JdbcTemplate(dataSource)
-                        .queryForObject(
-                                "SELECT COUNT(*) FROM processed_messages WHERE consumer = ? AND reply IS NOT NULL",
-                                Integer.class,
-                                consumer))
-                .isEqualTo(1);
-        assertThat(store.findReply(consumer, "recent")).contains(reply("recent reply"));
     }
 }

@@ -1,6 +1,5 @@
-package io.sumi.store.jdbc.internal;
+package io.sumi.store;
 
-import io.sumi.store.StoredReply;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -12,20 +11,24 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * How a {@link StoredReply} is kept in the ledger's {@code reply} column: one binary value, so the
- * reply is written by the same statement as the row's {@code COMPLETED} and pruned with the row.
+ * How a {@link StoredReply} is kept by a ledger: one binary value (the JDBC ledger's {@code reply}
+ * column, the Redis ledger's {@code r} field), so the reply is written by the same statement as the
+ * row's {@code COMPLETED} and removed with the row. One format for every store.
  *
  * <p>Format (big-endian): a version byte ({@code 1}); the header count (int); per header its name
  * and its value, each as a length (int) and UTF-8 bytes; the body's length (int) and the body.
- * Exactly {@link StoredReply#size()} bytes. Not API.
+ * Exactly {@link StoredReply#size()} bytes.
+ *
+ * @since 0.1.0
  */
-final class ReplyColumn {
+public final class StoredReplyCodec {
 
     private static final int VERSION = 1;
 
-    private ReplyColumn() {}
+    private StoredReplyCodec() {}
 
-    static byte[] encode(StoredReply reply) {
+    /** The reply's bytes, exactly {@link StoredReply#size()} of them. */
+    public static byte[] encode(StoredReply reply) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(reply.size());
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(VERSION);
@@ -44,13 +47,15 @@ final class ReplyColumn {
     }
 
     /**
+     * The reply {@link #encode} wrote.
+     *
      * @throws IllegalStateException if {@code column} is not a reply this class wrote
      */
-    static StoredReply decode(byte[] column) {
+    public static StoredReply decode(byte[] column) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(column))) {
             int version = in.readUnsignedByte();
             if (version != VERSION) {
-                throw new IllegalStateException("The ledger's reply column holds format version " + version
+                throw new IllegalStateException("The ledger's stored reply has format version " + version
                         + ", which this version of Sumi cannot read (it reads version " + VERSION + ")");
             }
             int count = in.readInt();
@@ -63,7 +68,7 @@ final class ReplyColumn {
             in.readFully(payload);
             return new StoredReply(payload, headers);
         } catch (IOException ex) {
-            throw new IllegalStateException("The ledger's reply column is damaged (" + column.length + " bytes)", ex);
+            throw new IllegalStateException("The ledger's stored reply is damaged (" + column.length + " bytes)", ex);
         }
     }
 
