@@ -25,6 +25,7 @@ class SumiArchitectureTests {
             entry("io.sumi.jdbc", "sumi-jdbc-support"),
             entry("io.sumi.store", "sumi-processed-messages-store"),
             entry("io.sumi.consumer", "sumi-consumer-core"),
+            entry("io.sumi.budget", "sumi-budgets"),
             entry("io.sumi.outbox", "sumi-outbox-producer"),
             entry("io.sumi.kafka", "sumi-binder-spring-kafka"),
             entry("io.sumi.rabbit", "sumi-binder-spring-amqp"),
@@ -43,6 +44,7 @@ class SumiArchitectureTests {
             // errors) shared by every module that talks to the database.
             entry("sumi-processed-messages-store", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-consumer-core", Set.of("io.sumi.jdbc.internal")),
+            entry("sumi-budgets", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-outbox-producer", Set.of("io.sumi.jdbc.internal")),
             entry("sumi-spring-boot-starter", Set.of("io.sumi.jdbc.internal")),
             // BatchArguments: the batch-listener argument filtering both batch-capable binders share.

@@ -6,7 +6,7 @@ import io.sumi.autoconfigure.actuate.SumiLedgerHealthIndicator;
 import io.sumi.autoconfigure.actuate.SumiOutboxHealthIndicator;
 import io.sumi.autoconfigure.actuate.internal.OutboxControl;
 import io.sumi.autoconfigure.actuate.internal.SumiReadModels;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.store.ProcessedMessageStore;

@@ -2,12 +2,12 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.BudgetScope;
+import io.sumi.budget.SpendStore;
+import io.sumi.budget.jdbc.JdbcSpendStore;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.BudgetScope;
-import io.sumi.consumer.budget.SpendStore;
-import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
 import io.sumi.kafka.BudgetListenerPauser;
 import java.lang.reflect.Method;
 import java.time.Clock;

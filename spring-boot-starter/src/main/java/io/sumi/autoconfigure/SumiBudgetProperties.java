@@ -1,7 +1,7 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetScope;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetScope;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -2,8 +2,8 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.jms.IdempotencyKeyJmsPostProcessor;
 import io.sumi.jms.IdempotentJmsHandlerAdvisor;
 import io.sumi.jms.IdempotentJmsHandlerInterceptor;

@@ -2,8 +2,8 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.rabbit.IdempotencyKeyMessagePostProcessor;
 import io.sumi.rabbit.IdempotentRabbitHandlerAdvisor;
 import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;

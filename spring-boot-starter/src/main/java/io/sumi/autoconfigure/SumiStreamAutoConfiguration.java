@@ -2,9 +2,9 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.stream.BudgetBindingPauser;
 import io.sumi.stream.IdempotentFunctionPostProcessor;
 import io.sumi.stream.SumiKafkaBinderContainerCustomizer;

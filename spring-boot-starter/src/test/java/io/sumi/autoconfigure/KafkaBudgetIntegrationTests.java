@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
+import io.sumi.budget.BudgetPermit;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetPermit;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.kafka.BudgetAwareErrorHandler;
 import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.testing.MutableClock;
@@ -270,8 +270,8 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
          * the test's clock too (never done in production).
          */
         @Bean
-        io.sumi.consumer.budget.SpendStore spendStore(javax.sql.DataSource dataSource, MutableClock clock) {
-            return io.sumi.consumer.budget.jdbc.JdbcSpendStore.builder(dataSource)
+        io.sumi.budget.SpendStore spendStore(javax.sql.DataSource dataSource, MutableClock clock) {
+            return io.sumi.budget.jdbc.JdbcSpendStore.builder(dataSource)
                     .clock(clock)
                     .windowClock(clock)
                     .build();

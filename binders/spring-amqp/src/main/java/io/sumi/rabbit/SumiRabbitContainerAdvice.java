@@ -3,7 +3,6 @@ package io.sumi.rabbit;
 import com.rabbitmq.client.Channel;
 import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.binder.BusyPolicy;
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
@@ -364,9 +363,9 @@ public final class SumiRabbitContainerAdvice {
             settleBatchRejection(channel, batch, index, reason, cause);
             return;
         }
-        if (cause instanceof BudgetExhaustedException refusal) {
+        if (Verdict.of(cause) == Verdict.BUDGET) {
             if (budgetStopper != null) {
-                budgetStopper.pause(container, refusal);
+                budgetStopper.pauseFor(container, cause);
             } else {
                 sleep();
             }
@@ -374,7 +373,7 @@ public final class SumiRabbitContainerAdvice {
                 settleEach(settling.target(), messages, -1, false, settling);
                 return;
             }
-            String why = "budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")";
+            String why = "the budget refused the call (" + cause.getMessage() + ")";
             ImmediateRequeueAmqpException requeue = requeue(why, cause);
             if (batch != null) {
                 // A consumer batch's exception that is not a ListenerExecutionFailedException ends

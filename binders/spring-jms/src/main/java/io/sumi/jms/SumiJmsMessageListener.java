@@ -1,7 +1,6 @@
 package io.sumi.jms;
 
 import io.sumi.consumer.binder.BusyHold;
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.jms.internal.CurrentJmsDelivery;
 import jakarta.jms.BytesMessage;
@@ -226,7 +225,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             }
                         }
                         case BUDGET -> {
-                            if (!holdWhileStopped(message, (BudgetExhaustedException) refusal)) {
+                            if (!holdWhileStopped(message, refusal)) {
                                 throw ex;
                             }
                         }
@@ -253,14 +252,14 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
      * until the stopper starts it again. Whether to run the message again now; {@code false}: roll
      * it back (after a wait, when there is no stopper to wait for).
      */
-    private boolean holdWhileStopped(Message message, BudgetExhaustedException refusal) {
+    private boolean holdWhileStopped(Message message, RuntimeException refusal) {
         JmsBudgetListenerStopper stopper = budgetStopper;
         if (stopper == null || !(container instanceof DefaultMessageListenerContainer)) {
             // A SimpleMessageListenerContainer's session cannot stop while its listener runs: no hold.
             sleep();
             return false;
         }
-        stopper.pause(container, refusal);
+        stopper.pauseFor(container, refusal);
         while (stopper.isPaused(container) && stopper.isRunning() && container.isActive()) {
             if (!sleep()) {
                 return false;

@@ -1,6 +1,6 @@
 package io.sumi.autoconfigure.actuate;
 
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
