@@ -4,6 +4,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.consumer.binder.ListenerPauser;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -48,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * @param <L> the listener type (a container, a binding name)
  * @since 0.1.0
  */
-public abstract class BudgetPauser<L> {
+public abstract class BudgetPauser<L> implements ListenerPauser<L> {
 
     private static final Logger log = LoggerFactory.getLogger(BudgetPauser.class);
 
@@ -144,6 +145,7 @@ public abstract class BudgetPauser<L> {
      * @return whether there was a refusal to pause for
      * @since 0.1.0
      */
+    @Override
     public boolean pauseFor(L listener, @Nullable Throwable failure) {
         BudgetExhaustedException refusal =
                 BudgetExhaustedException.find(failure).orElse(null);
@@ -260,6 +262,7 @@ public abstract class BudgetPauser<L> {
     }
 
     /** Whether {@code listener} (or its {@linkplain #target target}) is paused by this pauser. */
+    @Override
     public boolean isPaused(L listener) {
         return paused.containsKey(target(listener));
     }

@@ -100,6 +100,7 @@ public class SumiStreamAutoConfiguration {
      * the {@code bindings} actuator endpoint). Off with {@code sumi.budget-pause.enabled=false}.
      */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
     @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
     static class BindingPausing {
 
