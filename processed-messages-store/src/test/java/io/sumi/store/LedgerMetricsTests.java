@@ -1,14 +1,9 @@
-package io.sumi.consumer;
+package io.sumi.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ConsumerLedgerStats;
-import io.sumi.store.ForwardingProcessedMessageStore;
-import io.sumi.store.ProcessedMessage;
-import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.LedgerTime;
 import io.sumi.testing.MutableClock;

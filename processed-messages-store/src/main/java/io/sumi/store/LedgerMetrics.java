@@ -1,10 +1,8 @@
-package io.sumi.consumer;
+package io.sumi.store;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.sumi.store.ConsumerLedgerStats;
-import io.sumi.store.ProcessedMessageStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,12 +1,11 @@
-package io.sumi.consumer;
+package io.sumi.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.store.ClaimRequest;
-import io.sumi.store.ClaimResult;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.CountingStore;
 import io.sumi.testing.LedgerTime;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;

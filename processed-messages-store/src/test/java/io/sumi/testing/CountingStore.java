@@ -1,4 +1,4 @@
-package io.sumi.consumer;
+package io.sumi.testing;
 
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
@@ -19,29 +19,29 @@ import org.jspecify.annotations.Nullable;
  * claimed". Single-message calls go through the batch methods (as the store interface's defaults
  * do), so they are counted as one round trip each.
  */
-final class CountingStore extends ForwardingProcessedMessageStore {
+public final class CountingStore extends ForwardingProcessedMessageStore {
 
-    record Prune(Instant cutoff, int limit, int deleted) {}
+    public record Prune(Instant cutoff, int limit, int deleted) {}
 
-    final AtomicInteger claimAll = new AtomicInteger();
-    final AtomicInteger claimAllCompleted = new AtomicInteger();
-    final AtomicInteger completeAll = new AtomicInteger();
-    final AtomicInteger releaseAll = new AtomicInteger();
-    final List<Prune> prunes = new CopyOnWriteArrayList<>();
+    public final AtomicInteger claimAll = new AtomicInteger();
+    public final AtomicInteger claimAllCompleted = new AtomicInteger();
+    public final AtomicInteger completeAll = new AtomicInteger();
+    public final AtomicInteger releaseAll = new AtomicInteger();
+    public final List<Prune> prunes = new CopyOnWriteArrayList<>();
 
     private final int maxKeyLength;
 
-    CountingStore(ProcessedMessageStore delegate) {
+    public CountingStore(ProcessedMessageStore delegate) {
         this(delegate, delegate.maxKeyLength());
     }
 
-    CountingStore(ProcessedMessageStore delegate, int maxKeyLength) {
+    public CountingStore(ProcessedMessageStore delegate, int maxKeyLength) {
         super(delegate);
         this.maxKeyLength = maxKeyLength;
     }
 
     /** Every claim, complete and release call so far. */
-    int roundTrips() {
+    public int roundTrips() {
         return claimAll.get() + claimAllCompleted.get() + completeAll.get() + releaseAll.get();
     }
 

@@ -1,9 +1,8 @@
-package io.sumi.consumer;
+package io.sumi.store;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
-import io.sumi.store.ProcessedMessageStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
