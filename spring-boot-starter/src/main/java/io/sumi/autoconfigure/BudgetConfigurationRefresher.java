@@ -45,6 +45,7 @@ public class BudgetConfigurationRefresher implements SmartApplicationListener {
     public Map<String, SumiBudgetProperties.Budget> refresh() {
         Map<String, SumiBudgetProperties.Budget> budgets = Binder.get(environment)
                 .bind("sumi.budgets", Bindable.mapOf(String.class, SumiBudgetProperties.Budget.class))
+                .map(SumiBudgetProperties::budgetsOnly)
                 .orElse(Map.of());
         Map<String, io.sumi.budget.BudgetConfig> configs = new LinkedHashMap<>();
         budgets.forEach((name, budget) -> configs.put(name, budget.toConfig(name)));

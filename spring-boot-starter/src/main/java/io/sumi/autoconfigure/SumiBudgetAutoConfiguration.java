@@ -48,7 +48,7 @@ import org.springframework.util.function.SingletonSupplier;
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"
         })
 @ConditionalOnClass(BudgetRegistry.class)
-@EnableConfigurationProperties(SumiBudgetProperties.class)
+@EnableConfigurationProperties({SumiBudgetProperties.class, SumiBudgetPauseProperties.class})
 public class SumiBudgetAutoConfiguration {
 
     /**
@@ -157,7 +157,7 @@ public class SumiBudgetAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({KafkaListener.class, BudgetListenerPauser.class})
-    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(prefix = "sumi.budgets.pause", name = "enabled", havingValue = "true", matchIfMissing = true)
     static class KafkaPausing {
 
         @Bean
@@ -165,13 +165,13 @@ public class SumiBudgetAutoConfiguration {
         BudgetListenerPauser sumiBudgetListenerPauser(
                 BudgetRegistry registry,
                 ObjectProvider<KafkaListenerEndpointRegistry> endpointRegistry,
-                SumiBudgetProperties properties,
+                SumiBudgetPauseProperties pause,
                 ObjectProvider<MeterRegistry> meterRegistry) {
             // Looked up at start, not injected: a dependency would be started first (with its containers).
             return new BudgetListenerPauser(
                     registry,
                     endpointRegistry::getIfAvailable,
-                    properties.budgetPause().checkInterval(),
+                    pause.checkInterval(),
                     meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }

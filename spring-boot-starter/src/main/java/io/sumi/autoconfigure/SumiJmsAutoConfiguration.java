@@ -73,21 +73,19 @@ public class SumiJmsAutoConfiguration {
     @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
     static class BudgetStopping {
 
-        /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka and RabbitMQ). */
+        /** Stops listener containers while their budget is spent (sumi.budgets.pause.*, as for Kafka and RabbitMQ). */
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnBean(BudgetRegistry.class)
         @ConditionalOnProperty(
-                prefix = "sumi.budget-pause",
+                prefix = "sumi.budgets.pause",
                 name = "enabled",
                 havingValue = "true",
                 matchIfMissing = true)
         JmsBudgetListenerStopper sumiJmsBudgetListenerStopper(
-                BudgetRegistry budgets, SumiBudgetProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+                BudgetRegistry budgets, SumiBudgetPauseProperties pause, ObjectProvider<MeterRegistry> meterRegistry) {
             return new JmsBudgetListenerStopper(
-                    budgets,
-                    properties.budgetPause().checkInterval(),
-                    meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+                    budgets, pause.checkInterval(), meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }
 

@@ -85,21 +85,19 @@ public class SumiRabbitAutoConfiguration {
     @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
     static class BudgetStopping {
 
-        /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka). */
+        /** Stops listener containers while their budget is spent (sumi.budgets.pause.*, as for Kafka). */
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnBean(BudgetRegistry.class)
         @ConditionalOnProperty(
-                prefix = "sumi.budget-pause",
+                prefix = "sumi.budgets.pause",
                 name = "enabled",
                 havingValue = "true",
                 matchIfMissing = true)
         RabbitBudgetListenerStopper sumiRabbitBudgetListenerStopper(
-                BudgetRegistry budgets, SumiBudgetProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
+                BudgetRegistry budgets, SumiBudgetPauseProperties pause, ObjectProvider<MeterRegistry> meterRegistry) {
             return new RabbitBudgetListenerStopper(
-                    budgets,
-                    properties.budgetPause().checkInterval(),
-                    meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+                    budgets, pause.checkInterval(), meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }
 

@@ -63,7 +63,7 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.budgets.batches.limit=5",
             "sumi.budgets.batches.window=1h",
             "sumi.budgets.batches.cost-per-call=1",
-            "sumi.budget-pause.check-interval=100ms"
+            "sumi.budgets.pause.check-interval=100ms"
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
