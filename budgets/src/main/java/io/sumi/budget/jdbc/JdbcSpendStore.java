@@ -1,6 +1,7 @@
 package io.sumi.budget.jdbc;
 
 import io.sumi.budget.SpendStore;
+import io.sumi.budget.jdbc.internal.SpendStoreDialect;
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.JdbcRunner;
@@ -19,7 +20,10 @@ import org.jspecify.annotations.Nullable;
  * The {@link SpendStore} of fleet budgets in a relational database: tables
  * {@code sumi_budget_spend} (one row per budget and window) and {@code sumi_budget_limit} (the
  * fleet's limit per budget), created by {@code sumi-migrations}
- * ({@code db/sumi/{vendor}/R__sumi_budgets.sql}) on PostgreSQL, MariaDB and H2.
+ * ({@code db/sumi/{vendor}/R__sumi_budgets.sql}) on PostgreSQL, MariaDB and H2. Both names can be
+ * changed ({@link Builder#spendTableName}, {@link Builder#limitTableName}; validated as SQL
+ * identifiers, as the ledger's and the outbox's are); the SQL per database is a dialect, as the
+ * ledger's and the outbox's.
  *
  * <p>A reservation is one statement, atomic under the row lock the database takes to update the
  * window's row:
@@ -40,39 +44,14 @@ public final class JdbcSpendStore implements SpendStore {
     /** Default query timeout: a budget waits at most this long for the database before failing closed. */
     public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(5);
 
-    private static final String RESERVE = """
-            UPDATE sumi_budget_spend SET spent = spent + ?
-             WHERE budget_name = ? AND window_start = ?
-               AND spent + ? <= (SELECT l.spend_limit FROM sumi_budget_limit l WHERE l.budget_name = ?)""";
+    /** The default table of the windows' spend, as sumi-migrations creates it. */
+    public static final String DEFAULT_SPEND_TABLE_NAME = SpendStoreDialect.DEFAULT_SPEND_TABLE_NAME;
 
-    private static final String CHARGE = """
-            UPDATE sumi_budget_spend SET spent = spent + ? WHERE budget_name = ? AND window_start = ?""";
-
-    private static final String RELEASE = """
-            UPDATE sumi_budget_spend SET spent = spent - ? WHERE budget_name = ? AND window_start = ?""";
-
-    private static final String READ = """
-            SELECT l.spend_limit,
-                   (SELECT s.spent FROM sumi_budget_spend s WHERE s.budget_name = l.budget_name AND s.window_start = ?)
-                   AS spent
-              FROM sumi_budget_limit l WHERE l.budget_name = ?""";
-
-    private static final String FORGET = """
-            DELETE FROM sumi_budget_spend WHERE budget_name = ? AND window_start < ?""";
-
-    /** A new deployment's configured limit replaces the fleet's; a restart with the same configuration does not. */
-    private static final String REGISTER_CHANGED = """
-            UPDATE sumi_budget_limit SET spend_limit = ?, configured_limit = ?, updated_at = ?
-             WHERE budget_name = ? AND configured_limit <> ?""";
-
-    private static final String SET_LIMIT = """
-            UPDATE sumi_budget_limit SET spend_limit = ?, updated_at = ? WHERE budget_name = ?""";
-
-    private static final String SELECT_LIMIT = """
-            SELECT spend_limit FROM sumi_budget_limit WHERE budget_name = ?""";
+    /** The default table of the fleet's limits, as sumi-migrations creates it. */
+    public static final String DEFAULT_LIMIT_TABLE_NAME = SpendStoreDialect.DEFAULT_LIMIT_TABLE_NAME;
 
     private final DataSource dataSource;
-    private final Dialect dialect;
+    private final SpendStoreDialect dialect;
     private final InstantBinding instants;
     private final int queryTimeoutSeconds;
     private final Clock clock;
@@ -82,8 +61,8 @@ public final class JdbcSpendStore implements SpendStore {
     private JdbcSpendStore(Builder builder) {
         this.dataSource = Objects.requireNonNull(builder.dataSource, "dataSource");
         DatabaseType type = builder.databaseType != null ? builder.databaseType : DatabaseType.of(dataSource);
-        this.dialect = Dialect.of(type);
-        this.instants = InstantBinding.of(type);
+        this.dialect = SpendStoreDialect.of(type, builder.spendTableName, builder.limitTableName);
+        this.instants = dialect.instants();
         this.queryTimeoutSeconds = (int) Math.max(1, builder.queryTimeout.toSeconds());
         this.clock = builder.clock;
         this.windowClock = builder.windowClock;
@@ -101,7 +80,7 @@ public final class JdbcSpendStore implements SpendStore {
     @Override
     public double registerLimit(String budget, double configuredLimit) {
         return run("register the limit of budget " + budget, connection -> {
-            try (PreparedStatement update = prepare(connection, REGISTER_CHANGED)) {
+            try (PreparedStatement update = prepare(connection, dialect.registerChanged())) {
                 update.setDouble(1, configuredLimit);
                 update.setDouble(2, configuredLimit);
                 instants.set(update, 3, clock.instant());
@@ -109,14 +88,14 @@ public final class JdbcSpendStore implements SpendStore {
                 update.setDouble(5, configuredLimit);
                 update.executeUpdate();
             }
-            try (PreparedStatement insert = prepare(connection, dialect.insertLimitIfAbsent)) {
+            try (PreparedStatement insert = prepare(connection, dialect.insertLimitIfAbsent())) {
                 insert.setString(1, budget);
                 insert.setDouble(2, configuredLimit);
                 insert.setDouble(3, configuredLimit);
                 instants.set(insert, 4, clock.instant());
                 insert.executeUpdate();
             }
-            try (PreparedStatement select = prepare(connection, SELECT_LIMIT)) {
+            try (PreparedStatement select = prepare(connection, dialect.selectLimit())) {
                 select.setString(1, budget);
                 try (ResultSet rows = select.executeQuery()) {
                     return rows.next() ? rows.getDouble(1) : configuredLimit;
@@ -128,7 +107,7 @@ public final class JdbcSpendStore implements SpendStore {
     @Override
     public void setLimit(String budget, double limit) {
         execute("set the limit of budget " + budget, connection -> {
-            try (PreparedStatement update = prepare(connection, SET_LIMIT)) {
+            try (PreparedStatement update = prepare(connection, dialect.setLimit())) {
                 update.setDouble(1, limit);
                 instants.set(update, 2, clock.instant());
                 update.setString(3, budget);
@@ -136,7 +115,7 @@ public final class JdbcSpendStore implements SpendStore {
                     return;
                 }
             }
-            try (PreparedStatement insert = prepare(connection, dialect.insertLimitIfAbsent)) {
+            try (PreparedStatement insert = prepare(connection, dialect.insertLimitIfAbsent())) {
                 insert.setString(1, budget);
                 insert.setDouble(2, limit);
                 insert.setDouble(3, limit);
@@ -170,14 +149,14 @@ public final class JdbcSpendStore implements SpendStore {
         if (windowClock != null) {
             return Window.at(windowClock.millis(), windowMillis);
         }
-        try (PreparedStatement select = prepare(connection, dialect.now);
+        try (PreparedStatement select = prepare(connection, dialect.now());
                 ResultSet rows = select.executeQuery()) {
             if (!rows.next()) {
-                throw new SQLException("The database did not answer its clock (" + dialect.now + ")");
+                throw new SQLException("The database did not answer its clock (" + dialect.now() + ")");
             }
             Instant now = instants.get(rows, "db_now");
             if (now == null) {
-                throw new SQLException("The database answered no time (" + dialect.now + ")");
+                throw new SQLException("The database answered no time (" + dialect.now() + ")");
             }
             long start = Math.floorDiv(now.toEpochMilli(), windowMillis) * windowMillis;
             // Rounded down: an instance must never believe the window lasts longer than it does.
@@ -188,7 +167,7 @@ public final class JdbcSpendStore implements SpendStore {
     }
 
     private boolean reserve(Connection connection, String budget, long windowStart, double amount) throws SQLException {
-        try (PreparedStatement update = prepare(connection, RESERVE)) {
+        try (PreparedStatement update = prepare(connection, dialect.reserve())) {
             update.setDouble(1, amount);
             update.setString(2, budget);
             update.setLong(3, windowStart);
@@ -200,7 +179,7 @@ public final class JdbcSpendStore implements SpendStore {
 
     /** @return whether this call inserted the row */
     private boolean insertWindowIfAbsent(Connection connection, String budget, long windowStart) throws SQLException {
-        try (PreparedStatement insert = prepare(connection, dialect.insertWindowIfAbsent)) {
+        try (PreparedStatement insert = prepare(connection, dialect.insertWindowIfAbsent())) {
             insert.setString(1, budget);
             insert.setLong(2, windowStart);
             return insert.executeUpdate() == 1;
@@ -210,16 +189,18 @@ public final class JdbcSpendStore implements SpendStore {
     @Override
     public void charge(String budget, long windowStart, double amount) {
         execute("charge spend of budget " + budget, connection -> {
-            if (add(connection, CHARGE, budget, windowStart, amount) == 0) {
+            if (add(connection, dialect.charge(), budget, windowStart, amount) == 0) {
                 insertWindowIfAbsent(connection, budget, windowStart);
-                add(connection, CHARGE, budget, windowStart, amount);
+                add(connection, dialect.charge(), budget, windowStart, amount);
             }
         });
     }
 
     @Override
     public void release(String budget, long windowStart, double amount) {
-        run("release spend of budget " + budget, connection -> add(connection, RELEASE, budget, windowStart, amount));
+        run(
+                "release spend of budget " + budget,
+                connection -> add(connection, dialect.release(), budget, windowStart, amount));
     }
 
     private int add(Connection connection, String sql, String budget, long windowStart, double amount)
@@ -238,7 +219,7 @@ public final class JdbcSpendStore implements SpendStore {
     }
 
     private WindowState readWindow(Connection connection, String budget, long windowStart) throws SQLException {
-        try (PreparedStatement select = prepare(connection, READ)) {
+        try (PreparedStatement select = prepare(connection, dialect.read())) {
             select.setLong(1, windowStart);
             select.setString(2, budget);
             try (ResultSet rows = select.executeQuery()) {
@@ -265,7 +246,7 @@ public final class JdbcSpendStore implements SpendStore {
     public void forgetOldWindows(String budget, long windowMillis, int windowsKept) {
         run("forget old windows of budget " + budget, connection -> {
             Window window = currentWindow(connection, windowMillis);
-            try (PreparedStatement delete = prepare(connection, FORGET)) {
+            try (PreparedStatement delete = prepare(connection, dialect.forget())) {
                 delete.setString(1, budget);
                 delete.setLong(2, window.start() - Math.max(1, windowsKept) * windowMillis);
                 return delete.executeUpdate();
@@ -299,55 +280,13 @@ public final class JdbcSpendStore implements SpendStore {
         }
     }
 
-    /** The statements that differ by database: the database's clock, inserting a row only if it is absent. */
-    private enum Dialect {
-        POSTGRESQL(
-                "INSERT INTO sumi_budget_spend (budget_name, window_start, spent) VALUES (?, ?, 0) ON CONFLICT DO NOTHING",
-                "INSERT INTO sumi_budget_limit (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                "SELECT CURRENT_TIMESTAMP AS db_now"),
-        MARIADB(
-                "INSERT IGNORE INTO sumi_budget_spend (budget_name, window_start, spent) VALUES (?, ?, 0)",
-                "INSERT IGNORE INTO sumi_budget_limit (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (?, ?, ?, ?)",
-                // UTC_TIMESTAMP, not NOW(): NOW() follows the session's time zone.
-                "SELECT UTC_TIMESTAMP(6) AS db_now"),
-        H2(
-                "MERGE INTO sumi_budget_spend t USING (VALUES (CAST(? AS VARCHAR(200)), CAST(? AS BIGINT))) s(b, w)"
-                        + " ON t.budget_name = s.b AND t.window_start = s.w"
-                        + " WHEN NOT MATCHED THEN INSERT (budget_name, window_start, spent) VALUES (s.b, s.w, 0)",
-                "MERGE INTO sumi_budget_limit t USING (VALUES (CAST(? AS VARCHAR(200)), CAST(? AS DOUBLE PRECISION),"
-                        + " CAST(? AS DOUBLE PRECISION), CAST(? AS TIMESTAMP WITH TIME ZONE))) s(b, l, c, u)"
-                        + " ON t.budget_name = s.b"
-                        + " WHEN NOT MATCHED THEN INSERT (budget_name, spend_limit, configured_limit, updated_at)"
-                        + " VALUES (s.b, s.l, s.c, s.u)",
-                "SELECT CURRENT_TIMESTAMP AS db_now");
-
-        final String insertWindowIfAbsent;
-        final String insertLimitIfAbsent;
-        /** The database's clock, one row, column {@code db_now}. */
-        final String now;
-
-        Dialect(String insertWindowIfAbsent, String insertLimitIfAbsent, String now) {
-            this.insertWindowIfAbsent = insertWindowIfAbsent;
-            this.insertLimitIfAbsent = insertLimitIfAbsent;
-            this.now = now;
-        }
-
-        static Dialect of(DatabaseType type) {
-            return switch (type) {
-                case POSTGRESQL -> POSTGRESQL;
-                case MARIADB -> MARIADB;
-                case H2 -> H2;
-            };
-        }
-    }
-
     /** Builds a {@link JdbcSpendStore}. */
     public static final class Builder {
 
         private final DataSource dataSource;
         private @Nullable DatabaseType databaseType;
+        private String spendTableName = DEFAULT_SPEND_TABLE_NAME;
+        private String limitTableName = DEFAULT_LIMIT_TABLE_NAME;
         private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
         private Clock clock = Clock.systemUTC();
         private @Nullable Clock windowClock;
@@ -359,6 +298,30 @@ public final class JdbcSpendStore implements SpendStore {
         /** The database; detected from the DataSource if not set. */
         public Builder databaseType(DatabaseType databaseType) {
             this.databaseType = Objects.requireNonNull(databaseType, "databaseType");
+            return this;
+        }
+
+        /**
+         * The table of the windows' spend; validated as an SQL identifier, optionally
+         * schema-qualified. Default {@value JdbcSpendStore#DEFAULT_SPEND_TABLE_NAME}.
+         *
+         * @throws IllegalArgumentException if it is not a valid table name
+         * @since 0.1.0
+         */
+        public Builder spendTableName(String spendTableName) {
+            this.spendTableName = SpendStoreDialect.validateSpendTableName(spendTableName);
+            return this;
+        }
+
+        /**
+         * The table of the fleet's limits; validated as an SQL identifier, optionally
+         * schema-qualified. Default {@value JdbcSpendStore#DEFAULT_LIMIT_TABLE_NAME}.
+         *
+         * @throws IllegalArgumentException if it is not a valid table name
+         * @since 0.1.0
+         */
+        public Builder limitTableName(String limitTableName) {
+            this.limitTableName = SpendStoreDialect.validateLimitTableName(limitTableName);
             return this;
         }
 
