@@ -9,7 +9,6 @@ import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
-import io.sumi.consumer.internal.DefaultIdempotentExecutor;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
 import java.util.ArrayList;

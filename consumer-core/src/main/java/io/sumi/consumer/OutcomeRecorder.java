@@ -1,11 +1,10 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
-import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.MessageBusyException;

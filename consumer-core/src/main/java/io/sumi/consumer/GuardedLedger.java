@@ -1,4 +1,4 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.LedgerUnavailableException;

@@ -1,6 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.IdempotencyContext;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Public only because {@code IdempotencyContext} sits in another package of this module.
  */
-public final class CurrentIdempotencyContext {
+final class CurrentIdempotencyContext {
 
     private static final ThreadLocal<@Nullable IdempotencyContext> CURRENT = new ThreadLocal<>();
 

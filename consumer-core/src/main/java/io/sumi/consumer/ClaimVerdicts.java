@@ -1,8 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.FingerprintMismatchPolicy;
-import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.MessageBusyException;

@@ -1,10 +1,9 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sumi.consumer.FingerprintMismatchPolicy;
-import io.sumi.consumer.internal.BatchPlan.Stop;
+import io.sumi.consumer.BatchPlan.Stop;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;

@@ -1,6 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.HandlerDefinition;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;

@@ -1,16 +1,16 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.OutcomeRecorder.HandlerRun;
+import io.sumi.consumer.OutcomeRecorder.Outcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
-import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
-import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;

@@ -1,4 +1,4 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  * Parses the durations written in annotations: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h},
  * {@code 14d}, or ISO-8601 ({@code PT5M}), as Spring Boot does in properties.
  */
-public final class Durations {
+final class Durations {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 

@@ -1,6 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.TransactionSupport;
 import java.sql.SQLException;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
@@ -24,12 +23,12 @@ import org.springframework.transaction.support.TransactionTemplate;
  * binds a plain connection to <em>any</em> active transaction when JDBC code runs inside one of
  * another resource, and such a connection commits every statement on its own.
  */
-public final class SpringTransactionSupport implements TransactionSupport {
+final class SpringTransactionSupport implements TransactionSupport {
 
     private final TransactionTemplate template;
     private final DataSource ledgerDataSource;
 
-    public SpringTransactionSupport(PlatformTransactionManager transactionManager, DataSource ledgerDataSource) {
+    SpringTransactionSupport(PlatformTransactionManager transactionManager, DataSource ledgerDataSource) {
         this.template = new TransactionTemplate(transactionManager);
         // Transaction managers bind the target of a TransactionAwareDataSourceProxy, not the proxy.
         this.ledgerDataSource =

@@ -1,9 +1,5 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerReply;
-import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.exception.ReplyTooLargeException;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.StoredReply;

@@ -1,25 +1,16 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import io.sumi.consumer.BatchResult;
-import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.MessageKeyResolver;
-import io.sumi.consumer.MessageOutcome;
-import io.sumi.consumer.NotDoneSignal;
-import io.sumi.consumer.PollClaim;
-import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.IdempotentExecutor.BatchBody;
+import io.sumi.consumer.IdempotentExecutor.HandlerBody;
+import io.sumi.consumer.OutcomeRecorder.HandlerRun;
+import io.sumi.consumer.OutcomeRecorder.Outcome;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
-import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
-import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
 import io.sumi.store.ProcessedMessageStore;
@@ -58,7 +49,7 @@ import org.jspecify.annotations.Nullable;
  *   {@link OutcomeRecorder}.</li>
  * </ul>
  */
-public final class DefaultIdempotentExecutor implements IdempotentExecutor {
+final class DefaultIdempotentExecutor implements IdempotentExecutor {
 
     private final ProcessedMessageStore store;
     private final TransactionSupport transactions;
@@ -70,7 +61,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final ObservationRegistry observations;
     private final ClaimVerdicts verdicts;
 
-    public DefaultIdempotentExecutor(
+    DefaultIdempotentExecutor(
             ProcessedMessageStore store,
             TransactionSupport transactions,
             MeterRegistry meterRegistry,
@@ -82,7 +73,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
      *     or zero: uncertain outcomes are not detected unless a handler sets a window
      */
-    public DefaultIdempotentExecutor(
+    DefaultIdempotentExecutor(
             ProcessedMessageStore store,
             TransactionSupport transactions,
             MeterRegistry meterRegistry,
@@ -97,7 +88,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * @param renewLeases whether lease-mode claims are renewed while their handler runs
      * @param maxRun the max run time of lease-mode handlers that set none (positive)
      */
-    public DefaultIdempotentExecutor(
+    DefaultIdempotentExecutor(
             ProcessedMessageStore store,
             TransactionSupport transactions,
             MeterRegistry meterRegistry,
@@ -124,7 +115,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * @param observations where each handled message (or batch) is observed, as
      *     {@value MessageHandlingObservation#NAME}; {@link ObservationRegistry#NOOP} for none
      */
-    public DefaultIdempotentExecutor(
+    DefaultIdempotentExecutor(
             ProcessedMessageStore store,
             TransactionSupport transactions,
             MeterRegistry meterRegistry,
@@ -149,7 +140,7 @@ public final class DefaultIdempotentExecutor implements IdempotentExecutor {
      * As the constructor above, with the monotonic clock lease renewal reads (how late a renewal
      * landed, how long a handler has run): {@code System::nanoTime}, or one a test moves by hand.
      */
-    public DefaultIdempotentExecutor(
+    DefaultIdempotentExecutor(
             ProcessedMessageStore store,
             TransactionSupport transactions,
             MeterRegistry meterRegistry,

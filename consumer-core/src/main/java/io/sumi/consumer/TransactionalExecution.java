@@ -1,17 +1,10 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
-import io.sumi.consumer.HandlerDefinition;
-import io.sumi.consumer.HandlerResult;
-import io.sumi.consumer.IdempotencyContext;
-import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor.BatchBody;
 import io.sumi.consumer.IdempotentExecutor.HandlerBody;
-import io.sumi.consumer.MessageOutcome;
-import io.sumi.consumer.NotDoneSignal;
-import io.sumi.consumer.TransactionSupport;
+import io.sumi.consumer.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
-import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;

@@ -1,9 +1,8 @@
-package io.sumi.consumer.internal;
+package io.sumi.consumer;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
+import io.sumi.consumer.OutcomeRecorder.Outcome;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
