@@ -2,12 +2,12 @@ package io.sumi.benchmarks;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetPermit;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.BudgetScope;
-import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetPermit;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.BudgetScope;
+import io.sumi.budget.jdbc.JdbcSpendStore;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

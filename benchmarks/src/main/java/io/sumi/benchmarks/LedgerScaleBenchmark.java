@@ -5,11 +5,11 @@ import static io.sumi.benchmarks.LedgerCases.LEASE;
 import static io.sumi.benchmarks.LedgerCases.expect;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.sumi.consumer.LedgerPruner;
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.LedgerPruner;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.io.PrintStream;
 import java.sql.Connection;

@@ -1,9 +1,9 @@
 package io.sumi.conformance;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.BudgetScope;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.BudgetScope;
 import io.sumi.testing.MutableClock;
 import java.time.Duration;
 

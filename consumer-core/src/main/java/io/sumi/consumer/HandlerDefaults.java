@@ -1,6 +1,5 @@
 package io.sumi.consumer;
 
-import io.sumi.consumer.internal.Durations;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;

@@ -1,6 +1,5 @@
 package io.sumi.consumer;
 
-import io.sumi.consumer.internal.CurrentIdempotencyContext;
 import java.util.Optional;
 
 /**

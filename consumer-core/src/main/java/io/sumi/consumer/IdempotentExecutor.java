@@ -3,16 +3,15 @@ package io.sumi.consumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
-import io.sumi.consumer.internal.DefaultIdempotentExecutor;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -105,8 +104,9 @@ public interface IdempotentExecutor extends AutoCloseable {
      * always comes after the completion.
      *
      * <p>This default waits on the calling thread for the handler's future inside {@link #execute}
-     * (which is how transactional mode and budgeted handlers run it: the transaction or the budget
-     * permit is the calling thread's): the transaction commits, or the row is completed, only after
+     * (which is how transactional mode and decorators that hold something per thread run it, such
+     * as sumi-budgets' budgeted handlers: the transaction or the budget permit is the calling
+     * thread's): the transaction commits, or the row is completed, only after
      * the future succeeded; a failed future rolls back or releases, and fails the returned future.
      *
      * @throws Exception as {@link #execute}, for what happens before the handler's future exists
@@ -259,6 +259,26 @@ public interface IdempotentExecutor extends AutoCloseable {
     }
 
     /**
+     * Wraps the executor a {@link Builder} builds: the extension point through which an optional
+     * module runs handlers under rules of its own (sumi-budgets' budget registry is one: it runs
+     * handlers bound to a budget, {@link HandlerDefinition#budget()}, under that budget, and the
+     * others as the executor it wraps does). A decorator forwards what it does not change, and keeps
+     * the contract of {@link IdempotentExecutor} for what it does.
+     *
+     * @since 0.1.0
+     */
+    @FunctionalInterface
+    interface Decorator {
+
+        /**
+         * The executor to use instead of {@code executor}; {@code executor} itself if there is
+         * nothing to change. Applying a decorator to an executor it already decorated returns that
+         * executor unchanged.
+         */
+        IdempotentExecutor decorate(IdempotentExecutor executor);
+    }
+
+    /**
      * Builds an {@link IdempotentExecutor}.
      */
     final class Builder {
@@ -268,7 +288,7 @@ public interface IdempotentExecutor extends AutoCloseable {
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
         private MessageKeyResolver keyResolver = new MessageKeyResolver();
         private @Nullable Duration reconcileAfter;
-        private @Nullable BudgetRegistry budgets;
+        private final List<Decorator> decorators = new ArrayList<>();
         private boolean leaseRenewal = true;
         private Duration maxRun = HandlerDefinition.DEFAULT_MAX_RUN;
         private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
@@ -324,13 +344,14 @@ public interface IdempotentExecutor extends AutoCloseable {
         }
 
         /**
-         * The budgets handlers can be bound to ({@link HandlerDefinition#budget()}); see
-         * {@link BudgetRegistry#decorate(IdempotentExecutor)}. None by default.
+         * Adds a {@link Decorator} the built executor is wrapped in (sumi-budgets' {@code
+         * BudgetRegistry}, for handlers bound to a budget). Decorators apply in the order added: the
+         * first one wraps the executor, the next one wraps that. None by default.
          *
          * @since 0.1.0
          */
-        public Builder budgets(@Nullable BudgetRegistry budgets) {
-            this.budgets = budgets;
+        public Builder decorator(Decorator decorator) {
+            this.decorators.add(Objects.requireNonNull(decorator, "decorator"));
             return this;
         }
 
@@ -386,7 +407,10 @@ public interface IdempotentExecutor extends AutoCloseable {
                     maxRun,
                     observationRegistry,
                     ticker);
-            return budgets != null ? budgets.decorate(executor) : executor;
+            for (Decorator decorator : decorators) {
+                executor = decorator.decorate(executor);
+            }
+            return executor;
         }
     }
 }

@@ -74,11 +74,15 @@ public @interface IdempotentHandler {
 
     /**
      * The name of the budget ({@code sumi.budgets.<name>}) the handler's calls spend, or empty for
-     * none. Each run of the handler is one call: it needs the budget's permission before the ledger
-     * is touched, costs {@code cost-per-call} unless the handler records another cost through
-     * {@link io.sumi.consumer.budget.BudgetPermit#current()}, and counts as a success or failure of
-     * the budget's circuit breaker. While the budget is exhausted, messages fail fast with a
-     * retryable {@link io.sumi.consumer.budget.BudgetExhaustedException} and are not acknowledged.
+     * none. Budgets are the optional module sumi-budgets (docs/paid-apis.md), which decorates the
+     * executor ({@link IdempotentExecutor.Decorator}); the core only carries the name. Each run of
+     * the handler is one call: it needs the budget's permission before the ledger is touched, costs
+     * {@code cost-per-call} unless the handler records another cost through
+     * {@code io.sumi.budget.BudgetPermit.current()}, and counts as a success or failure of the
+     * budget's circuit breaker. While the budget is exhausted, messages fail fast with a retryable
+     * {@code io.sumi.budget.BudgetExhaustedException} (verdict {@link
+     * io.sumi.consumer.exception.Verdict#BUDGET}) and are not acknowledged. A handler bound to a
+     * budget on an executor without sumi-budgets' decorator runs unbudgeted.
      *
      * @since 0.1.0
      */

@@ -1,6 +1,5 @@
 package io.sumi.consumer;
 
-import io.sumi.consumer.internal.SpringTransactionSupport;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
 import org.springframework.transaction.PlatformTransactionManager;

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.CountingStore;
 import io.sumi.testing.LedgerTime;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;

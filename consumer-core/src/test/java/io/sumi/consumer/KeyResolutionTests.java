@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
+import io.sumi.testing.CountingStore;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

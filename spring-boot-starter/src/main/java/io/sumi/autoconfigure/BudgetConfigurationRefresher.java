@@ -1,6 +1,6 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -45,8 +45,9 @@ public class BudgetConfigurationRefresher implements SmartApplicationListener {
     public Map<String, SumiBudgetProperties.Budget> refresh() {
         Map<String, SumiBudgetProperties.Budget> budgets = Binder.get(environment)
                 .bind("sumi.budgets", Bindable.mapOf(String.class, SumiBudgetProperties.Budget.class))
+                .map(SumiBudgetProperties::budgetsOnly)
                 .orElse(Map.of());
-        Map<String, io.sumi.consumer.budget.BudgetConfig> configs = new LinkedHashMap<>();
+        Map<String, io.sumi.budget.BudgetConfig> configs = new LinkedHashMap<>();
         budgets.forEach((name, budget) -> configs.put(name, budget.toConfig(name)));
         configs.forEach(registry::update);
         return budgets;

@@ -1,7 +1,7 @@
 package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.LedgerMetrics;
+import io.sumi.store.LedgerMetrics;
 import io.sumi.store.ProcessedMessageStore;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.LedgerPruner;
+import io.sumi.store.LedgerPruner;
 
 /**
  * Runs the {@link LedgerPruner} on {@code sumi.ledger.pruning.cron}.

@@ -1,12 +1,14 @@
 package io.sumi.autoconfigure;
 
+import io.sumi.autoconfigure.actuate.BudgetRegistryOperations;
 import io.sumi.autoconfigure.actuate.SumiBudgetsHealthIndicator;
+import io.sumi.autoconfigure.actuate.SumiBudgetsOperations;
 import io.sumi.autoconfigure.actuate.SumiEndpoint;
 import io.sumi.autoconfigure.actuate.SumiLedgerHealthIndicator;
 import io.sumi.autoconfigure.actuate.SumiOutboxHealthIndicator;
 import io.sumi.autoconfigure.actuate.internal.OutboxControl;
 import io.sumi.autoconfigure.actuate.internal.SumiReadModels;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.store.ProcessedMessageStore;
@@ -60,7 +62,7 @@ public class SumiActuatorAutoConfiguration {
             SumiReadModels readModels,
             ObjectProvider<ProcessedMessageStore> store,
             ObjectProvider<OutboxControl> outbox,
-            ObjectProvider<BudgetRegistry> budgets,
+            ObjectProvider<SumiBudgetsOperations> budgets,
             ObjectProvider<Clock> clock) {
         return new SumiEndpoint(
                 readModels,
@@ -68,6 +70,19 @@ public class SumiActuatorAutoConfiguration {
                 outbox.getIfUnique(),
                 budgets.getIfUnique(),
                 clock.getIfUnique(Clock::systemUTC));
+    }
+
+    /** The budgets' operations for the endpoint, when the application has sumi-budgets. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
+    static class BudgetsOperationsConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(BudgetRegistry.class)
+        SumiBudgetsOperations sumiBudgetsOperations(BudgetRegistry budgets) {
+            return new BudgetRegistryOperations(budgets);
+        }
     }
 
     /** The outbox's operations for the endpoint, when the application has Sumi's outbox. */
@@ -109,11 +124,16 @@ public class SumiActuatorAutoConfiguration {
             return new SumiLedgerHealthIndicator(readModels, attention(properties));
         }
 
-        @Bean
-        @ConditionalOnMissingBean
-        @ConditionalOnBean(BudgetRegistry.class)
-        SumiBudgetsHealthIndicator sumiBudgetsHealthIndicator(BudgetRegistry budgets) {
-            return new SumiBudgetsHealthIndicator(budgets);
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
+        static class BudgetsHealthConfiguration {
+
+            @Bean
+            @ConditionalOnMissingBean
+            @ConditionalOnBean(BudgetRegistry.class)
+            SumiBudgetsHealthIndicator sumiBudgetsHealthIndicator(BudgetRegistry budgets) {
+                return new SumiBudgetsHealthIndicator(budgets);
+            }
         }
 
         @Configuration(proxyBeanMethods = false)

@@ -4,21 +4,25 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.store.CachingProcessedMessageStore;
+import io.sumi.store.LedgerPruner;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.time.Clock;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
@@ -204,5 +208,25 @@ public class SumiAutoConfiguration {
                 listenerNaming,
                 clock,
                 properties.ledger().metrics().refreshInterval());
+    }
+
+    /**
+     * Without sumi-budgets on the class path, a handler that names a budget would run unbudgeted:
+     * start-up fails instead, saying which module to add.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingClass("io.sumi.budget.BudgetRegistry")
+    static class NoBudgets {
+
+        @Bean
+        static SmartInitializingSingleton sumiBudgetsMissingCheck(ConfigurableListableBeanFactory beanFactory) {
+            return () -> BudgetNames.forEachNamed(beanFactory, (beanName, method, budget) -> {
+                throw new BeanCreationException(
+                        beanName,
+                        "@IdempotentHandler on " + method + " names budget '" + budget
+                                + "', but Sumi's budgets are not on the class path: add the dependency"
+                                + " io.sumi:sumi-budgets (docs/paid-apis.md)");
+            });
+        }
     }
 }

@@ -2,20 +2,17 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.BudgetScope;
+import io.sumi.budget.SpendStore;
+import io.sumi.budget.jdbc.JdbcSpendStore;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.BudgetScope;
-import io.sumi.consumer.budget.SpendStore;
-import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
 import io.sumi.kafka.BudgetListenerPauser;
-import java.lang.reflect.Method;
 import java.time.Clock;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.LoggerFactory;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -29,21 +26,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.MethodIntrospector;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
-import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Budgets for paid APIs: the {@link BudgetRegistry} from {@code sumi.budgets.*}, the executor
  * decorated so {@code @IdempotentHandler(budget = ...)} is enforced, run-time reconfiguration
  * ({@link BudgetConfigurationRefresher}), a start-up check that every budget a handler names
  * exists, and, with Spring Kafka, the {@link BudgetListenerPauser} that pauses listener containers
- * while their budget is exhausted.
+ * while their budget is exhausted. Active when sumi-budgets (optional for the starter) is on the
+ * class path; without it, a handler that names a budget fails start-up ({@link SumiAutoConfiguration}).
  */
 @AutoConfiguration(
         after = SumiAutoConfiguration.class,
@@ -51,7 +47,8 @@ import org.springframework.util.ClassUtils;
             "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"
         })
-@EnableConfigurationProperties(SumiBudgetProperties.class)
+@ConditionalOnClass(BudgetRegistry.class)
+@EnableConfigurationProperties({SumiBudgetProperties.class, SumiBudgetPauseProperties.class})
 public class SumiBudgetAutoConfiguration {
 
     /**
@@ -143,39 +140,24 @@ public class SumiBudgetAutoConfiguration {
     static SmartInitializingSingleton sumiBudgetBindingValidator(
             ConfigurableListableBeanFactory beanFactory, ObjectProvider<BudgetRegistry> registry) {
         return () -> {
-            Set<String> names = null;
-            for (String beanName : beanFactory.getBeanDefinitionNames()) {
-                Class<?> type = beanFactory.getType(beanName, false);
-                if (type == null) {
-                    continue;
+            // Looked up on the first handler that names a budget.
+            Supplier<Set<String>> names =
+                    SingletonSupplier.of(() -> registry.getObject().names());
+            BudgetNames.forEachNamed(beanFactory, (beanName, method, budget) -> {
+                if (!names.get().contains(budget)) {
+                    throw new BeanCreationException(
+                            beanName,
+                            "@IdempotentHandler on " + method + " names budget '" + budget
+                                    + "', which is not configured: set sumi.budgets." + budget + ".limit (budgets: "
+                                    + names.get() + ")");
                 }
-                Class<?> userClass = AopUtils.isAopProxy(type) ? type.getSuperclass() : ClassUtils.getUserClass(type);
-                Map<Method, IdempotentHandler> methods = MethodIntrospector.selectMethods(
-                        userClass, (MethodIntrospector.MetadataLookup<IdempotentHandler>)
-                                m -> AnnotatedElementUtils.findMergedAnnotation(m, IdempotentHandler.class));
-                for (Map.Entry<Method, IdempotentHandler> entry : methods.entrySet()) {
-                    String budget = entry.getValue().budget();
-                    if (budget.isBlank()) {
-                        continue;
-                    }
-                    if (names == null) {
-                        names = registry.getObject().names();
-                    }
-                    if (!names.contains(budget)) {
-                        throw new BeanCreationException(
-                                beanName,
-                                "@IdempotentHandler on " + entry.getKey() + " names budget '" + budget
-                                        + "', which is not configured: set sumi.budgets." + budget + ".limit (budgets: "
-                                        + names + ")");
-                    }
-                }
-            }
+            });
         };
     }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({KafkaListener.class, BudgetListenerPauser.class})
-    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnProperty(prefix = "sumi.budgets.pause", name = "enabled", havingValue = "true", matchIfMissing = true)
     static class KafkaPausing {
 
         @Bean
@@ -183,13 +165,13 @@ public class SumiBudgetAutoConfiguration {
         BudgetListenerPauser sumiBudgetListenerPauser(
                 BudgetRegistry registry,
                 ObjectProvider<KafkaListenerEndpointRegistry> endpointRegistry,
-                SumiBudgetProperties properties,
+                SumiBudgetPauseProperties pause,
                 ObjectProvider<MeterRegistry> meterRegistry) {
             // Looked up at start, not injected: a dependency would be started first (with its containers).
             return new BudgetListenerPauser(
                     registry,
                     endpointRegistry::getIfAvailable,
-                    properties.budgetPause().checkInterval(),
+                    pause.checkInterval(),
                     meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }

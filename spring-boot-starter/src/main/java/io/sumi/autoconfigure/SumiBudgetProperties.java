@@ -1,8 +1,10 @@
 package io.sumi.autoconfigure;
 
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetScope;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetScope;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -10,17 +12,46 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Budgets for paid APIs, under {@code sumi.budgets.<name>.*}, and how the Kafka binder pauses
- * listener containers while one is exhausted ({@code sumi.budget-pause.*}). Immutable; the budgets
- * can nonetheless change at run time (see {@link BudgetConfigurationRefresher}).
+ * Budgets for paid APIs, under {@code sumi.budgets.<name>.*}. Immutable; the budgets can nonetheless
+ * change at run time (see {@link BudgetConfigurationRefresher}). Pausing listeners while a budget is
+ * exhausted is configured under the same root, {@code sumi.budgets.pause.*}
+ * ({@link SumiBudgetPauseProperties}): {@value #PAUSE} is therefore no budget's name, and a budget
+ * so named ({@code sumi.budgets.pause.limit}) fails start-up.
  *
  * @param budgets the budgets, by name (the name handlers give in {@code @IdempotentHandler(budget = ...)})
- * @param budgetPause pausing of Kafka listener containers bound to an exhausted budget
  */
 @ConfigurationProperties("sumi")
-public record SumiBudgetProperties(
-        @DefaultValue Map<String, Budget> budgets,
-        @DefaultValue BudgetPause budgetPause) {
+public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets) {
+
+    /** The key under {@code sumi.budgets} that holds the pausing settings, not a budget. */
+    public static final String PAUSE = "pause";
+
+    /**
+     * @throws IllegalArgumentException if a budget is named {@value #PAUSE}
+     */
+    public SumiBudgetProperties {
+        budgets = budgetsOnly(budgets);
+    }
+
+    /**
+     * {@code bound} (what {@code sumi.budgets} binds to) without the pausing settings.
+     *
+     * @throws IllegalArgumentException if a budget is named {@value #PAUSE}
+     */
+    static Map<String, Budget> budgetsOnly(Map<String, Budget> bound) {
+        Budget pause = bound.get(PAUSE);
+        if (pause == null) {
+            return bound;
+        }
+        if (pause.limit() != null) {
+            throw new IllegalArgumentException("sumi.budgets.pause.limit is set, but 'pause' cannot be a budget's"
+                    + " name: sumi.budgets.pause.* configures the pausing of listeners (enabled,"
+                    + " check-interval). Give the budget another name.");
+        }
+        Map<String, Budget> budgets = new LinkedHashMap<>(bound);
+        budgets.remove(PAUSE);
+        return Collections.unmodifiableMap(budgets);
+    }
 
     /**
      * One budget.
@@ -85,14 +116,4 @@ public record SumiBudgetProperties(
             }
         }
     }
-
-    /**
-     * Pausing of Kafka listener containers bound to an exhausted budget.
-     *
-     * @param enabled whether containers are paused (else budget refusals are retried by the error handler, never dead-lettered)
-     * @param checkInterval how often paused containers check whether their budget half-opened
-     */
-    public record BudgetPause(
-            @DefaultValue("true") boolean enabled,
-            @DefaultValue("1s") Duration checkInterval) {}
 }

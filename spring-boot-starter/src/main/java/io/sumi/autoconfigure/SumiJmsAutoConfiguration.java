@@ -2,8 +2,9 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.binder.ListenerPauser;
 import io.sumi.jms.IdempotencyKeyJmsPostProcessor;
 import io.sumi.jms.IdempotentJmsHandlerAdvisor;
 import io.sumi.jms.IdempotentJmsHandlerInterceptor;
@@ -23,10 +24,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.jms.annotation.JmsListener;
 import org.springframework.jms.core.JmsTemplate;
+import org.springframework.jms.listener.AbstractMessageListenerContainer;
 import org.springframework.jms.support.converter.MessageConverter;
 
 /**
@@ -55,7 +58,8 @@ public class SumiJmsAutoConfiguration {
 
     @Bean
     static SumiJmsListenerContainerFactoryPostProcessor sumiJmsListenerContainerFactoryPostProcessor(
-            ObjectProvider<SumiJmsProperties> properties, ObjectProvider<JmsBudgetListenerStopper> stopper) {
+            ObjectProvider<SumiJmsProperties> properties,
+            ObjectProvider<ListenerPauser<AbstractMessageListenerContainer>> stopper) {
         return new SumiJmsListenerContainerFactoryPostProcessor(
                 () -> {
                     SumiJmsProperties jms = properties.getObject();
@@ -64,17 +68,25 @@ public class SumiJmsAutoConfiguration {
                 stopper::getIfAvailable);
     }
 
-    /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka and RabbitMQ). */
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(BudgetRegistry.class)
-    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
-    JmsBudgetListenerStopper sumiJmsBudgetListenerStopper(
-            BudgetRegistry budgets, SumiBudgetProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
-        return new JmsBudgetListenerStopper(
-                budgets,
-                properties.budgetPause().checkInterval(),
-                meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+    /** The budget stopper. Only with sumi-budgets on the class path (it is optional). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
+    static class BudgetStopping {
+
+        /** Stops listener containers while their budget is spent (sumi.budgets.pause.*, as for Kafka and RabbitMQ). */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(BudgetRegistry.class)
+        @ConditionalOnProperty(
+                prefix = "sumi.budgets.pause",
+                name = "enabled",
+                havingValue = "true",
+                matchIfMissing = true)
+        JmsBudgetListenerStopper sumiJmsBudgetListenerStopper(
+                BudgetRegistry budgets, SumiBudgetPauseProperties pause, ObjectProvider<MeterRegistry> meterRegistry) {
+            return new JmsBudgetListenerStopper(
+                    budgets, pause.checkInterval(), meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+        }
     }
 
     /** Key passthrough on every JmsTemplate bean's converter (convertAndSend). */

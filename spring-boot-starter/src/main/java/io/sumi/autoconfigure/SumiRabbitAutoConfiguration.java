@@ -2,8 +2,9 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.consumer.binder.ListenerPauser;
 import io.sumi.rabbit.IdempotencyKeyMessagePostProcessor;
 import io.sumi.rabbit.IdempotentRabbitHandlerAdvisor;
 import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;
@@ -28,6 +29,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 
@@ -57,7 +59,8 @@ public class SumiRabbitAutoConfiguration {
 
     @Bean
     static SumiRabbitListenerContainerFactoryPostProcessor sumiRabbitListenerContainerFactoryPostProcessor(
-            ObjectProvider<SumiRabbitProperties> properties, ObjectProvider<RabbitBudgetListenerStopper> stopper) {
+            ObjectProvider<SumiRabbitProperties> properties,
+            ObjectProvider<ListenerPauser<AbstractMessageListenerContainer>> stopper) {
         return SumiRabbitListenerContainerFactoryPostProcessor.withBusyPolicy(
                 () -> properties.getObject().busyPolicy(), stopper::getIfAvailable);
     }
@@ -77,17 +80,25 @@ public class SumiRabbitAutoConfiguration {
         return new RejectAndDontRequeueBatchRecoverer();
     }
 
-    /** Stops listener containers while their budget is spent (sumi.budget-pause.*, as for Kafka). */
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(BudgetRegistry.class)
-    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
-    RabbitBudgetListenerStopper sumiRabbitBudgetListenerStopper(
-            BudgetRegistry budgets, SumiBudgetProperties properties, ObjectProvider<MeterRegistry> meterRegistry) {
-        return new RabbitBudgetListenerStopper(
-                budgets,
-                properties.budgetPause().checkInterval(),
-                meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+    /** The budget stopper. Only with sumi-budgets on the class path (it is optional). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
+    static class BudgetStopping {
+
+        /** Stops listener containers while their budget is spent (sumi.budgets.pause.*, as for Kafka). */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(BudgetRegistry.class)
+        @ConditionalOnProperty(
+                prefix = "sumi.budgets.pause",
+                name = "enabled",
+                havingValue = "true",
+                matchIfMissing = true)
+        RabbitBudgetListenerStopper sumiRabbitBudgetListenerStopper(
+                BudgetRegistry budgets, SumiBudgetPauseProperties pause, ObjectProvider<MeterRegistry> meterRegistry) {
+            return new RabbitBudgetListenerStopper(
+                    budgets, pause.checkInterval(), meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+        }
     }
 
     /** Key passthrough on every RabbitTemplate bean (the outbox's publisher has a template of its own). */

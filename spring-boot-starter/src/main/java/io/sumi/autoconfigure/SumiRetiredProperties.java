@@ -47,7 +47,10 @@ class SumiRetiredProperties implements EnvironmentPostProcessor {
             new Renamed("sumi.outbox.kafka.send-timeout", "sumi.outbox.dispatcher.send-timeout"),
             // The Kafka binder's settings live under sumi.kafka, as Rabbit's and JMS's passthrough do.
             new Renamed("sumi.passthrough.kafka.enabled", "sumi.kafka.passthrough.enabled"),
-            new Renamed("sumi.passthrough.kafka.header-name", "sumi.kafka.passthrough.header-name"));
+            new Renamed("sumi.passthrough.kafka.header-name", "sumi.kafka.passthrough.header-name"),
+            // Budgets have one root: pausing moved under it.
+            new Renamed("sumi.budget-pause.enabled", "sumi.budgets.pause.enabled"),
+            new Renamed("sumi.budget-pause.check-interval", "sumi.budgets.pause.check-interval"));
 
     static final String SOURCE = "sumiRenamedProperties";
 

@@ -2,9 +2,9 @@ package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotentExecutor;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.stream.BudgetBindingPauser;
 import io.sumi.stream.IdempotentFunctionPostProcessor;
 import io.sumi.stream.SumiKafkaBinderContainerCustomizer;
@@ -97,10 +97,11 @@ public class SumiStreamAutoConfiguration {
     /**
      * Pauses the input bindings of budgeted functions while their budget is open, and resumes them
      * when it can take calls again, through {@code BindingsLifecycleController} (the same switch as
-     * the {@code bindings} actuator endpoint). Off with {@code sumi.budget-pause.enabled=false}.
+     * the {@code bindings} actuator endpoint). Off with {@code sumi.budgets.pause.enabled=false}.
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnProperty(prefix = "sumi.budget-pause", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
+    @ConditionalOnProperty(prefix = "sumi.budgets.pause", name = "enabled", havingValue = "true", matchIfMissing = true)
     static class BindingPausing {
 
         @Bean
@@ -111,14 +112,14 @@ public class SumiStreamAutoConfiguration {
                 BindingsLifecycleController bindings,
                 BindingService bindingService,
                 IdempotentFunctionPostProcessor functions,
-                SumiBudgetProperties properties,
+                SumiBudgetPauseProperties pause,
                 ObjectProvider<MeterRegistry> meterRegistry) {
             return new BudgetBindingPauser(
                     budgets,
                     bindings,
                     functions::functionBudgets,
                     () -> Set.of(bindingService.getConsumerBindingNames()),
-                    properties.budgetPause().checkInterval(),
+                    pause.checkInterval(),
                     meterRegistry.getIfUnique(CompositeMeterRegistry::new));
         }
     }

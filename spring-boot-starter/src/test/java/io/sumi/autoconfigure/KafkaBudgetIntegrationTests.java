@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
+import io.sumi.budget.BudgetPermit;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetPermit;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.kafka.BudgetAwareErrorHandler;
 import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.testing.MutableClock;
@@ -63,7 +63,7 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.budgets.batches.limit=5",
             "sumi.budgets.batches.window=1h",
             "sumi.budgets.batches.cost-per-call=1",
-            "sumi.budget-pause.check-interval=100ms"
+            "sumi.budgets.pause.check-interval=100ms"
         })
 @EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
@@ -270,8 +270,8 @@ class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
          * the test's clock too (never done in production).
          */
         @Bean
-        io.sumi.consumer.budget.SpendStore spendStore(javax.sql.DataSource dataSource, MutableClock clock) {
-            return io.sumi.consumer.budget.jdbc.JdbcSpendStore.builder(dataSource)
+        io.sumi.budget.SpendStore spendStore(javax.sql.DataSource dataSource, MutableClock clock) {
+            return io.sumi.budget.jdbc.JdbcSpendStore.builder(dataSource)
                     .clock(clock)
                     .windowClock(clock)
                     .build();

@@ -84,6 +84,48 @@ class SumiRetiredPropertiesTests {
         }
     }
 
+    @Test
+    void theOldBudgetPauseNamesStillConfigureThePausingUnderTheOneBudgetsRoot() {
+        try (ConfigurableApplicationContext context =
+                start("sumi.budget-pause.enabled=false", "sumi.budget-pause.check-interval=250ms")) {
+            SumiBudgetPauseProperties pause = context.getBean(SumiBudgetPauseProperties.class);
+            assertThat(pause.enabled()).isFalse();
+            assertThat(pause.checkInterval()).isEqualTo(Duration.ofMillis(250));
+            // @ConditionalOnProperty(prefix = "sumi.budgets.pause") reads the environment.
+            assertThat(context.getEnvironment().getProperty("sumi.budgets.pause.enabled"))
+                    .isEqualTo("false");
+            // The pausing settings are no budget.
+            assertThat(context.getBean(SumiBudgetProperties.class).budgets()).isEmpty();
+        }
+    }
+
+    @Test
+    void theNewBudgetPauseNameWinsOverTheOldOne() {
+        try (ConfigurableApplicationContext context =
+                start("sumi.budget-pause.check-interval=250ms", "sumi.budgets.pause.check-interval=2s")) {
+            assertThat(context.getBean(SumiBudgetPauseProperties.class).checkInterval())
+                    .isEqualTo(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void aBudgetNamedPauseFailsStartUpSayingTheNameIsTaken() {
+        assertThatThrownBy(() -> start("sumi.budgets.pause.limit=10", "sumi.budgets.stripe.limit=5")
+                        .close())
+                .rootCause()
+                .hasMessageContaining("'pause' cannot be a budget's name");
+    }
+
+    @Test
+    void theBudgetsBesideThePausingSettingsAreBound() {
+        try (ConfigurableApplicationContext context =
+                start("sumi.budgets.pause.enabled=false", "sumi.budgets.stripe.limit=5")) {
+            assertThat(context.getBean(SumiBudgetProperties.class).budgets()).containsOnlyKeys("stripe");
+            assertThat(context.getBean(SumiBudgetPauseProperties.class).enabled())
+                    .isFalse();
+        }
+    }
+
     /** Starts through spring.factories, as an application does, so that the registration is tested too. */
     private static ConfigurableApplicationContext start(String... properties) {
         return new SpringApplicationBuilder(Empty.class)
@@ -95,7 +137,9 @@ class SumiRetiredPropertiesTests {
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties({
         SumiOutboxProperties.class,
-        SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class
+        SumiPassthroughAutoConfiguration.KafkaPassthroughProperties.class,
+        SumiBudgetProperties.class,
+        SumiBudgetPauseProperties.class
     })
     static class Empty {}
 }

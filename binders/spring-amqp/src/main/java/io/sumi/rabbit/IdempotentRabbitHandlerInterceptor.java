@@ -15,6 +15,7 @@ import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.rabbit.internal.CurrentDelivery;
+import io.sumi.rabbit.internal.RabbitListenerBinder;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +25,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitHandler;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
-import org.springframework.amqp.rabbit.annotation.RabbitListeners;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -177,19 +177,12 @@ public final class IdempotentRabbitHandlerInterceptor extends IdempotentHandlerI
      * method, or a {@code @RabbitHandler} method of a class-level {@code @RabbitListener}.
      */
     public static boolean isListenerMethod(Method method, Class<?> targetClass) {
-        return AnnotatedElementUtils.hasAnnotation(method, RabbitListener.class)
-                || AnnotatedElementUtils.hasAnnotation(method, RabbitListeners.class)
-                || AnnotatedElementUtils.hasAnnotation(method, RabbitHandler.class);
+        return RabbitListenerBinder.isListenerMethod(method);
     }
 
     /** Whether {@code method} takes an AMQP {@link Message} or a list of them. */
     public static boolean hasAmqpMessageParameter(Method method) {
-        for (Class<?> type : method.getParameterTypes()) {
-            if (Message.class.isAssignableFrom(type)) {
-                return true;
-            }
-        }
-        return false;
+        return RabbitListenerBinder.hasAmqpMessageParameter(method);
     }
 
     /**

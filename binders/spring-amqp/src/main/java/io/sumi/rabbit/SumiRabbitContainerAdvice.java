@@ -3,7 +3,7 @@ package io.sumi.rabbit;
 import com.rabbitmq.client.Channel;
 import io.sumi.consumer.binder.BusyHold;
 import io.sumi.consumer.binder.BusyPolicy;
-import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.binder.ListenerPauser;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.rabbit.internal.CurrentDelivery;
@@ -88,7 +88,7 @@ public final class SumiRabbitContainerAdvice {
 
     private final AbstractMessageListenerContainer container;
     private final BusyPolicy busyPolicy;
-    private final @Nullable RabbitBudgetListenerStopper budgetStopper;
+    private final @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper;
     private final DeadLetterTargets deadLetterTargets = new DeadLetterTargets();
 
     /** {@code AbstractMessageListenerContainer.adviceChain}: its getter is protected. */
@@ -105,7 +105,7 @@ public final class SumiRabbitContainerAdvice {
     public SumiRabbitContainerAdvice(
             AbstractMessageListenerContainer container,
             Duration busyInterval,
-            @Nullable RabbitBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         this(container, policy(busyInterval), budgetStopper);
     }
 
@@ -116,7 +116,7 @@ public final class SumiRabbitContainerAdvice {
     public SumiRabbitContainerAdvice(
             AbstractMessageListenerContainer container,
             BusyPolicy busyPolicy,
-            @Nullable RabbitBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         this.container = Objects.requireNonNull(container, "container");
         this.busyPolicy = Objects.requireNonNull(busyPolicy, "busyPolicy");
         this.budgetStopper = budgetStopper;
@@ -142,12 +142,12 @@ public final class SumiRabbitContainerAdvice {
             AbstractMessageListenerContainer container,
             Advice @Nullable [] chain,
             Duration busyInterval,
-            @Nullable RabbitBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         return wrap(container, chain, policy(busyInterval), budgetStopper);
     }
 
     /**
-     * {@link #wrap(AbstractMessageListenerContainer, Advice[], Duration, RabbitBudgetListenerStopper)}
+     * {@link #wrap(AbstractMessageListenerContainer, Advice[], Duration, ListenerPauser)}
      * with a busy policy.
      *
      * @since 0.1.0
@@ -156,7 +156,7 @@ public final class SumiRabbitContainerAdvice {
             AbstractMessageListenerContainer container,
             Advice @Nullable [] chain,
             BusyPolicy busyPolicy,
-            @Nullable RabbitBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         if (container.getMessageListener() != null) {
             // The container shows what its listener's method does not: a consumer batch.
             AsyncBatchListenerCheck.check(container);
@@ -364,9 +364,9 @@ public final class SumiRabbitContainerAdvice {
             settleBatchRejection(channel, batch, index, reason, cause);
             return;
         }
-        if (cause instanceof BudgetExhaustedException refusal) {
+        if (Verdict.of(cause) == Verdict.BUDGET) {
             if (budgetStopper != null) {
-                budgetStopper.pause(container, refusal);
+                budgetStopper.pauseFor(container, cause);
             } else {
                 sleep();
             }
@@ -374,7 +374,7 @@ public final class SumiRabbitContainerAdvice {
                 settleEach(settling.target(), messages, -1, false, settling);
                 return;
             }
-            String why = "budget '" + refusal.budget() + "' refused the call (" + refusal.reason() + ")";
+            String why = "the budget refused the call (" + cause.getMessage() + ")";
             ImmediateRequeueAmqpException requeue = requeue(why, cause);
             if (batch != null) {
                 // A consumer batch's exception that is not a ListenerExecutionFailedException ends

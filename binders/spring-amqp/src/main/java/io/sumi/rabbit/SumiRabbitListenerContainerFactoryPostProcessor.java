@@ -1,6 +1,7 @@
 package io.sumi.rabbit;
 
 import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.consumer.binder.ListenerPauser;
 import io.sumi.rabbit.internal.BatchRecoveryCheck;
 import java.lang.reflect.Field;
 import java.time.Duration;
@@ -32,7 +33,7 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
             ReflectionUtils.findField(AbstractRabbitListenerContainerFactory.class, "containerCustomizer");
 
     private final Supplier<BusyPolicy> busyPolicy;
-    private final Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper;
+    private final Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper;
 
     /**
      * @param busyInterval the wait between two runs of a held busy key (looked up when a container
@@ -40,7 +41,8 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
      * @param budgetStopper the stopper for spent budgets, or a supplier of {@code null} for none
      */
     public SumiRabbitListenerContainerFactoryPostProcessor(
-            Supplier<Duration> busyInterval, Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper) {
+            Supplier<Duration> busyInterval,
+            Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper) {
         this(budgetStopper, (PolicyLookup) () -> SumiRabbitContainerAdvice.policy(busyInterval.get()));
     }
 
@@ -52,7 +54,8 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
      * @since 0.1.0
      */
     public static SumiRabbitListenerContainerFactoryPostProcessor withBusyPolicy(
-            Supplier<BusyPolicy> busyPolicy, Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper) {
+            Supplier<BusyPolicy> busyPolicy,
+            Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper) {
         return new SumiRabbitListenerContainerFactoryPostProcessor(budgetStopper, busyPolicy::get);
     }
 
@@ -62,7 +65,8 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
     }
 
     private SumiRabbitListenerContainerFactoryPostProcessor(
-            Supplier<@Nullable RabbitBudgetListenerStopper> budgetStopper, PolicyLookup busyPolicy) {
+            Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper,
+            PolicyLookup busyPolicy) {
         Objects.requireNonNull(busyPolicy, "busyPolicy");
         this.busyPolicy = busyPolicy::get;
         this.budgetStopper = Objects.requireNonNull(budgetStopper, "budgetStopper");

@@ -6,10 +6,10 @@ import static org.awaitility.Awaitility.await;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
@@ -316,7 +316,7 @@ class RabbitBudgetStopIntegrationTests {
         IdempotentExecutor executor(ProcessedMessageStore store, SimpleMeterRegistry meters, BudgetRegistry budgets) {
             return IdempotentExecutor.builder(store)
                     .meterRegistry(meters)
-                    .budgets(budgets)
+                    .decorator(budgets)
                     .build();
         }
     }

@@ -2,9 +2,9 @@ package io.sumi.stream;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetPauser;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetPauser;
+import io.sumi.budget.BudgetRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

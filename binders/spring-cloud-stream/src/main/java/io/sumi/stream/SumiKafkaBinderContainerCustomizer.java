@@ -23,7 +23,7 @@ import org.springframework.util.StringUtils;
  * Teaches the listener containers that Spring Cloud Stream's Kafka binder creates Sumi's
  * exceptions, with the classification of {@code @KafkaListener} containers
  * ({@link SumiKafkaErrorHandling}): a busy key ({@link io.sumi.consumer.exception.MessageBusyException}), a
- * spent budget ({@link io.sumi.consumer.budget.BudgetExhaustedException}) and a row awaiting
+ * spent budget ({@link io.sumi.budget.BudgetExhaustedException}) and a row awaiting
  * reconciliation ({@link io.sumi.consumer.exception.ReconciliationRequiredException}) are delivered again by
  * the container without limit, never given to its recoverer.
  *

@@ -3,11 +3,11 @@ package io.sumi.stream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.BudgetScope;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.BudgetScope;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

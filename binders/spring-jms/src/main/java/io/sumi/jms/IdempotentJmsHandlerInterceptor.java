@@ -9,6 +9,7 @@ import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.jms.internal.CurrentJmsDelivery;
+import io.sumi.jms.internal.JmsListenerBinder;
 import jakarta.jms.Message;
 import java.lang.reflect.Method;
 import java.util.Map;
@@ -17,7 +18,6 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.jms.annotation.JmsListener;
-import org.springframework.jms.annotation.JmsListeners;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -94,18 +94,12 @@ public final class IdempotentJmsHandlerInterceptor extends IdempotentHandlerInte
 
     /** Whether the listener container invokes {@code method} itself: a {@code @JmsListener} method. */
     public static boolean isListenerMethod(Method method) {
-        return AnnotatedElementUtils.hasAnnotation(method, JmsListener.class)
-                || AnnotatedElementUtils.hasAnnotation(method, JmsListeners.class);
+        return JmsListenerBinder.isListenerMethod(method);
     }
 
     /** Whether {@code method} takes a JMS {@link Message} (or a subtype). */
     public static boolean hasJmsMessageParameter(Method method) {
-        for (Class<?> type : method.getParameterTypes()) {
-            if (Message.class.isAssignableFrom(type)) {
-                return true;
-            }
-        }
-        return false;
+        return JmsListenerBinder.hasJmsMessageParameter(method);
     }
 
     /**

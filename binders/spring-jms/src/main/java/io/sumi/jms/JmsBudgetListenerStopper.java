@@ -1,8 +1,8 @@
 package io.sumi.jms;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.BudgetPauser;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetPauser;
+import io.sumi.budget.BudgetRegistry;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;

@@ -1,5 +1,6 @@
 package io.sumi.jms;
 
+import io.sumi.consumer.binder.ListenerPauser;
 import java.lang.reflect.Modifier;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -24,14 +25,15 @@ import org.springframework.jms.listener.AbstractMessageListenerContainer;
 public final class SumiJmsListenerContainerFactoryPostProcessor implements BeanPostProcessor {
 
     private final Supplier<SumiJmsSettings> settings;
-    private final Supplier<@Nullable JmsBudgetListenerStopper> budgetStopper;
+    private final Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper;
 
     /**
      * @param settings the wrapper's settings (looked up when a container is created)
      * @param budgetStopper the stopper for spent budgets, or a supplier of {@code null} for none
      */
     public SumiJmsListenerContainerFactoryPostProcessor(
-            Supplier<SumiJmsSettings> settings, Supplier<@Nullable JmsBudgetListenerStopper> budgetStopper) {
+            Supplier<SumiJmsSettings> settings,
+            Supplier<@Nullable ListenerPauser<AbstractMessageListenerContainer>> budgetStopper) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.budgetStopper = Objects.requireNonNull(budgetStopper, "budgetStopper");
     }

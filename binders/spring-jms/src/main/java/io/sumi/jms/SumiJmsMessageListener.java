@@ -1,7 +1,7 @@
 package io.sumi.jms;
 
 import io.sumi.consumer.binder.BusyHold;
-import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.consumer.binder.ListenerPauser;
 import io.sumi.consumer.exception.Verdict;
 import io.sumi.jms.internal.CurrentJmsDelivery;
 import jakarta.jms.BytesMessage;
@@ -22,6 +22,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.Lifecycle;
 import org.springframework.jms.listener.AbstractMessageListenerContainer;
 import org.springframework.jms.listener.AbstractPollingMessageListenerContainer;
 import org.springframework.jms.listener.DefaultMessageListenerContainer;
@@ -84,13 +85,13 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
     private final Object delegate;
     private final AbstractMessageListenerContainer container;
     private final SumiJmsSettings settings;
-    private final @Nullable JmsBudgetListenerStopper budgetStopper;
+    private final @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper;
 
     private SumiJmsMessageListener(
             Object delegate,
             AbstractMessageListenerContainer container,
             SumiJmsSettings settings,
-            @Nullable JmsBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         if (!(delegate instanceof MessageListener) && !(delegate instanceof SessionAwareMessageListener<?>)) {
             throw new IllegalArgumentException("Not a JMS message listener: " + delegate);
         }
@@ -108,7 +109,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
     public static void wrap(
             AbstractMessageListenerContainer container,
             SumiJmsSettings settings,
-            @Nullable JmsBudgetListenerStopper budgetStopper) {
+            @Nullable ListenerPauser<AbstractMessageListenerContainer> budgetStopper) {
         Object listener = container.getMessageListener();
         if (listener == null || listener instanceof SumiJmsMessageListener) {
             return;
@@ -226,7 +227,7 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
                             }
                         }
                         case BUDGET -> {
-                            if (!holdWhileStopped((BudgetExhaustedException) refusal)) {
+                            if (!holdWhileStopped(refusal)) {
                                 throw ex;
                             }
                         }
@@ -253,15 +254,18 @@ public final class SumiJmsMessageListener implements SessionAwareMessageListener
      * until the stopper starts it again. Whether to run the message again now; {@code false}: roll
      * it back (after a wait, when there is no stopper to wait for).
      */
-    private boolean holdWhileStopped(BudgetExhaustedException refusal) {
-        JmsBudgetListenerStopper stopper = budgetStopper;
+    private boolean holdWhileStopped(RuntimeException refusal) {
+        ListenerPauser<AbstractMessageListenerContainer> stopper = budgetStopper;
         if (stopper == null || !(container instanceof DefaultMessageListenerContainer)) {
             // A SimpleMessageListenerContainer's session cannot stop while its listener runs: no hold.
             sleep();
             return false;
         }
-        stopper.pause(container, refusal);
-        while (stopper.isPaused(container) && stopper.isRunning() && container.isActive()) {
+        stopper.pauseFor(container, refusal);
+        // The stopper is a Lifecycle (JmsBudgetListenerStopper): it resumes nothing once stopped.
+        while (stopper.isPaused(container)
+                && (!(stopper instanceof Lifecycle lifecycle) || lifecycle.isRunning())
+                && container.isActive()) {
             if (!sleep()) {
                 return false;
             }

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.FingerprintMismatchPolicy;
 import io.sumi.consumer.HandlerDefaults;
 import io.sumi.consumer.IdempotencyContext;
@@ -12,8 +14,6 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.TransactionSupport;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.BusyClaimLatches;

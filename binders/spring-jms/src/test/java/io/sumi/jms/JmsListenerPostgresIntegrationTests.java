@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.store.ClaimOutcome;

@@ -1,6 +1,6 @@
 package io.sumi.kafka;
 
-import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.budget.BudgetExhaustedException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,9 +1,9 @@
 package io.sumi.kafka;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.BudgetExhaustedException;
-import io.sumi.consumer.budget.BudgetPauser;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetExhaustedException;
+import io.sumi.budget.BudgetPauser;
+import io.sumi.budget.BudgetRegistry;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Supplier;

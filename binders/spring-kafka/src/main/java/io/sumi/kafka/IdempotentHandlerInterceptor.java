@@ -17,6 +17,7 @@ import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.internal.BatchArguments;
 import io.sumi.kafka.internal.CurrentRecords;
 import io.sumi.kafka.internal.DeferredAcknowledgment;
+import io.sumi.kafka.internal.KafkaListenerBinder;
 import io.sumi.kafka.internal.PollState;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -31,7 +32,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.kafka.annotation.KafkaHandler;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.annotation.KafkaListeners;
 import org.springframework.kafka.listener.BatchListenerFailedException;
@@ -199,7 +199,7 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
                         || AnnotatedElementUtils.hasAnnotation(method, KafkaListeners.class))) {
             return null;
         }
-        return poll.claimFor(definition, executor());
+        return poll.claimFor(definition, executor(), KafkaInboundMessage::new);
     }
 
     private static int pollIndex(ConsumerRecord<?, ?> record) {
@@ -212,9 +212,7 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
      * thread the method's message. Any other annotated method takes its message from its arguments.
      */
     public static boolean isListenerMethod(Method method) {
-        return AnnotatedElementUtils.hasAnnotation(method, KafkaListener.class)
-                || AnnotatedElementUtils.hasAnnotation(method, KafkaListeners.class)
-                || AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class);
+        return KafkaListenerBinder.isListenerMethod(method);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.sumi.kafka;
 
-import io.sumi.consumer.budget.BudgetExhaustedException;
+import io.sumi.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.Causes;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.InvalidIdempotencyKeyException;
@@ -10,6 +10,7 @@ import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.MissingIdempotencyKeyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
 import io.sumi.consumer.exception.ReplyTooLargeException;
+import io.sumi.consumer.exception.Verdict;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.function.BiFunction;
@@ -23,6 +24,7 @@ import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.FailedRecordProcessor;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.ExponentialBackOff;
@@ -78,6 +80,10 @@ import org.springframework.util.backoff.FixedBackOff;
  * Note that Sumi sets the handler's back-off function: a back-off function of your own is replaced.
  */
 public final class SumiKafkaErrorHandling {
+
+    /** Whether sumi-budgets (optional for this binder) is on the class path. */
+    private static final boolean BUDGETS = ClassUtils.isPresent(
+            "io.sumi.budget.BudgetExhaustedException", SumiKafkaErrorHandling.class.getClassLoader());
 
     /** The default interval between retries of a busy key or a refused budget: 1 second. */
     public static final Duration DEFAULT_BUSY_INTERVAL = Duration.ofSeconds(1);
@@ -239,17 +245,20 @@ public final class SumiKafkaErrorHandling {
         // failed. (ReconciliationRequiredException was not retryable in earlier versions.)
         handler.addRetryableExceptions(
                 MessageBusyException.class,
-                BudgetExhaustedException.class,
                 ReconciliationRequiredException.class,
                 LedgerUnavailableException.class,
                 ListenerStoppingException.class);
+        if (BUDGETS) {
+            // Only named where sumi-budgets is on the class path (it is optional here).
+            handler.addRetryableExceptions(BudgetExhaustedException.class);
+        }
         long interval = Math.max(1, busyInterval.toMillis());
         FixedBackOff unlimited = new FixedBackOff(interval, FixedBackOff.UNLIMITED_ATTEMPTS);
         ExponentialBackOff reconcile = new ExponentialBackOff(interval, 2.0);
         reconcile.setMaxInterval(Math.max(interval, RECONCILE_MAX_INTERVAL.toMillis()));
         reconcile.setMaxElapsedTime(Long.MAX_VALUE);
         BiFunction<ConsumerRecord<?, ?>, Exception, @Nullable BackOff> function = (record, ex) -> {
-            if (BudgetExhaustedException.find(ex).isPresent()
+            if (refusedBudget(ex)
                     || find(ex, MessageBusyException.class)
                     || find(ex, LedgerUnavailableException.class)
                     || find(ex, ListenerStoppingException.class)) {
@@ -302,7 +311,9 @@ public final class SumiKafkaErrorHandling {
             classify(processor, busyInterval);
             return true;
         }
-        return handler instanceof BudgetAwareErrorHandler aware && teach(container, aware.delegate(), busyInterval);
+        return BUDGETS
+                && handler instanceof BudgetAwareErrorHandler aware
+                && teach(container, aware.delegate(), busyInterval);
     }
 
     @SuppressWarnings("removal")
@@ -336,5 +347,15 @@ public final class SumiKafkaErrorHandling {
 
     static boolean find(@Nullable Throwable ex, Class<? extends Throwable> type) {
         return Causes.find(ex, type).isPresent();
+    }
+
+    /** Whether a budget refusal ({@link Verdict#BUDGET}, sumi-budgets) is in {@code ex}'s cause chain. */
+    static boolean refusedBudget(@Nullable Throwable ex) {
+        for (Throwable t : Causes.chain(ex)) {
+            if (Verdict.of(t) == Verdict.BUDGET) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -6,11 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker.State;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetExhaustedException;
-import io.sumi.consumer.budget.BudgetPermit;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetExhaustedException;
+import io.sumi.budget.BudgetPermit;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.testing.MutableClock;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -3,8 +3,8 @@ package io.sumi.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sumi.budget.BudgetExhaustedException;
 import io.sumi.consumer.IdempotentHandler;
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import io.sumi.consumer.exception.LedgerUnavailableException;
 import io.sumi.consumer.exception.ListenerStoppingException;
 import io.sumi.consumer.exception.MessageBusyException;
@@ -172,7 +172,7 @@ class SumiKafkaErrorHandlingTests {
     @Test
     void aHandlerWithoutRetriesInsideTheBudgetAwareHandlerRetriesABusyKeyInPlace() {
         BudgetListenerPauser pauser = new BudgetListenerPauser(
-                io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                io.sumi.budget.BudgetRegistry.builder().build(),
                 (ListenerContainerRegistry) null,
                 Duration.ofSeconds(1),
                 null);
@@ -245,7 +245,7 @@ class SumiKafkaErrorHandlingTests {
     void aHandlerInsideTheBudgetAwareHandlerIsTaught() {
         DefaultErrorHandler delegate = handler();
         BudgetListenerPauser pauser = new BudgetListenerPauser(
-                io.sumi.consumer.budget.BudgetRegistry.builder().build(),
+                io.sumi.budget.BudgetRegistry.builder().build(),
                 (ListenerContainerRegistry) null,
                 Duration.ofSeconds(1),
                 null);

@@ -1,10 +1,10 @@
 package io.sumi.conformance.stream;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
-import io.sumi.consumer.budget.BudgetRegistry;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;

@@ -1,10 +1,10 @@
 package io.sumi.conformance.jms;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
-import io.sumi.consumer.budget.BudgetRegistry;
 import java.nio.file.Files;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;

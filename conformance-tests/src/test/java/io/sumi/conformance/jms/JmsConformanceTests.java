@@ -24,7 +24,7 @@ import org.springframework.test.context.DynamicPropertySource;
         properties = {
             "spring.main.banner-mode=off",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.budget-pause.check-interval=100ms"
+            "sumi.budgets.pause.check-interval=100ms"
         })
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class JmsConformanceTests extends CatalogueDriver {

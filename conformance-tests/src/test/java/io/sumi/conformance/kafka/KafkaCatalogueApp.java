@@ -1,10 +1,10 @@
 package io.sumi.conformance.kafka;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Work;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import java.time.Duration;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

@@ -38,7 +38,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.kafka.consumer.properties.metadata.max.age.ms=1000",
             "spring.kafka.consumer.properties.session.timeout.ms=6000",
             "spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
-            "sumi.budget-pause.check-interval=100ms",
+            "sumi.budgets.pause.check-interval=100ms",
             // The async listeners' opt-in (refused without it): the catalogue's ASYNC_FAILED_FUTURE
             // cell tests that opted-in path, retry topics and all (KafkaRecordListeners.async).
             "sumi.kafka.allow-async-listeners=true"

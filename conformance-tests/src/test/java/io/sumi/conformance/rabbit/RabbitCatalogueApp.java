@@ -1,11 +1,11 @@
 package io.sumi.conformance.rabbit;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.conformance.BudgetWindow;
 import io.sumi.conformance.LedgerFaults;
 import io.sumi.conformance.Role;
 import io.sumi.conformance.Work;
-import io.sumi.consumer.budget.BudgetRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -28,7 +28,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.main.banner-mode=off",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "spring.rabbitmq.listener.simple.prefetch=1",
-            "sumi.budget-pause.check-interval=100ms"
+            "sumi.budgets.pause.check-interval=100ms"
         })
 abstract class RabbitCatalogueTests extends CatalogueDriver {
 

@@ -12,6 +12,12 @@ public class FingerprintMismatchException extends IdempotencyException {
         super(message);
     }
 
+    /** {@link Verdict#REJECT}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.REJECT;
+    }
+
     @Override
     public boolean isRetryable() {
         return false;

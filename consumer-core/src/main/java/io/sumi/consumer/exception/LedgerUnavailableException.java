@@ -47,6 +47,12 @@ public class LedgerUnavailableException extends IdempotencyException {
         return call;
     }
 
+    /** {@link Verdict#LEDGER_UNAVAILABLE}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.LEDGER_UNAVAILABLE;
+    }
+
     @Override
     public boolean isRetryable() {
         return true;

@@ -42,6 +42,12 @@ public class MessageBusyException extends IdempotencyException {
         return holderLeaseUntil;
     }
 
+    /** {@link Verdict#BUSY}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.BUSY;
+    }
+
     @Override
     public boolean isRetryable() {
         return true;

@@ -14,6 +14,12 @@ public class MissingIdempotencyKeyException extends IdempotencyException {
         super(message, cause);
     }
 
+    /** {@link Verdict#REJECT}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.REJECT;
+    }
+
     @Override
     public boolean isRetryable() {
         return false;

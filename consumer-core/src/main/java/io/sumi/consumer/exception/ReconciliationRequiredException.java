@@ -35,6 +35,12 @@ public class ReconciliationRequiredException extends IdempotencyException {
         return key;
     }
 
+    /** {@link Verdict#RECONCILE}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.RECONCILE;
+    }
+
     @Override
     public boolean isRetryable() {
         return false;

@@ -32,6 +32,12 @@ public class ReplyTooLargeException extends IdempotencyException {
         return maxSize;
     }
 
+    /** {@link Verdict#REJECT}. */
+    @Override
+    public Verdict verdict() {
+        return Verdict.REJECT;
+    }
+
     @Override
     public boolean isRetryable() {
         return false;

@@ -1,6 +1,5 @@
 package io.sumi.consumer.exception;
 
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  *   wait (the holder completes it, then it is a duplicate, or lets it go).</li>
  *   <li>{@link #RECONCILE}: the ledger row awaits an operator's reconciliation. Deliver it again
  *   after a wait; it is not run until reconciled.</li>
- *   <li>{@link #BUDGET}: the handler's budget is spent. Stop consuming until the budget can take
- *   calls, then deliver it again.</li>
+ *   <li>{@link #BUDGET}: the handler's budget is spent (sumi-budgets' {@code BudgetExhaustedException}).
+ *   Stop consuming until the budget can take calls, then deliver it again.</li>
  *   <li>{@link #LEDGER_UNAVAILABLE}: Sumi's own ledger call for the message failed because the
  *   ledger's database is unreachable ({@link LedgerUnavailableException}). Not the message's fault:
  *   hold it and run it again in place, as a busy key, for as long as the outage lasts; never spend
@@ -35,27 +34,12 @@ public enum Verdict {
      */
     LEDGER_UNAVAILABLE;
 
-    /** The verdict for {@code t} itself (not its causes), or {@code null} if it is not Sumi's refusal. */
+    /**
+     * The verdict for {@code t} itself (not its causes), or {@code null} if it is not Sumi's refusal:
+     * the verdict the exception gives itself ({@link IdempotencyException#verdict()}).
+     */
     public static @Nullable Verdict of(@Nullable Throwable t) {
-        if (t instanceof MissingIdempotencyKeyException
-                || t instanceof InvalidIdempotencyKeyException
-                || t instanceof FingerprintMismatchException
-                || t instanceof ReplyTooLargeException) {
-            return REJECT;
-        }
-        if (t instanceof MessageBusyException) {
-            return BUSY;
-        }
-        if (t instanceof ReconciliationRequiredException) {
-            return RECONCILE;
-        }
-        if (t instanceof BudgetExhaustedException) {
-            return BUDGET;
-        }
-        if (t instanceof LedgerUnavailableException) {
-            return LEDGER_UNAVAILABLE;
-        }
-        return null;
+        return t instanceof IdempotencyException refusal ? refusal.verdict() : null;
     }
 
     /**

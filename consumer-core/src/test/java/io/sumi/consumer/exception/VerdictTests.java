@@ -2,7 +2,6 @@ package io.sumi.consumer.exception;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sumi.consumer.budget.BudgetExhaustedException;
 import org.junit.jupiter.api.Test;
 
 /** How the broker binders classify Sumi's refusals, wrapped as listener adapters wrap them. */
@@ -15,8 +14,18 @@ class VerdictTests {
         assertThat(Verdict.of(new MessageBusyException("busy"))).isEqualTo(Verdict.BUSY);
         assertThat(Verdict.of(new ReconciliationRequiredException("c", "k", "uncertain")))
                 .isEqualTo(Verdict.RECONCILE);
-        assertThat(Verdict.of(new BudgetExhaustedException(
-                        "api", BudgetExhaustedException.Reason.CIRCUIT_OPEN, 0, 1, null, "open")))
+        // sumi-budgets' BudgetExhaustedException is one of these: a refusal of another module says its verdict itself.
+        assertThat(Verdict.of(new IdempotencyException("open") {
+                    @Override
+                    public Verdict verdict() {
+                        return Verdict.BUDGET;
+                    }
+
+                    @Override
+                    public boolean isRetryable() {
+                        return true;
+                    }
+                }))
                 .isEqualTo(Verdict.BUDGET);
         assertThat(Verdict.REJECT.redeliver()).isFalse();
         assertThat(Verdict.BUSY.redeliver()).isTrue();

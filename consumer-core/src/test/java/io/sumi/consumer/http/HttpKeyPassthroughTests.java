@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import com.sun.net.httpserver.HttpServer;
 import io.sumi.consumer.IdempotencyContext;
 import io.sumi.consumer.IdempotencyMode;
-import io.sumi.consumer.internal.CurrentIdempotencyContext;
+import io.sumi.consumer.TestIdempotencyContexts;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -51,8 +51,8 @@ class HttpKeyPassthroughTests {
         provider.stop(0);
     }
 
-    static CurrentIdempotencyContext.Scope handler(String key) {
-        return CurrentIdempotencyContext.open(new IdempotencyContext(key, "payments", 1, IdempotencyMode.LEASE));
+    static TestIdempotencyContexts.Scope handler(String key) {
+        return TestIdempotencyContexts.open(new IdempotencyContext(key, "payments", 1, IdempotencyMode.LEASE));
     }
 
     @Test
@@ -62,7 +62,7 @@ class HttpKeyPassthroughTests {
                 .requestInterceptor(new IdempotencyKeyInterceptor())
                 .build();
 
-        try (CurrentIdempotencyContext.Scope scope = handler("order-17")) {
+        try (TestIdempotencyContexts.Scope scope = handler("order-17")) {
             client.post().uri("/charges").body("amount=10").retrieve().body(String.class);
         }
         client.post().uri("/charges").body("amount=10").retrieve().body(String.class);
@@ -75,7 +75,7 @@ class HttpKeyPassthroughTests {
         RestTemplate template = new RestTemplate();
         template.getInterceptors().add(new IdempotencyKeyInterceptor());
 
-        try (CurrentIdempotencyContext.Scope scope = handler("order-18")) {
+        try (TestIdempotencyContexts.Scope scope = handler("order-18")) {
             template.postForObject(baseUrl + "/charges", "amount=10", String.class);
         }
         template.postForObject(baseUrl + "/charges", "amount=10", String.class);
@@ -91,7 +91,7 @@ class HttpKeyPassthroughTests {
                 .filter(new IdempotencyKeyExchangeFilter())
                 .build();
 
-        try (CurrentIdempotencyContext.Scope scope = handler("order-19")) {
+        try (TestIdempotencyContexts.Scope scope = handler("order-19")) {
             client.post()
                     .uri("/charges")
                     .bodyValue("amount=10")
@@ -122,7 +122,7 @@ class HttpKeyPassthroughTests {
                         new IdempotencyKeyInterceptor("Idempotency-Key", IdempotencyKeyFormat.suffixed("receipt")))
                 .build();
 
-        try (CurrentIdempotencyContext.Scope scope = handler("order-20")) {
+        try (TestIdempotencyContexts.Scope scope = handler("order-20")) {
             charge.post().uri("/charges").retrieve().body(String.class);
             receipt.post().uri("/charges").retrieve().body(String.class);
         }
@@ -138,7 +138,7 @@ class HttpKeyPassthroughTests {
                 .requestInterceptor(new IdempotencyKeyInterceptor())
                 .build();
 
-        try (CurrentIdempotencyContext.Scope scope = handler("order-21")) {
+        try (TestIdempotencyContexts.Scope scope = handler("order-21")) {
             client.post()
                     .uri("/charges")
                     .header("Idempotency-Key", "explicit")

@@ -7,13 +7,10 @@ import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
-import io.sumi.consumer.LedgerPruner;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.TransactionSupport;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.FingerprintMismatchException;
 import io.sumi.consumer.exception.MessageBusyException;
@@ -32,6 +29,7 @@ import io.sumi.consumer.model.Step.Prune;
 import io.sumi.consumer.model.Step.TransactionKind;
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.CachingProcessedMessageStore;
+import io.sumi.store.LedgerPruner;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
@@ -47,6 +45,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -61,6 +60,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.TransientDataAccessException;
@@ -160,22 +160,15 @@ final class ExecutorModel implements AutoCloseable {
             }
             this.store = new FaultInjectingStore(ledger);
             PlatformTransactionManager transactions = misconfigured() ? foreignTransactions() : ledgerTransactions;
-            BudgetRegistry budgets = config.budgeted()
-                    ? BudgetRegistry.builder()
-                            .budget(
-                                    "model",
-                                    BudgetConfig.custom()
-                                            .limit(1e12)
-                                            .window(Duration.ofHours(1))
-                                            .recordFailure(t -> false)
-                                            .build())
-                            .build()
-                    : null;
-            this.executor = IdempotentExecutor.builder(store)
+            IdempotentExecutor.Builder builder = IdempotentExecutor.builder(store)
                     .transactionSupport(TransactionSupport.of(transactions))
-                    .meterRegistry(new SimpleMeterRegistry())
-                    .budgets(budgets)
-                    .build();
+                    .meterRegistry(new SimpleMeterRegistry());
+            if (config.budgeted()) {
+                // Each instance (a JVM of its own) has its own budgets.
+                builder.decorator(Objects.requireNonNull(budgets, "a budgeted configuration needs the budget decorator")
+                        .get());
+            }
+            this.executor = builder.build();
         }
 
         /** Wired to another resource's transaction manager (see {@link ModelConfig#foreignTransactionManager()}). */
@@ -221,6 +214,13 @@ final class ExecutorModel implements AutoCloseable {
 
     private final TestDatabase database;
     private final ModelConfig config;
+    /**
+     * A new budget decorator for each instance of a {@link ModelConfig#budgeted() budgeted}
+     * configuration (sumi-budgets' registry, with a budget {@code model} that never runs out: its
+     * model tests run this model with it); {@code null}: no configuration may be budgeted.
+     */
+    private final @Nullable Supplier<IdempotentExecutor.Decorator> budgets;
+
     private final DataSource dataSource;
     private final DatabaseType databaseType;
     private final JdbcTemplate jdbc;
@@ -243,9 +243,10 @@ final class ExecutorModel implements AutoCloseable {
     /** Keys whose state the last step could not predict (allowed states), checked and re-read by {@link #verifyLedger}. */
     private final Map<String, Set<KeyState>> loose = new HashMap<>();
 
-    ExecutorModel(TestDatabase database, ModelConfig config) {
+    ExecutorModel(TestDatabase database, ModelConfig config, @Nullable Supplier<IdempotentExecutor.Decorator> budgets) {
         this.database = database;
         this.config = config;
+        this.budgets = budgets;
         this.dataSource = database.dataSource();
         this.jdbc = new JdbcTemplate(dataSource);
         this.databaseType = DatabaseType.of(dataSource);
@@ -273,7 +274,16 @@ final class ExecutorModel implements AutoCloseable {
 
     /** Plays {@code steps}, then delivers every undone key again until it is acked, and checks the end state. */
     static void check(TestDatabase database, ModelConfig config, List<Step> steps) {
-        try (ExecutorModel model = new ExecutorModel(database, config)) {
+        check(database, config, steps, null);
+    }
+
+    /** {@link #check(TestDatabase, ModelConfig, List)}, budgeted configurations under {@code budgets}' decorators. */
+    static void check(
+            TestDatabase database,
+            ModelConfig config,
+            List<Step> steps,
+            @Nullable Supplier<IdempotentExecutor.Decorator> budgets) {
+        try (ExecutorModel model = new ExecutorModel(database, config, budgets)) {
             model.run(steps);
         }
     }

@@ -1,10 +1,12 @@
 package io.sumi.consumer.model;
 
+import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.model.Shrinker.Shrunk;
 import io.sumi.consumer.model.StepGenerator.Sample;
 import io.sumi.testing.TestDatabase;
 import java.util.Random;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -49,8 +51,8 @@ abstract class ExecutorModelProperties {
             this.sample = sample;
         }
 
-        Sample sample(long seed) {
-            return sample.apply(new StepGenerator(new Random(seed)));
+        Sample sample(long seed, boolean budgeted) {
+            return sample.apply(new StepGenerator(new Random(seed), budgeted));
         }
     }
 
@@ -58,6 +60,15 @@ abstract class ExecutorModelProperties {
 
     /** The tries per property on this database, unless {@value #TRIES} is set. */
     abstract int defaultTries();
+
+    /**
+     * A new budget decorator per instance, to run every sample budgeted ({@link
+     * ModelConfig#budgeted()}); {@code null} (here): none is. sumi-budgets' model tests give one.
+     */
+    @Nullable
+    Supplier<IdempotentExecutor.Decorator> budgets() {
+        return null;
+    }
 
     final int tries() {
         return Integer.getInteger(TRIES, defaultTries());
@@ -71,7 +82,7 @@ abstract class ExecutorModelProperties {
         int tries = tries();
         for (int i = 0; i < tries; i++) {
             long seed = seedOfTry(base, i);
-            Sample sample = property.sample(seed);
+            Sample sample = property.sample(seed, budgets() != null);
             Throwable failure = play(sample);
             if (failure != null) {
                 Shrunk shrunk = new Shrinker(this::play, SHRINK_BUDGET).shrink(sample, failure);
@@ -95,7 +106,7 @@ abstract class ExecutorModelProperties {
     /** Plays one sample; returns how it failed, {@code null} if every invariant held. */
     private @Nullable Throwable play(Sample sample) {
         try {
-            ExecutorModel.check(database(), sample.config(), sample.steps());
+            ExecutorModel.check(database(), sample.config(), sample.steps(), budgets());
             return null;
         } catch (AssertionError | RuntimeException ex) {
             return ex;

@@ -5,7 +5,7 @@ import io.sumi.consumer.IdempotencyMode;
 /**
  * The set-up of one model run: the handler's mode, which instances put Caffeine's front cache
  * ({@code CachingProcessedMessageStore}) before the ledger, whether the executors are wrapped in
- * the budget decorator, whether the last instance is wired with the transaction manager of
+ * the budget decorator (sumi-budgets: only its model tests run budgeted configurations), whether the last instance is wired with the transaction manager of
  * another resource (a misconfiguration the ledger must refuse, not turn into a loss), and
  * whether instance 1's clock runs ahead of the others by more than a lease (lease decisions must
  * not depend on the instances agreeing on the time).

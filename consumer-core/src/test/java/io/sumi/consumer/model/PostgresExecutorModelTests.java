@@ -2,7 +2,7 @@ package io.sumi.consumer.model;
 
 import io.sumi.testing.TestDatabase;
 
-/** The model on PostgreSQL: fewer tries, a real server's locking and isolation. */
+/** The model on PostgreSQL: fewer tries, a real server's locking and isolation (unbudgeted; sumi-budgets runs as many budgeted). */
 class PostgresExecutorModelTests extends ExecutorModelProperties {
 
     @Override
@@ -12,6 +12,6 @@ class PostgresExecutorModelTests extends ExecutorModelProperties {
 
     @Override
     int defaultTries() {
-        return 150;
+        return 75;
     }
 }

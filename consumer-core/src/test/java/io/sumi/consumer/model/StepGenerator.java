@@ -23,9 +23,12 @@ final class StepGenerator {
     static final int MAX_STEPS = 12;
 
     private final Random random;
+    /** Whether every configuration is budgeted (sumi-budgets' model tests) or none is (the core's). */
+    private final boolean budgeted;
 
-    StepGenerator(Random random) {
+    StepGenerator(Random random, boolean budgeted) {
         this.random = random;
+        this.budgeted = budgeted;
     }
 
     /** A configuration and a sequence, as one run of the model takes them. */
@@ -61,7 +64,7 @@ final class StepGenerator {
 
     private ModelConfig config(IdempotencyMode mode, boolean foreignManager) {
         int cacheMask = random.nextInt(1 << ExecutorModel.INSTANCES);
-        return ModelConfig.config(mode, cacheMask, random.nextBoolean(), foreignManager, false);
+        return ModelConfig.config(mode, cacheMask, budgeted, foreignManager, false);
     }
 
     // ---------------------------------------------------------------- sequences

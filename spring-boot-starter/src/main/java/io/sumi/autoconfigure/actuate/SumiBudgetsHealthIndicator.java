@@ -1,6 +1,6 @@
 package io.sumi.autoconfigure.actuate;
 
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -25,7 +25,8 @@ public class SumiBudgetsHealthIndicator implements HealthIndicator {
         Map<String, Object> all = new LinkedHashMap<>();
         budgets.names().stream()
                 .sorted()
-                .forEach(name -> budgets.find(name).ifPresent(budget -> all.put(name, SumiEndpoint.budget(budget))));
+                .forEach(name ->
+                        budgets.find(name).ifPresent(budget -> all.put(name, BudgetRegistryOperations.budget(budget))));
         long open = all.values().stream()
                 .filter(b -> !"CLOSED".equals(((Map<?, ?>) b).get("state")))
                 .count();

@@ -1,13 +1,9 @@
 package io.sumi.autoconfigure.actuate;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sumi.autoconfigure.actuate.internal.LedgerRow;
 import io.sumi.autoconfigure.actuate.internal.OutboxControl;
 import io.sumi.autoconfigure.actuate.internal.OutboxRow;
 import io.sumi.autoconfigure.actuate.internal.SumiReadModels;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
@@ -16,9 +12,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -72,14 +66,14 @@ public class SumiEndpoint {
     private final SumiReadModels readModels;
     private final @Nullable ProcessedMessageStore store;
     private final @Nullable OutboxControl outbox;
-    private final @Nullable BudgetRegistry budgets;
+    private final @Nullable SumiBudgetsOperations budgets;
     private final Clock clock;
 
     public SumiEndpoint(
             SumiReadModels readModels,
             @Nullable ProcessedMessageStore store,
             @Nullable OutboxControl outbox,
-            @Nullable BudgetRegistry budgets,
+            @Nullable SumiBudgetsOperations budgets,
             Clock clock) {
         this.readModels = readModels;
         this.store = store;
@@ -180,29 +174,7 @@ public class SumiEndpoint {
     }
 
     private Map<String, Object> budgets() {
-        Map<String, Object> all = new LinkedHashMap<>();
-        if (budgets != null) {
-            budgets.names().stream()
-                    .sorted()
-                    .forEach(name -> budgets.find(name).ifPresent(b -> all.put(name, budget(b))));
-        }
-        return all;
-    }
-
-    /** A budget as the endpoint and the budgets' health show it. */
-    static Map<String, Object> budget(Budget budget) {
-        CircuitBreaker.State state = budget.refresh();
-        BudgetConfig config = budget.config();
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("state", state.name());
-        entry.put("spent", budget.spent());
-        entry.put("remaining", budget.remaining());
-        entry.put("limit", config.limit());
-        entry.put("window", config.window().toString());
-        entry.put("costPerCall", config.costPerCall());
-        entry.put("callsInFlight", budget.callsInFlight());
-        entry.put("retryAt", budget.retryAt().map(Instant::toString).orElse(null));
-        return entry;
+        return budgets != null ? budgets.all() : new LinkedHashMap<>();
     }
 
     // ----------------------------------------------------------------------------------- writes
@@ -245,10 +217,8 @@ public class SumiEndpoint {
             case "reconciliation/release" ->
                 resolve(false, require(consumer, "consumer"), require(messageId, "messageId"));
             case "outbox/redrive" -> redrive(id, topic, all);
-            case "budgets/force-open" -> budgetAction(name, Budget::forceOpen);
-            case "budgets/force-closed" -> budgetAction(name, Budget::forceClosed);
-            case "budgets/reset-window" -> budgetAction(name, Budget::resetWindow);
-            case "budgets/limit" -> changeLimit(name, limit);
+            case "budgets/force-open", "budgets/force-closed", "budgets/reset-window", "budgets/limit" ->
+                budgetWrite(action, name, limit);
             default ->
                 throw new InvalidEndpointRequestException(
                         "Unknown write '" + operation + "': use claims/release, reconciliation/complete,"
@@ -305,36 +275,6 @@ public class SumiEndpoint {
         return count > 0 ? changed(count) : unchanged("no parked rows" + (topic != null ? " of topic " + topic : ""));
     }
 
-    private Map<String, Object> budgetAction(@Nullable String name, Consumer<Budget> action) {
-        Budget budget = requireBudget(name);
-        try {
-            action.accept(budget);
-        } catch (UnsupportedOperationException ex) {
-            // A fleet budget's window is shared: it is not reset from one instance.
-            return unchanged(String.valueOf(ex.getMessage()));
-        }
-        Map<String, Object> result = changed(1);
-        result.put("budget", budget(budget));
-        return result;
-    }
-
-    private Map<String, Object> changeLimit(@Nullable String name, @Nullable Double limit) {
-        Budget budget = requireBudget(name);
-        if (limit == null) {
-            throw new InvalidEndpointRequestException("budgets/limit needs a limit", "Missing limit");
-        }
-        BudgetConfig config;
-        try {
-            config = BudgetConfig.from(budget.config()).limit(limit).build();
-        } catch (IllegalArgumentException ex) {
-            throw new InvalidEndpointRequestException(String.valueOf(ex.getMessage()), "Invalid limit");
-        }
-        Budget updated = Objects.requireNonNull(budgets).update(budget.name(), config);
-        Map<String, Object> result = changed(1);
-        result.put("budget", budget(updated));
-        return result;
-    }
-
     // ---------------------------------------------------------------------------------- helpers
 
     private static String who(SecurityContext context) {
@@ -364,12 +304,12 @@ public class SumiEndpoint {
         return outbox;
     }
 
-    private Budget requireBudget(@Nullable String name) {
+    private Map<String, Object> budgetWrite(String action, @Nullable String name, @Nullable Double limit) {
         String budget = require(name, "name");
-        if (budgets == null || budgets.find(budget).isEmpty()) {
+        if (budgets == null) {
             throw new InvalidEndpointRequestException("No budget named '" + budget + "'", "Unknown budget");
         }
-        return budgets.budget(budget);
+        return budgets.write(action, budget, limit);
     }
 
     private static PageRequest pageRequest(@Nullable Integer page, @Nullable Integer size, Sort sort) {
@@ -422,14 +362,14 @@ public class SumiEndpoint {
         return instant == null ? null : instant.toString();
     }
 
-    private static Map<String, Object> changed(int rows) {
+    static Map<String, Object> changed(int rows) {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("changed", true);
         result.put("rows", rows);
         return result;
     }
 
-    private static Map<String, Object> unchanged(String reason) {
+    static Map<String, Object> unchanged(String reason) {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("changed", false);
         result.put("reason", reason);

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.sumi.autoconfigure.actuate.ActuatorTestApplication.Response;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.outbox.Outbox;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.store.ClaimOutcome;
@@ -95,7 +95,7 @@ class SumiEndpointHttpIntegrationTests {
         Budget stripe = budgets.budget("stripe");
         stripe.forceClosed();
         stripe.resetWindow();
-        budgets.update("stripe", io.sumi.consumer.budget.BudgetConfig.of(10, Duration.ofHours(1)));
+        budgets.update("stripe", io.sumi.budget.BudgetConfig.of(10, Duration.ofHours(1)));
 
         // mailer: one live claim, one completed, three held for reconciliation; charger: one held.
         liveClaim = store.claim("mailer", new ClaimRequest("live-1", null), LEASE);

@@ -1,8 +1,12 @@
 package io.sumi.rabbit.internal;
 
 import io.sumi.consumer.binder.ListenerBinder;
-import io.sumi.rabbit.IdempotentRabbitHandlerInterceptor;
 import java.lang.reflect.Method;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitHandler;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.amqp.rabbit.annotation.RabbitListeners;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
  * The Spring AMQP binder's methods: {@code @RabbitListener} / {@code @RabbitHandler} methods and
@@ -17,7 +21,23 @@ public final class RabbitListenerBinder implements ListenerBinder {
 
     @Override
     public boolean guards(Method method, Class<?> targetClass) {
-        return IdempotentRabbitHandlerInterceptor.isListenerMethod(method, targetClass)
-                || IdempotentRabbitHandlerInterceptor.hasAmqpMessageParameter(method);
+        return isListenerMethod(method) || hasAmqpMessageParameter(method);
+    }
+
+    /** Whether {@code method} is a {@code @RabbitListener}, {@code @RabbitListeners} or {@code @RabbitHandler} method. */
+    public static boolean isListenerMethod(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, RabbitListener.class)
+                || AnnotatedElementUtils.hasAnnotation(method, RabbitListeners.class)
+                || AnnotatedElementUtils.hasAnnotation(method, RabbitHandler.class);
+    }
+
+    /** Whether {@code method} takes an AMQP {@link Message} or a list of them. */
+    public static boolean hasAmqpMessageParameter(Method method) {
+        for (Class<?> type : method.getParameterTypes()) {
+            if (Message.class.isAssignableFrom(type)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -1,10 +1,13 @@
 package io.sumi.kafka.internal;
 
 import io.sumi.consumer.binder.ListenerBinder;
-import io.sumi.kafka.IdempotentHandlerInterceptor;
 import java.lang.reflect.Method;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.kafka.annotation.KafkaHandler;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.annotation.KafkaListeners;
 
 /**
  * The Spring Kafka binder's methods: {@code @KafkaListener} / {@code @KafkaHandler} methods and
@@ -21,7 +24,7 @@ public final class KafkaListenerBinder implements ListenerBinder {
 
     @Override
     public boolean guards(Method method, Class<?> targetClass) {
-        if (IdempotentHandlerInterceptor.isListenerMethod(method)) {
+        if (isListenerMethod(method)) {
             return true;
         }
         for (Class<?> type : method.getParameterTypes()) {
@@ -30,6 +33,13 @@ public final class KafkaListenerBinder implements ListenerBinder {
             }
         }
         return false;
+    }
+
+    /** Whether {@code method} is a {@code @KafkaListener}, {@code @KafkaListeners} or {@code @KafkaHandler} method. */
+    public static boolean isListenerMethod(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, KafkaListener.class)
+                || AnnotatedElementUtils.hasAnnotation(method, KafkaListeners.class)
+                || AnnotatedElementUtils.hasAnnotation(method, KafkaHandler.class);
     }
 
     @Override

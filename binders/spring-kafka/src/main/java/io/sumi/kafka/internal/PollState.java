@@ -2,14 +2,15 @@ package io.sumi.kafka.internal;
 
 import io.sumi.consumer.HandlerDefinition;
 import io.sumi.consumer.IdempotentExecutor;
+import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.PollClaim;
-import io.sumi.kafka.KafkaInboundMessage;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
@@ -26,7 +27,7 @@ public final class PollState {
 
     private final ConsumerRecords<?, ?> records;
     private @Nullable IdentityHashMap<ConsumerRecord<?, ?>, Integer> indexes;
-    private @Nullable List<KafkaInboundMessage> messages;
+    private @Nullable List<InboundMessage> messages;
     private final Map<HandlerDefinition, Optional<PollClaim>> claims = new LinkedHashMap<>();
 
     PollState(ConsumerRecords<?, ?> records) {
@@ -64,15 +65,20 @@ public final class PollState {
     /**
      * The claims of this poll for {@code handler}, taken now (one round trip) on its first record;
      * {@code null} when the executor does not claim polls for it (not lease mode, a budget).
+     *
+     * @param message the binder's message of a record ({@code KafkaInboundMessage::new})
      */
-    public @Nullable PollClaim claimFor(HandlerDefinition handler, IdempotentExecutor executor) {
+    public @Nullable PollClaim claimFor(
+            HandlerDefinition handler,
+            IdempotentExecutor executor,
+            Function<ConsumerRecord<?, ?>, ? extends InboundMessage> message) {
         Optional<PollClaim> claim = claims.get(handler);
         if (claim == null) {
-            List<KafkaInboundMessage> all = messages;
+            List<InboundMessage> all = messages;
             if (all == null) {
                 all = new ArrayList<>(records.count());
                 for (ConsumerRecord<?, ?> record : records) {
-                    all.add(new KafkaInboundMessage(record));
+                    all.add(message.apply(record));
                 }
                 messages = all;
             }

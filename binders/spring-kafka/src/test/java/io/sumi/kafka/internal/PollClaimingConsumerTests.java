@@ -10,6 +10,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.InboundMessage;
 import io.sumi.consumer.MessageKeyResolver;
 import io.sumi.consumer.PollClaim;
+import io.sumi.kafka.KafkaInboundMessage;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -91,7 +92,10 @@ class PollClaimingConsumerTests {
         assertThat(consumer.poll(Duration.ZERO).count()).isEqualTo(3);
         FailingOnceClaim claim = new FailingOnceClaim();
         Objects.requireNonNull(PollState.current())
-                .claimFor(HandlerDefinition.builder("orders").build(), new ClaimingExecutor(claim));
+                .claimFor(
+                        HandlerDefinition.builder("orders").build(),
+                        new ClaimingExecutor(claim),
+                        KafkaInboundMessage::new);
 
         // The container ran record 0 and commits it (AckMode.RECORD): the ledger refuses the completion.
         assertThatThrownBy(() -> consumer.commitSync(Map.of(PARTITION, new OffsetAndMetadata(1))))

@@ -2,8 +2,8 @@ package io.sumi.examples.charge.demo;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.BudgetConfig;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetConfig;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.charge.ChargeRequest;
 import io.sumi.examples.support.DemoLauncher;

@@ -1,7 +1,7 @@
 package io.sumi.examples.charge.demo;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.sumi.consumer.budget.BudgetRegistry;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.examples.charge.ChargeConsumerProperties;
 import io.sumi.examples.support.EmbeddedServices;
 import io.sumi.kafka.BudgetListenerPauser;

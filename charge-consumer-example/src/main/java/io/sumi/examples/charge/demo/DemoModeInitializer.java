@@ -21,7 +21,7 @@ public class DemoModeInitializer extends io.sumi.examples.support.DemoModeInitia
             Map.entry("sumi.budgets.payments.sliding-window-size", "10"),
             Map.entry("sumi.budgets.payments.minimum-number-of-calls", "6"),
             Map.entry("sumi.budgets.payments.wait-duration-in-open-state", "2s"),
-            Map.entry("sumi.budget-pause.check-interval", "100ms"),
+            Map.entry("sumi.budgets.pause.check-interval", "100ms"),
             Map.entry("sumi.consumer.lease", "3s"),
             Map.entry("sumi.kafka.busy-retry-interval", "100ms"),
             Map.entry("charge-consumer.retry.interval", "100ms"),

@@ -1,10 +1,10 @@
 package io.sumi.examples.charge.demo;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.sumi.consumer.budget.Budget;
-import io.sumi.consumer.budget.BudgetExhaustedException;
-import io.sumi.consumer.budget.BudgetRegistry;
-import io.sumi.consumer.budget.jdbc.JdbcSpendStore;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetExhaustedException;
+import io.sumi.budget.BudgetRegistry;
+import io.sumi.budget.jdbc.JdbcSpendStore;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
