@@ -70,6 +70,7 @@ public class SumiAutoConfiguration {
         SumiProperties.Ledger ledger = properties.ledger();
         JdbcProcessedMessageStore.Builder builder = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
+                .asynchronousClaimCommit(ledger.asynchronousClaimCommit())
                 .clock(clock.getIfUnique(Clock::systemUTC));
         LeaseRenewalPool renewals = renewalPool.getIfAvailable();
         DataSource renewalDataSource = renewals != null ? renewals.dataSource() : null;

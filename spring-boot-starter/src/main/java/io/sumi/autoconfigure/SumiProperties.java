@@ -30,13 +30,19 @@ public record SumiProperties(
      * @param cache the in-memory front cache of completed keys
      * @param pruning the pruning job
      * @param metrics the ledger's gauges
+     * @param asynchronousClaimCommit whether lease-mode batch claims (batch listeners, the Kafka
+     *     poll claim) commit without waiting for PostgreSQL's WAL flush: a database crash just after
+     *     such a claim can forget it (the key is then unclaimed again, and a message that ran under
+     *     it may later run again); completions stay synchronous; ignored on MariaDB and H2; off by
+     *     default (docs/kafka-poll-claim.md)
      */
     public record Ledger(
             @DefaultValue("processed_messages") String tableName,
             @DefaultValue("14d") Duration retention,
             @DefaultValue Cache cache,
             @DefaultValue Pruning pruning,
-            @DefaultValue LedgerMetricsSettings metrics) {}
+            @DefaultValue LedgerMetricsSettings metrics,
+            @DefaultValue("false") boolean asynchronousClaimCommit) {}
 
     /**
      * The ledger's gauges ({@code sumi.ledger.claims.oldest.age}, {@code sumi.ledger.reconciliation.held}),
