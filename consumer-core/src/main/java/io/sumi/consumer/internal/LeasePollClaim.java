@@ -16,6 +16,7 @@ import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,12 +59,27 @@ final class LeasePollClaim implements PollClaim {
         RELEASED
     }
 
+    /**
+     * How long a record whose key another consumer held at the poll's claim waits for that holder
+     * in place, in doubling steps from {@link #FIRST_BUSY_WAIT_MILLIS}, before it takes the
+     * ordinary path (which answers BUSY while the key is still held). The holder is most often
+     * another consumer's poll claim, which completes the key when its poll ends: a few tens of
+     * milliseconds, where a BUSY costs the error handler's seek back of the rest of the poll and its
+     * busy-retry interval (1 s by default).
+     */
+    static final long BUSY_WAIT_MILLIS = 120;
+
+    static final long FIRST_BUSY_WAIT_MILLIS = 2;
+
     private static final class KeyState {
         final ClaimResult result;
+        /** Another consumer held the key when the poll was claimed. */
+        final boolean busyAtClaim;
         Status status;
 
         KeyState(ClaimResult result) {
             this.result = result;
+            this.busyAtClaim = result.outcome() == ClaimOutcome.BUSY;
             // A completed row is a duplicate; a live claim elsewhere or a RECONCILE row is decided
             // again when its record is dispatched (the ordinary path), as without the poll claim.
             this.status = result.outcome() == ClaimOutcome.CLAIMED
@@ -130,6 +147,9 @@ final class LeasePollClaim implements PollClaim {
         ClaimRequest request = requests.get(index);
         KeyState state = request == null ? null : keys.get(request.messageId());
         if (request == null || state == null || state.status == Status.RELEASED) {
+            if (state != null && state.busyAtClaim) {
+                awaitOtherHolder(request.messageId());
+            }
             // Observed by the executor.
             return executor.execute(handler, messages.get(index), body);
         }
@@ -208,6 +228,38 @@ final class LeasePollClaim implements PollClaim {
         state.status = Status.PENDING;
         report(observation, Outcome.PROCESSED, null);
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
+    }
+
+    /**
+     * A key another consumer held at the poll's claim (most often that consumer's own poll claim,
+     * completed when its poll ends): first writes this poll's kept completions, so that a consumer
+     * waiting for one of them goes on (two polls that each hold a key the other has met would
+     * otherwise wait for each other's end), then reads the key's row until it is no longer in
+     * progress, for at most {@link #BUSY_WAIT_MILLIS}. The ordinary path decides after it, as
+     * without the poll claim: DUPLICATE if the holder completed it, a claim if it released it or
+     * its lease ended, BUSY if it still holds it. Nothing here fails the record: a ledger error ends
+     * the wait (the kept completions stay kept and are written before the next commit).
+     */
+    private void awaitOtherHolder(String messageId) {
+        try {
+            completePending();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BUSY_WAIT_MILLIS);
+            long pause = FIRST_BUSY_WAIT_MILLIS;
+            while (store.find(handler.consumer(), messageId)
+                    .filter(row -> row.status() == MessageStatus.IN_PROGRESS)
+                    .isPresent()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(pause)));
+                pause *= 2;
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException ex) {
+            log.debug("Consumer '{}' stopped waiting for the holder of {}", handler.consumer(), messageId, ex);
+        }
     }
 
     // A NotDoneSignal carries the value of the body it came from, of type T.

@@ -1197,6 +1197,9 @@ final class ExecutorModel implements AutoCloseable {
                         thrown instanceof MessageBusyException && !ran,
                         "BUSY (a live lease elsewhere holds it)",
                         outcome);
+                // Before it waited for the holder, the poll wrote the completions it kept: the
+                // records that ran before this one are completed even if the JVM dies now.
+                ranHere.forEach(ran1 -> setState(ran1, KeyState.COMPLETED));
                 stop = i;
                 break;
             }
