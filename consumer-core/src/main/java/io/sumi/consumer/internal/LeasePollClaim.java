@@ -11,6 +11,7 @@ import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.NotDoneSignal;
 import io.sumi.consumer.PollClaim;
 import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.internal.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.internal.OutcomeRecorder.Outcome;
 import io.sumi.store.ClaimOutcome;
@@ -75,6 +76,7 @@ final class LeasePollClaim implements PollClaim {
         final ClaimResult result;
         /** Another consumer held the key when the poll was claimed. */
         final boolean busyAtClaim;
+
         Status status;
 
         KeyState(ClaimResult result) {
@@ -149,6 +151,16 @@ final class LeasePollClaim implements PollClaim {
         if (request == null || state == null || state.status == Status.RELEASED) {
             if (state != null && state.busyAtClaim) {
                 awaitOtherHolder(request.messageId());
+                try {
+                    return executor.execute(handler, messages.get(index), body);
+                } catch (MessageBusyException busy) {
+                    // The error handler seeks the rest of the poll back and waits its busy-retry
+                    // interval before the next poll: the claims of the records after this one would
+                    // be held for nothing meanwhile, making other consumers' copies of them BUSY
+                    // in turn. Given back now, unrun, as the next poll would.
+                    releaseUnrunNow();
+                    throw busy;
+                }
             }
             // Observed by the executor.
             return executor.execute(handler, messages.get(index), body);
@@ -331,6 +343,16 @@ final class LeasePollClaim implements PollClaim {
         return completed;
     }
 
+    /** Gives back the claims not run yet before the poll ends (a BUSY record stopped it); renewal goes on for the kept completions. */
+    private void releaseUnrunNow() {
+        List<String> held = inStatus(Status.HELD);
+        if (held.isEmpty()) {
+            return;
+        }
+        renewal.forget(held);
+        giveBack(held);
+    }
+
     @Override
     public void releaseUnrun() {
         // The end of the poll: renewal stops (waiting for a statement in flight) before anything is released.
@@ -339,6 +361,10 @@ final class LeasePollClaim implements PollClaim {
         if (held.isEmpty()) {
             return;
         }
+        giveBack(held);
+    }
+
+    private void giveBack(List<String> held) {
         held.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.RELEASED);
         // The container did not deliver these records from this poll (an earlier record failed or was
         // busy and the error handler sought back, a filter, a pause, a rebalance, a stop): their handler

@@ -1200,6 +1200,10 @@ final class ExecutorModel implements AutoCloseable {
                 // Before it waited for the holder, the poll wrote the completions it kept: the
                 // records that ran before this one are completed even if the JVM dies now.
                 ranHere.forEach(ran1 -> setState(ran1, KeyState.COMPLETED));
+                // And, BUSY, it gave back the claims of the records after it at once, unrun.
+                claimedHere.stream()
+                        .filter(unrun -> !ranHere.contains(unrun))
+                        .forEach(unrun -> setState(unrun, KeyState.FREE));
                 stop = i;
                 break;
             }
