@@ -5,9 +5,11 @@ import io.sumi.consumer.IdempotentExecutor.HandlerBody;
 import io.sumi.consumer.OutcomeRecorder.HandlerRun;
 import io.sumi.consumer.OutcomeRecorder.Outcome;
 import io.sumi.consumer.exception.FingerprintMismatchException;
+import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import java.util.ArrayList;
@@ -15,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,12 +52,28 @@ final class LeasePollClaim implements PollClaim {
         RELEASED
     }
 
+    /**
+     * How long a record whose key another consumer held at the poll's claim waits for that holder
+     * in place, in doubling steps from {@link #FIRST_BUSY_WAIT_MILLIS}, before it takes the
+     * ordinary path (which answers BUSY while the key is still held). The holder is most often
+     * another consumer's poll claim, which completes the key when its poll ends: a few tens of
+     * milliseconds, where a BUSY costs the error handler's seek back of the rest of the poll and its
+     * busy-retry interval (1 s by default).
+     */
+    static final long BUSY_WAIT_MILLIS = 120;
+
+    static final long FIRST_BUSY_WAIT_MILLIS = 2;
+
     private static final class KeyState {
         final ClaimResult result;
+        /** Another consumer held the key when the poll was claimed. */
+        final boolean busyAtClaim;
+
         Status status;
 
         KeyState(ClaimResult result) {
             this.result = result;
+            this.busyAtClaim = result.outcome() == ClaimOutcome.BUSY;
             // A completed row is a duplicate; a live claim elsewhere or a RECONCILE row is decided
             // again when its record is dispatched (the ordinary path), as without the poll claim.
             this.status = result.outcome() == ClaimOutcome.CLAIMED
@@ -122,6 +141,19 @@ final class LeasePollClaim implements PollClaim {
         ClaimRequest request = requests.get(index);
         KeyState state = request == null ? null : keys.get(request.messageId());
         if (request == null || state == null || state.status == Status.RELEASED) {
+            if (state != null && state.busyAtClaim) {
+                awaitOtherHolder(request.messageId());
+                try {
+                    return executor.execute(handler, messages.get(index), body);
+                } catch (MessageBusyException busy) {
+                    // The error handler seeks the rest of the poll back and waits its busy-retry
+                    // interval before the next poll: the claims of the records after this one would
+                    // be held for nothing meanwhile, making other consumers' copies of them BUSY
+                    // in turn. Given back now, unrun, as the next poll would.
+                    releaseUnrunNow();
+                    throw busy;
+                }
+            }
             // Observed by the executor.
             return executor.execute(handler, messages.get(index), body);
         }
@@ -202,6 +234,38 @@ final class LeasePollClaim implements PollClaim {
         return new HandlerResult<>(MessageOutcome.PROCESSED, value);
     }
 
+    /**
+     * A key another consumer held at the poll's claim (most often that consumer's own poll claim,
+     * completed when its poll ends): first writes this poll's kept completions, so that a consumer
+     * waiting for one of them goes on (two polls that each hold a key the other has met would
+     * otherwise wait for each other's end), then reads the key's row until it is no longer in
+     * progress, for at most {@link #BUSY_WAIT_MILLIS}. The ordinary path decides after it, as
+     * without the poll claim: DUPLICATE if the holder completed it, a claim if it released it or
+     * its lease ended, BUSY if it still holds it. Nothing here fails the record: a ledger error ends
+     * the wait (the kept completions stay kept and are written before the next commit).
+     */
+    private void awaitOtherHolder(String messageId) {
+        try {
+            completePending();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BUSY_WAIT_MILLIS);
+            long pause = FIRST_BUSY_WAIT_MILLIS;
+            while (store.find(handler.consumer(), messageId)
+                    .filter(row -> row.status() == MessageStatus.IN_PROGRESS)
+                    .isPresent()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(pause)));
+                pause *= 2;
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException ex) {
+            log.debug("Consumer '{}' stopped waiting for the holder of {}", handler.consumer(), messageId, ex);
+        }
+    }
+
     // A NotDoneSignal carries the value of the body it came from, of type T.
     @SuppressWarnings("unchecked")
     private static <T> HandlerResult<T> notDone(NotDoneSignal notDone) {
@@ -271,6 +335,16 @@ final class LeasePollClaim implements PollClaim {
         return completed;
     }
 
+    /** Gives back the claims not run yet before the poll ends (a BUSY record stopped it); renewal goes on for the kept completions. */
+    private void releaseUnrunNow() {
+        List<String> held = inStatus(Status.HELD);
+        if (held.isEmpty()) {
+            return;
+        }
+        renewal.forget(held);
+        giveBack(held);
+    }
+
     @Override
     public void releaseUnrun() {
         // The end of the poll: renewal stops (waiting for a statement in flight) before anything is released.
@@ -279,6 +353,10 @@ final class LeasePollClaim implements PollClaim {
         if (held.isEmpty()) {
             return;
         }
+        giveBack(held);
+    }
+
+    private void giveBack(List<String> held) {
         held.forEach(key -> Objects.requireNonNull(keys.get(key), key).status = Status.RELEASED);
         // The container did not deliver these records from this poll (an earlier record failed or was
         // busy and the error handler sought back, a filter, a pause, a rebalance, a stop): their handler

@@ -79,6 +79,7 @@ public class SumiAutoConfiguration {
         }
         JdbcProcessedMessageStore.Builder builder = JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(ledger.tableName())
+                .asynchronousClaimCommit(ledger.asynchronousClaimCommit())
                 .clock(clock.getIfUnique(Clock::systemUTC));
         LeaseRenewalPool renewals = renewalPool.getIfAvailable();
         DataSource renewalDataSource = renewals != null ? renewals.dataSource() : null;

@@ -35,6 +35,11 @@ public record SumiProperties(
      *     {@code redis} (a Redis or Valkey server or cluster, lease mode only; needs
      *     {@code io.sumi:sumi-store-redis} and a {@code RedisConnectionFactory}, see docs/redis-ledger.md)
      * @param redis the Redis ledger ({@code sumi.ledger.store=redis})
+     * @param asynchronousClaimCommit whether lease-mode batch claims (batch listeners, the Kafka
+     *     poll claim) commit without waiting for PostgreSQL's WAL flush: a database crash just after
+     *     such a claim can forget it (the key is then unclaimed again, and a message that ran under
+     *     it may later run again); completions stay synchronous; ignored on MariaDB and H2; off by
+     *     default (docs/kafka-poll-claim.md)
      */
     public record Ledger(
             @DefaultValue("processed_messages") String tableName,
@@ -43,7 +48,8 @@ public record SumiProperties(
             @DefaultValue Pruning pruning,
             @DefaultValue LedgerMetricsSettings metrics,
             @DefaultValue("jdbc") LedgerStore store,
-            @DefaultValue RedisLedger redis) {}
+            @DefaultValue RedisLedger redis,
+            @DefaultValue("false") boolean asynchronousClaimCommit) {}
 
     /**
      * Where the ledger lives.

@@ -48,7 +48,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  *
  * <p>Options ({@code --name=value}): {@code records} (200000), {@code paced-rate} (1000),
  * {@code paced-seconds} (10), {@code cases} (all: bare, record-tx, record-lease, record-lease-poll,
- * batch-lease, batch-tx), {@code duplicates} (0,30), {@code jdbc-url}
+ * record-lease-poll-async, batch-lease, batch-tx), {@code duplicates} (0,30,30x: {@code x}, each
+ * copy on another partition within 10 records of its original), {@code jdbc-url}
  * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code jdbc-user}
  * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records} (10000: an
  * unmeasured drain by the bare, record-lease-poll and batch-lease cases first, so that the first
@@ -56,10 +57,18 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 public final class KafkaEndToEndBenchmark {
 
-    private static final List<String> ALL_CASES =
-            List.of("bare", "record-tx", "record-lease", "record-lease-poll", "batch-lease", "batch-tx");
+    private static final List<String> ALL_CASES = List.of(
+            "bare",
+            "record-tx",
+            "record-lease",
+            "record-lease-poll",
+            "record-lease-poll-async",
+            "batch-lease",
+            "batch-tx");
     private static final int PARTITIONS = 6;
     private static final int DUPLICATE_WINDOW = 2_000;
+    /** The "x" shape: a copy repeats one of the records this close before it, on another partition. */
+    private static final int CROSS_PARTITION_WINDOW = 10;
 
     private final Map<String, String> options;
     private final int records;
@@ -86,14 +95,32 @@ public final class KafkaEndToEndBenchmark {
         System.exit(0);
     }
 
-    private record Result(String name, int duplicates, double recordsPerSecond, long p50, long p99) {}
+    private record Result(String name, String duplicates, double recordsPerSecond, long p50, long p99) {}
+
+    /**
+     * A duplicate rate, {@code "30"}, or {@code "30x"}: each copy on another partition than the
+     * record whose key it repeats, within {@link #CROSS_PARTITION_WINDOW} records of it (the
+     * outbox's resends do that).
+     */
+    private record Shape(int percent, boolean crossPartition) {
+
+        static Shape parse(String text) {
+            String trimmed = text.trim();
+            boolean cross = trimmed.endsWith("x");
+            return new Shape(Integer.parseInt(cross ? trimmed.substring(0, trimmed.length() - 1) : trimmed), cross);
+        }
+
+        String label() {
+            return percent + (crossPartition ? "x" : "");
+        }
+    }
 
     private void run() throws Exception {
         List<String> cases = List.of(
                 options.getOrDefault("cases", String.join(",", ALL_CASES)).split(","));
-        List<Integer> duplicateRates = new ArrayList<>();
-        for (String rate : options.getOrDefault("duplicates", "0,30").split(",", -1)) {
-            duplicateRates.add(Integer.parseInt(rate.trim()));
+        List<Shape> duplicateRates = new ArrayList<>();
+        for (String rate : options.getOrDefault("duplicates", "0,30,30x").split(",", -1)) {
+            duplicateRates.add(Shape.parse(rate));
         }
         String url = options.getOrDefault("jdbc-url", "jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka");
         String user = options.getOrDefault("jdbc-user", "postgres");
@@ -117,17 +144,17 @@ public final class KafkaEndToEndBenchmark {
             if (warmup > 0) {
                 // Unmeasured: the JIT and the connection pools of this JVM warm up before the first measured case.
                 broker.createTopic("warmup", PARTITIONS);
-                long distinct = produce(broker, "warmup", warmup, 30, 0, "w-");
+                long distinct = produce(broker, "warmup", warmup, new Shape(30, false), 0, "w-");
                 for (String name : List.of("bare", "record-lease-poll", "batch-lease")) {
-                    runCase(broker, url, user, password, name, 30, "warmup", warmup, distinct, null);
+                    runCase(broker, url, user, password, name, new Shape(30, false), "warmup", warmup, distinct, null);
                 }
             }
-            for (int duplicates : duplicateRates) {
-                String drainTopic = "drain-d" + duplicates;
+            for (Shape duplicates : duplicateRates) {
+                String drainTopic = "drain-d" + duplicates.label();
                 broker.createTopic(drainTopic, PARTITIONS);
-                long distinct = produce(broker, drainTopic, records, duplicates, 0, "d" + duplicates + "-");
+                long distinct = produce(broker, drainTopic, records, duplicates, 0, "d" + duplicates.label() + "-");
                 for (String name : cases) {
-                    String pacedTopic = Recorder.LATENCY_TOPIC_PREFIX + name + "-d" + duplicates;
+                    String pacedTopic = Recorder.LATENCY_TOPIC_PREFIX + name + "-d" + duplicates.label();
                     broker.createTopic(pacedTopic, PARTITIONS);
                     results.add(runCase(
                             broker, url, user, password, name, duplicates, drainTopic, records, distinct, pacedTopic));
@@ -145,7 +172,7 @@ public final class KafkaEndToEndBenchmark {
             String user,
             String password,
             String name,
-            int duplicates,
+            Shape duplicates,
             String drainTopic,
             int drainCount,
             long distinctInDrain,
@@ -156,10 +183,12 @@ public final class KafkaEndToEndBenchmark {
         Recorder.reset(pacedTotal);
         boolean sumi = !name.equals("bare");
         Map<String, Object> properties = new LinkedHashMap<>();
-        properties.put("bench.listener", name.equals("record-lease-poll") ? "record-lease" : name);
+        boolean pollClaim = name.startsWith("record-lease-poll");
+        properties.put("bench.listener", pollClaim ? "record-lease" : name);
         properties.put("bench.topics", pacedTopic == null ? drainTopic : drainTopic + "," + pacedTopic);
         properties.put("bench.group", "bench-" + name + "-" + drainTopic);
-        properties.put("sumi.kafka.poll-claim", name.equals("record-lease-poll"));
+        properties.put("sumi.kafka.poll-claim", pollClaim);
+        properties.put("sumi.ledger.asynchronous-claim-commit", name.endsWith("-async"));
         properties.put("spring.kafka.bootstrap-servers", broker.bootstrapServers());
         properties.put("spring.kafka.consumer.auto-offset-reset", "earliest");
         properties.put(
@@ -176,7 +205,7 @@ public final class KafkaEndToEndBenchmark {
         // Spring Modulith is on the benchmarks' class path (the outbox comparison); its registry needs its table.
         properties.put("spring.modulith.events.jdbc.schema-initialization.enabled", true);
         long expectedDrain = sumi ? distinctInDrain : drainCount;
-        System.out.printf(Locale.ROOT, "%-18s d%-3d %s starting...%n", name, duplicates, drainTopic);
+        System.out.printf(Locale.ROOT, "%-23s d%-3s %s starting...%n", name, duplicates.label(), drainTopic);
         try (AutovacuumStandIn autovacuum = AutovacuumStandIn.startIfOff(url, user, password);
                 ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchListeners.class)
                         .web(WebApplicationType.NONE)
@@ -185,22 +214,22 @@ public final class KafkaEndToEndBenchmark {
             awaitCount(Recorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
             double seconds = Recorder.drainSeconds();
             if (pacedTopic == null) {
-                return new Result(name, duplicates, drainCount / seconds, -1, -1);
+                return new Result(name, duplicates.label(), drainCount / seconds, -1, -1);
             }
             long pacedDistinct = produce(broker, pacedTopic, pacedTotal, duplicates, pacedRate, "p-" + name + "-");
             long expectedPaced = sumi ? pacedDistinct : pacedTotal;
             awaitCount(() -> Recorder.paced(), expectedPaced, Duration.ofMinutes(5), name + " paced");
             Result result = new Result(
                     name,
-                    duplicates,
+                    duplicates.label(),
                     drainCount / seconds,
                     Recorder.latencyPercentile(50),
                     Recorder.latencyPercentile(99));
             System.out.printf(
                     Locale.ROOT,
-                    "%-18s d%-3d %,10.0f records/s  p50 %d ms  p99 %d ms%n",
+                    "%-23s d%-3s %,10.0f records/s  p50 %d ms  p99 %d ms%n",
                     name,
-                    duplicates,
+                    duplicates.label(),
                     result.recordsPerSecond(),
                     result.p50(),
                     result.p99());
@@ -210,12 +239,15 @@ public final class KafkaEndToEndBenchmark {
 
     /**
      * Produces {@code count} records of ~200 bytes; {@code duplicates} % of them repeat the key of
-     * one of the records before them. {@code rate} records/s, or as fast as possible if 0.
+     * one of the records before them (the Kafka key is the idempotency key, so a copy lands on the
+     * partition of its original), or, for the cross-partition shape, of one of the
+     * {@link #CROSS_PARTITION_WINDOW} records before them, sent to another partition than that
+     * record's. {@code rate} records/s, or as fast as possible if 0.
      *
      * @return how many distinct keys were sent
      */
-    private static long produce(BrokerProcess broker, String topic, int count, int duplicates, int rate, String prefix)
-            throws Exception {
+    private static long produce(
+            BrokerProcess broker, String topic, int count, Shape duplicates, int rate, String prefix) throws Exception {
         Map<String, Object> config = Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 broker.bootstrapServers(),
@@ -227,18 +259,28 @@ public final class KafkaEndToEndBenchmark {
                 rate == 0 ? 5 : 0,
                 ProducerConfig.ACKS_CONFIG,
                 "1");
-        Random random = new Random(42 + duplicates);
+        Random random = new Random(42 + duplicates.percent() + (duplicates.crossPartition() ? 1000 : 0));
         List<String> keys = new ArrayList<>(count);
+        List<Integer> partitions = new ArrayList<>(count);
+        int window = duplicates.crossPartition() ? CROSS_PARTITION_WINDOW : DUPLICATE_WINDOW;
         Set<String> distinct = new HashSet<>();
         long start = System.nanoTime();
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
             for (int i = 0; i < count; i++) {
-                String key = !keys.isEmpty() && random.nextInt(100) < duplicates
-                        ? keys.get(keys.size() - 1 - random.nextInt(Math.min(DUPLICATE_WINDOW, keys.size())))
-                        : prefix + i;
+                int original = !keys.isEmpty() && random.nextInt(100) < duplicates.percent()
+                        ? keys.size() - 1 - random.nextInt(Math.min(window, keys.size()))
+                        : -1;
+                String key = original >= 0 ? keys.get(original) : prefix + i;
+                // Cross-partition: records go round the partitions; a copy skips its original's.
+                int partition = original >= 0
+                        ? (partitions.get(original) + 1 + random.nextInt(PARTITIONS - 1)) % PARTITIONS
+                        : i % PARTITIONS;
                 keys.add(key);
+                partitions.add(partition);
                 distinct.add(key);
-                ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload(random));
+                ProducerRecord<String, String> record = duplicates.crossPartition()
+                        ? new ProducerRecord<>(topic, partition, key, payload(random))
+                        : new ProducerRecord<>(topic, key, payload(random));
                 record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
                 // A load generator does not wait per send: flush() below waits for them all.
                 Future<RecordMetadata> unused = producer.send(record);
@@ -317,13 +359,13 @@ public final class KafkaEndToEndBenchmark {
         System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
         for (Result result : results) {
             double bare = results.stream()
-                    .filter(r -> r.name().equals("bare") && r.duplicates() == result.duplicates())
+                    .filter(r -> r.name().equals("bare") && r.duplicates().equals(result.duplicates()))
                     .mapToDouble(Result::recordsPerSecond)
                     .findFirst()
                     .orElse(Double.NaN);
             System.out.printf(
                     Locale.ROOT,
-                    "| %s | %d %% | %,.0f | %.2f | %d | %d |%n",
+                    "| %s | %s %% | %,.0f | %.2f | %d | %d |%n",
                     result.name(),
                     result.duplicates(),
                     result.recordsPerSecond(),

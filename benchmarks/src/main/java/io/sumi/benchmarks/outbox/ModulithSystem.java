@@ -1,10 +1,18 @@
 package io.sumi.benchmarks.outbox;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Enumeration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -100,9 +108,40 @@ final class ModulithSystem implements OutboxSystem {
         p.put("spring.modulith.events.republish-outstanding-events-on-restart", "false");
         p.put("spring.task.execution.pool.core-size", executorThreads);
         p.put("spring.task.execution.pool.max-size", executorThreads);
+        // Its context sees only its own auto-configuration: Modulith creates its table itself
+        // (schema-initialization above), so Flyway (on the benchmarks' class path for the Kafka
+        // benchmark) stays off, and Sumi's starter (on the class path too) is excluded: it would
+        // insist on its ledger table in Modulith's database.
+        p.put("spring.flyway.enabled", "false");
+        p.put("spring.autoconfigure.exclude", String.join(",", sumiAutoConfigurations()));
         p.put("bench.drop-async", String.valueOf(dropAsync));
         p.put("bench.producer-per-thread", String.valueOf(producerPerThread));
         return p;
+    }
+
+    /** Every auto-configuration Sumi's jars declare (their {@code AutoConfiguration.imports}). */
+    static List<String> sumiAutoConfigurations() {
+        List<String> names = new ArrayList<>();
+        try {
+            Enumeration<URL> imports = ModulithSystem.class
+                    .getClassLoader()
+                    .getResources("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports");
+            while (imports.hasMoreElements()) {
+                try (InputStream in = imports.nextElement().openStream()) {
+                    new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                            .lines()
+                            .map(String::strip)
+                            .filter(name -> name.startsWith("io.sumi."))
+                            .forEach(names::add);
+                }
+            }
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+        if (names.isEmpty()) {
+            throw new IllegalStateException("Found no auto-configuration of Sumi's starter on the class path");
+        }
+        return names;
     }
 
     private ConfigurableApplicationContext start(boolean dropAsync) {

@@ -1207,6 +1207,13 @@ final class ExecutorModel implements AutoCloseable {
                         thrown instanceof MessageBusyException && !ran,
                         "BUSY (a live lease elsewhere holds it)",
                         outcome);
+                // Before it waited for the holder, the poll wrote the completions it kept: the
+                // records that ran before this one are completed even if the JVM dies now.
+                ranHere.forEach(ran1 -> setState(ran1, KeyState.COMPLETED));
+                // And, BUSY, it gave back the claims of the records after it at once, unrun.
+                claimedHere.stream()
+                        .filter(unrun -> !ranHere.contains(unrun))
+                        .forEach(unrun -> setState(unrun, KeyState.FREE));
                 stop = i;
                 break;
             }

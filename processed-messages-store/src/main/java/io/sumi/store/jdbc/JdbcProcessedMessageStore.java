@@ -107,7 +107,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         this.jdbcTemplate = new JdbcTemplate(builder.dataSource);
         this.clock = builder.clock;
         DatabaseType type = builder.databaseType != null ? builder.databaseType : DatabaseType.of(builder.dataSource);
-        this.dialect = LedgerDialect.of(type, builder.tableName);
+        this.dialect = LedgerDialect.of(type, builder.tableName, builder.asynchronousClaimCommit);
     }
 
     /** Starts a builder for a store on {@code dataSource}. */
@@ -412,6 +412,7 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
         private String tableName = DEFAULT_TABLE_NAME;
         private Clock clock = Clock.systemUTC();
         private @Nullable DatabaseType databaseType;
+        private boolean asynchronousClaimCommit;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -446,6 +447,26 @@ public final class JdbcProcessedMessageStore implements ProcessedMessageStore {
          */
         public Builder renewalDataSource(DataSource renewalDataSource) {
             this.renewalDataSource = Objects.requireNonNull(renewalDataSource, "renewalDataSource");
+            return this;
+        }
+
+        /**
+         * Whether lease-mode batch claims ({@link #claimAll} of two or more keys: a batch
+         * listener's claim, the Kafka poll claim) commit without waiting for the database's WAL
+         * flush. PostgreSQL only ({@code synchronous_commit = off} for the claim's own transaction;
+         * MariaDB and H2 ignore it). Completions, releases, renewals and single-key claims stay
+         * synchronous. What it changes: a claim that had returned can be lost if the database
+         * server crashes within about three {@code wal_writer_delay}s (600 ms by default) after it;
+         * the key is then unclaimed again (or its earlier, expired claim is back), as if its lease
+         * had ended, and the completion written after the restart finds no claim of its token
+         * ({@code sumi.leases.lost}, a WARN): the message's effect happened but the ledger does not
+         * record it, so a later copy of it runs again. A completion that committed makes its claim
+         * durable too (the WAL is flushed in order). Default {@code false}.
+         *
+         * @since 0.1.0
+         */
+        public Builder asynchronousClaimCommit(boolean asynchronousClaimCommit) {
+            this.asynchronousClaimCommit = asynchronousClaimCommit;
             return this;
         }
 

@@ -218,9 +218,20 @@ public abstract class LedgerDialect {
      * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
      */
     public static LedgerDialect of(DatabaseType type, String table) {
+        return of(type, table, false);
+    }
+
+    /**
+     * The dialect of {@code type} for the ledger table {@code table}; with
+     * {@code asynchronousClaimCommit}, PostgreSQL commits lease-mode batch claims without waiting
+     * for the WAL flush (the other databases ignore it).
+     *
+     * @param table a table name already checked by {@link io.sumi.jdbc.internal.SqlIdentifiers}
+     */
+    public static LedgerDialect of(DatabaseType type, String table, boolean asynchronousClaimCommit) {
         SqlIdentifiers.requireTableName(table, "ledger", "processed_messages");
         return switch (type) {
-            case POSTGRESQL -> new PostgresLedgerDialect(table);
+            case POSTGRESQL -> new PostgresLedgerDialect(table, asynchronousClaimCommit);
             case MARIADB -> new MariaDbLedgerDialect(table);
             case H2 -> new H2LedgerDialect(table);
         };

@@ -98,11 +98,12 @@ final class PostgresLedgerDialect extends LedgerDialect {
      * so they cannot deadlock.
      */
     private static final String SQL_STATEMENT_CLAIM_MANY_LEASE = """
+            ${durability_with}
             INSERT INTO ${table} AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,
                                         first_seen_at, processed_at)
             SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT) * INTERVAL '1 microsecond'),
                    1, i.fingerprint, statement_timestamp(), NULL
-              FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)
+              FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint) ${durability_join}
              ORDER BY i.message_id
             ON CONFLICT (consumer, message_id) DO UPDATE
                SET claim_token = EXCLUDED.claim_token, lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1
@@ -110,6 +111,20 @@ final class PostgresLedgerDialect extends LedgerDialect {
             RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until, pm.attempts,
                       pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at
             """;
+
+    /**
+     * The slots of {@link #SQL_STATEMENT_CLAIM_MANY_LEASE} for a claim committed without waiting
+     * for the WAL flush ({@code asynchronousClaimCommit}): the materialized CTE sets
+     * {@code synchronous_commit = off} for the statement's own transaction ({@code set_config(...,
+     * true)}: local, reset at its end; the connection's setting is not touched), read once by the
+     * join so that it is evaluated before the rows are written. The statement still reads the
+     * ledger only through {@code ON CONFLICT}. Empty for the synchronous claim.
+     */
+    private static final String SQL_FRAGMENT_ASYNCHRONOUS_COMMIT_WITH =
+            "WITH durability AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS setting)";
+
+    private static final String SQL_FRAGMENT_ASYNCHRONOUS_COMMIT_JOIN =
+            "CROSS JOIN durability d WHERE d.setting IS NOT NULL";
 
     /**
      * {@link #SQL_STATEMENT_CLAIM_MANY_LEASE} for transactional mode: rows inserted or taken over as
@@ -178,11 +193,18 @@ final class PostgresLedgerDialect extends LedgerDialect {
     private final String findMany;
     private final String deleteCompleted;
 
-    PostgresLedgerDialect(String table) {
+    PostgresLedgerDialect(String table, boolean asynchronousClaimCommit) {
         super(table, InstantBinding.TIMESTAMP_WITH_TIME_ZONE, "statement_timestamp()");
         this.claimOneLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_ONE_LEASE, "table", table);
         this.claimOneCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_ONE_COMPLETED, "table", table);
-        this.claimManyLease = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_LEASE, "table", table);
+        this.claimManyLease = SqlTemplate.fill(
+                SQL_STATEMENT_CLAIM_MANY_LEASE,
+                "table",
+                table,
+                "durability_with",
+                asynchronousClaimCommit ? SQL_FRAGMENT_ASYNCHRONOUS_COMMIT_WITH : "",
+                "durability_join",
+                asynchronousClaimCommit ? SQL_FRAGMENT_ASYNCHRONOUS_COMMIT_JOIN : "");
         this.claimManyCompleted = SqlTemplate.fill(SQL_STATEMENT_CLAIM_MANY_COMPLETED, "table", table);
         this.findMany = SqlTemplate.fill(SQL_STATEMENT_FIND_MANY, "table", table);
         this.deleteCompleted =

@@ -3,6 +3,7 @@ package io.sumi.store.jdbc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.jdbc.DatabaseType;
+import io.sumi.store.ClaimRequest;
 import io.sumi.testing.TestDatabase;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,6 +13,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -60,6 +62,7 @@ class PostgresLedgerGenericPlanIntegrationTests {
 
     private final String schema = "plan_" + UUID.randomUUID().toString().replace("-", "");
     private final LedgerDialect dialect = LedgerDialect.of(DatabaseType.POSTGRESQL, "processed_messages");
+    private final LedgerDialect asynchronous = LedgerDialect.of(DatabaseType.POSTGRESQL, "processed_messages", true);
     private Connection connection;
 
     @BeforeEach
@@ -101,6 +104,67 @@ class PostgresLedgerGenericPlanIntegrationTests {
         assertThat(scansOfTheLedger(lease)).as(lease).isEmpty();
         assertThat(scansOfTheLedger(completed)).as(completed).isEmpty();
         assertThat(lease).contains("Conflict Arbiter Indexes: processed_messages_pk");
+    }
+
+    @Test
+    void theAsynchronouslyCommittedBatchClaimNeverScansTheLedgerEither() throws Exception {
+        String lease =
+                genericPlan(dialectSql(asynchronous, "claimManyLease"), "'c', 1, 1000000, '{a,b}', '{NULL,NULL}'");
+
+        assertThat(lease).contains("Conflict Arbiter Indexes: processed_messages_pk");
+        assertThat(scansOfTheLedger(lease)).as(lease).isEmpty();
+    }
+
+    /**
+     * {@code synchronous_commit} is off inside the claim's transaction (the CTE was evaluated) and
+     * back to the connection's own setting once it ends: no later statement on a pooled connection
+     * commits asynchronously. Negative control: the synchronous dialect's claim leaves it on.
+     */
+    @Test
+    void theAsynchronousClaimTurnsSynchronousCommitOffForItsOwnTransactionOnly() throws Exception {
+        connection.setAutoCommit(false);
+        try {
+            assertThat(claimTwo(dialect, "s1", "s2")).isEqualTo(2);
+            assertThat(synchronousCommit())
+                    .as("synchronous dialect, inside its transaction")
+                    .isEqualTo("on");
+            connection.commit();
+
+            assertThat(claimTwo(asynchronous, "a1", "a2")).isEqualTo(2);
+            assertThat(synchronousCommit()).as("inside the claim's transaction").isEqualTo("off");
+            connection.commit();
+            assertThat(synchronousCommit()).as("after it").isEqualTo("on");
+        } finally {
+            connection.setAutoCommit(true);
+        }
+        assertThat(claimTwo(asynchronous, "a3", "a4"))
+                .as("auto-commit, as the store runs it")
+                .isEqualTo(2);
+        assertThat(synchronousCommit()).isEqualTo("on");
+        try (Statement s = connection.createStatement();
+                ResultSet rs = s.executeQuery(
+                        "SELECT count(*) FROM processed_messages WHERE status = 'IN_PROGRESS' AND claim_token = 7")) {
+            rs.next();
+            assertThat(rs.getInt(1)).isEqualTo(6);
+        }
+    }
+
+    private int claimTwo(LedgerDialect claiming, String first, String second) throws SQLException {
+        return claiming.claim(
+                        connection,
+                        "c",
+                        List.of(new ClaimRequest(first, null), new ClaimRequest(second, null)),
+                        7L,
+                        Duration.ofSeconds(30))
+                .size();
+    }
+
+    private String synchronousCommit() throws SQLException {
+        try (Statement s = connection.createStatement();
+                ResultSet rs = s.executeQuery("SHOW synchronous_commit")) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 
     @Test
@@ -188,9 +252,13 @@ class PostgresLedgerGenericPlanIntegrationTests {
     }
 
     private String dialectSql(String field) throws ReflectiveOperationException {
-        Field f = dialect.getClass().getDeclaredField(field);
+        return dialectSql(dialect, field);
+    }
+
+    private static String dialectSql(LedgerDialect of, String field) throws ReflectiveOperationException {
+        Field f = of.getClass().getDeclaredField(field);
         f.setAccessible(true);
-        return (String) f.get(dialect);
+        return (String) f.get(of);
     }
 
     private static String migration() throws IOException {
