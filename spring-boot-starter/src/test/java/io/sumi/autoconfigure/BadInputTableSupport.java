@@ -452,10 +452,13 @@ abstract class BadInputTableSupport {
             return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));
         }
 
-        /** JSON values through an ErrorHandlingDeserializer, as Spring Kafka recommends. */
+        /**
+         * JSON values through an ErrorHandlingDeserializer, as Spring Kafka recommends. Not named
+         * jsonFactory: Boot 4.1's JacksonAutoConfiguration has a bean of that name.
+         */
         @Bean
         @SuppressWarnings({"unchecked", "rawtypes"})
-        ConcurrentKafkaListenerContainerFactory<Object, Object> jsonFactory(
+        ConcurrentKafkaListenerContainerFactory<Object, Object> jsonListenerFactory(
                 ConcurrentKafkaListenerContainerFactoryConfigurer configurer,
                 @Value("${spring.kafka.bootstrap-servers}") String bootstrapServers) {
             Map<String, Object> properties = new HashMap<>();
@@ -528,7 +531,7 @@ abstract class BadInputTableSupport {
             effects.ran("bad-fp-default", payload);
         }
 
-        @KafkaListener(id = "bad-json", topics = "bad.json", containerFactory = "jsonFactory")
+        @KafkaListener(id = "bad-json", topics = "bad.json", containerFactory = "jsonListenerFactory")
         @IdempotentHandler
         public void onJson(Order order) {
             effects.ran("bad-json", "{\"id\":\"" + order.id() + "\",\"amount\":" + order.amount() + "}");

@@ -34,7 +34,6 @@ import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
@@ -44,6 +43,7 @@ import org.springframework.boot.amqp.autoconfigure.RabbitListenerRetrySettingsCu
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.Lifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -147,7 +147,8 @@ class RabbitBootRetryIntegrationTests {
         for (int i = 0; i < 3; i++) {
             keys.add(RUN + "-batch-" + i);
         }
-        MessageListenerContainer container = registry.getListenerContainer("boot-retry-batch");
+        // Lifecycle: the container interface moved packages in Spring AMQP 4.1 (Boot 4.1).
+        Lifecycle container = registry.getListenerContainer("boot-retry-batch");
         // One batch: every message is in the queue before the consumer starts.
         container.stop();
         keys.forEach(key -> send("batch", key));
@@ -181,7 +182,7 @@ class RabbitBootRetryIntegrationTests {
         for (int i = 0; i < 3; i++) {
             keys.add(RUN + "-failing-batch-" + i);
         }
-        MessageListenerContainer container = registry.getListenerContainer("boot-retry-failing-batch");
+        Lifecycle container = registry.getListenerContainer("boot-retry-failing-batch");
         // One batch: every message is in the queue before the consumer starts.
         container.stop();
         keys.forEach(key -> send("failing-batch", key));

@@ -3,17 +3,13 @@ package io.sumi.rabbit;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
-import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.Set;
-import org.jspecify.annotations.Nullable;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
-import org.springframework.amqp.rabbit.listener.adapter.HandlerAdapter;
 import org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * Refuses, when Sumi's advice is put on a container, a consumer-batch container
@@ -24,11 +20,6 @@ import org.springframework.util.ReflectionUtils;
  * would be refused when delivered (left unacknowledged on a MANUAL container).
  */
 final class AsyncBatchListenerCheck {
-
-    private static final @Nullable Field HANDLER_ADAPTER =
-            ReflectionUtils.findField(MessagingMessageListenerAdapter.class, "handlerAdapter");
-    private static final @Nullable Field INVOKER_HANDLER_METHOD =
-            ReflectionUtils.findField(HandlerAdapter.class, "invokerHandlerMethod");
 
     private AsyncBatchListenerCheck() {}
 
@@ -52,20 +43,16 @@ final class AsyncBatchListenerCheck {
      * (or an unknown Spring AMQP) every {@code @IdempotentHandler} method of its bean.
      */
     private static Set<Method> guardedMethods(MessagingMessageListenerAdapter adapter) {
-        if (HANDLER_ADAPTER == null) {
+        // The handler adapter's type differs between Spring AMQP 4.0 and 4.1 (SpringAmqpLines).
+        Object handler = SpringAmqpLines.handlerAdapter(adapter);
+        if (handler == null) {
             return Set.of();
         }
-        ReflectionUtils.makeAccessible(HANDLER_ADAPTER);
-        if (!(ReflectionUtils.getField(HANDLER_ADAPTER, adapter) instanceof HandlerAdapter handler)) {
-            return Set.of();
+        if (SpringAmqpLines.field(handler, "invokerHandlerMethod") instanceof InvocableHandlerMethod invocable) {
+            Method method = invocable.getMethod();
+            return AnnotatedElementUtils.hasAnnotation(method, IdempotentHandler.class) ? Set.of(method) : Set.of();
         }
-        if (INVOKER_HANDLER_METHOD != null) {
-            ReflectionUtils.makeAccessible(INVOKER_HANDLER_METHOD);
-            if (ReflectionUtils.getField(INVOKER_HANDLER_METHOD, handler) instanceof InvocableHandlerMethod invocable) {
-                Method method = invocable.getMethod();
-                return AnnotatedElementUtils.hasAnnotation(method, IdempotentHandler.class) ? Set.of(method) : Set.of();
-            }
-        }
-        return IdempotentHandlerInterceptorSupport.annotatedMethods(handler.getBean());
+        Object bean = SpringAmqpLines.bean(handler);
+        return bean == null ? Set.of() : IdempotentHandlerInterceptorSupport.annotatedMethods(bean);
     }
 }

@@ -6,7 +6,6 @@ import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.retry.MessageBatchRecoverer;
 import org.springframework.amqp.rabbit.retry.RejectAndDontRequeueRecoverer;
-import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 
 /**
  * Spring AMQP's {@link RejectAndDontRequeueRecoverer} that can also recover a consumer batch: when
@@ -31,11 +30,11 @@ public class RejectAndDontRequeueBatchRecoverer extends RejectAndDontRequeueReco
     private static final String EXHAUSTED = "Retry Policy Exhausted";
 
     /**
-     * Rejects the whole batch without requeue: the exception (a {@link ListenerExecutionFailedException}
+     * Rejects the whole batch without requeue: the exception (a {@code ListenerExecutionFailedException}
      * caused by an {@link AmqpRejectAndDontRequeueException}) makes the container nack every message
      * of the batch without requeue, and keeps its consumer.
      *
-     * @throws ListenerExecutionFailedException always
+     * @throws org.springframework.amqp.AmqpException always, a {@code ListenerExecutionFailedException}
      */
     @Override
     public void recover(List<Message> messages, @Nullable Throwable cause) {
@@ -45,7 +44,7 @@ public class RejectAndDontRequeueBatchRecoverer extends RejectAndDontRequeueReco
                             + " message(s): rejected without requeue (to the dead-letter exchange, if the queue has one)",
                     cause);
         }
-        throw new ListenerExecutionFailedException(
+        throw SpringAmqpLines.listenerExecutionFailed(
                 EXHAUSTED, new AmqpRejectAndDontRequeueException(cause), messages.toArray(Message[]::new));
     }
 }

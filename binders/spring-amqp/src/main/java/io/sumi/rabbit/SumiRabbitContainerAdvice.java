@@ -34,7 +34,6 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer;
 import org.springframework.amqp.rabbit.support.DefaultMessagePropertiesConverter;
-import org.springframework.amqp.rabbit.support.ListenerExecutionFailedException;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.util.ReflectionUtils;
 
@@ -386,7 +385,7 @@ public final class SumiRabbitContainerAdvice {
                 // it never came back. Wrapped, the consumer stays, as after a handler's failure, and
                 // the container's rollback still requeues. RabbitBatchBudgetStopRaceIntegrationTests
                 // forces that interleaving.
-                throw new ListenerExecutionFailedException(
+                throw SpringAmqpLines.listenerExecutionFailed(
                         "Sumi requeues the batch: " + why, requeue, batch.toArray(Message[]::new));
             }
             throw requeue;

@@ -73,14 +73,16 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
     }
 
     @Override
-    @SuppressWarnings({"unchecked", "rawtypes"})
+    @SuppressWarnings({"unchecked", "rawtypes"}) // the factory's container type is not known here
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof AbstractRabbitListenerContainerFactory factory) {
-            ContainerCustomizer existing = existingCustomizer(factory);
-            if (existing instanceof SumiCustomizer) {
+            ContainerCustomizer<?> existing = existingCustomizer(factory);
+            if (SpringAmqpLines.isSumiCustomizer(existing)) {
                 return bean;
             }
-            factory.setContainerCustomizer(new SumiCustomizer(factory, beanName, existing));
+            AbstractRabbitListenerContainerFactory<?> typed = factory;
+            factory.setContainerCustomizer((ContainerCustomizer)
+                    SpringAmqpLines.customizer(existing, container -> configure(typed, beanName, container)));
         }
         return bean;
     }
@@ -96,32 +98,18 @@ public final class SumiRabbitListenerContainerFactoryPostProcessor implements Be
         return (ContainerCustomizer<?>) ReflectionUtils.getField(CUSTOMIZER, factory);
     }
 
-    /** Runs the application's customizer, then installs Sumi's advices. */
-    private final class SumiCustomizer implements ContainerCustomizer<AbstractMessageListenerContainer> {
-
-        private final AbstractRabbitListenerContainerFactory<?> factory;
-        private final String factoryName;
-        private final @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate;
-
-        SumiCustomizer(
-                AbstractRabbitListenerContainerFactory<?> factory,
-                String factoryName,
-                @Nullable ContainerCustomizer<AbstractMessageListenerContainer> delegate) {
-            this.factory = factory;
-            this.factoryName = factoryName;
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void configure(AbstractMessageListenerContainer container) {
-            if (delegate != null) {
-                delegate.configure(container);
-            }
-            // A consumer batch whose retries are spent must not be acknowledged by a recoverer that
-            // cannot recover a batch: refused here, as the container is created (start-up fails).
-            BatchRecoveryCheck.check(container, factory.getAdviceChain(), factoryName);
-            container.setAdviceChain(SumiRabbitContainerAdvice.wrap(
-                    container, factory.getAdviceChain(), busyPolicy.get(), budgetStopper.get()));
-        }
+    /**
+     * Sumi's part of the customizer (after the application's own, see {@link SpringAmqpLines#customizer}):
+     * installs Sumi's advices.
+     */
+    private void configure(
+            AbstractRabbitListenerContainerFactory<?> factory,
+            String factoryName,
+            AbstractMessageListenerContainer container) {
+        // A consumer batch whose retries are spent must not be acknowledged by a recoverer that
+        // cannot recover a batch: refused here, as the container is created (start-up fails).
+        BatchRecoveryCheck.check(container, factory.getAdviceChain(), factoryName);
+        container.setAdviceChain(SumiRabbitContainerAdvice.wrap(
+                container, factory.getAdviceChain(), busyPolicy.get(), budgetStopper.get()));
     }
 }

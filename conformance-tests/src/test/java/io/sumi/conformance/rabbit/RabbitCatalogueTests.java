@@ -14,10 +14,10 @@ import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageBuilder;
 import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -62,7 +62,8 @@ abstract class RabbitCatalogueTests extends CatalogueDriver {
 
     @Override
     public void send(Role role, List<Outgoing> messages) {
-        MessageListenerContainer container = registry.getListenerContainer(listenerId(role));
+        // SmartLifecycle: the container interface moved packages in Spring AMQP 4.1 (Boot 4.1).
+        SmartLifecycle container = registry.getListenerContainer(listenerId(role));
         boolean hold = batch() && messages.size() > 1 && container != null;
         if (hold) {
             // One batch: every message is in the queue before the consumer starts again.
@@ -108,7 +109,7 @@ abstract class RabbitCatalogueTests extends CatalogueDriver {
      * (up to its shutdown timeout) on another thread.
      */
     @Override
-    protected MessageListenerContainer container(Role role) {
+    protected SmartLifecycle container(Role role) {
         return found(registry.getListenerContainer(listenerId(role)), listenerId(role));
     }
 }

@@ -11,8 +11,8 @@ import org.springframework.amqp.core.AmqpAdmin;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
-import org.springframework.amqp.rabbit.listener.MessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.context.Lifecycle;
 
 /**
  * The demo's RabbitMQ side in the {@code rabbitmq} mode: copies and keyless messages are published
@@ -54,7 +54,8 @@ public class RabbitMailMode implements BrokerCopies.CopySender {
 
     void awaitConsumers(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        MessageListenerContainer container = listeners.getListenerContainer(MailListener.ID);
+        // Lifecycle: the container's interface moved packages in Spring AMQP 4.1 (Boot 4.1).
+        Lifecycle container = listeners.getListenerContainer(MailListener.ID);
         while (System.nanoTime() < deadline) {
             Properties queue = admin.getQueueProperties(topic);
             if (container != null
