@@ -33,23 +33,29 @@ public final class OutboxCdcMetrics implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry registry) {
         String slot = cdc.slotName();
+        // Strong references: the registry keeps the gauges' state alive, so a caller that binds
+        // and drops this object (no bean holds it) does not leave gauges that read NaN after a GC.
         Gauge.builder("sumi.outbox.cdc.slot.retained", this, m -> m.status().retainedWalBytes())
                 .tag("slot", slot)
                 .baseUnit("bytes")
                 .description("WAL the server retains for the outbox's replication slot")
+                .strongReference(true)
                 .register(registry);
         Gauge.builder("sumi.outbox.cdc.slot.lag", this, m -> m.status().lagBytes())
                 .tag("slot", slot)
                 .baseUnit("bytes")
                 .description("WAL written since the slot's confirmed position")
+                .strongReference(true)
                 .register(registry);
         Gauge.builder("sumi.outbox.cdc.slot.active", this, m -> m.status().active() ? 1 : 0)
                 .tag("slot", slot)
                 .description("1 while some instance streams the outbox's replication slot")
+                .strongReference(true)
                 .register(registry);
         Gauge.builder("sumi.outbox.cdc.streaming", cdc, c -> c.isStreaming() ? 1 : 0)
                 .tag("slot", slot)
                 .description("1 while this instance streams the outbox's replication slot")
+                .strongReference(true)
                 .register(registry);
     }
 
