@@ -61,84 +61,18 @@ final class DefaultIdempotentExecutor implements IdempotentExecutor {
     private final ObservationRegistry observations;
     private final ClaimVerdicts verdicts;
 
-    DefaultIdempotentExecutor(
-            ProcessedMessageStore store,
-            TransactionSupport transactions,
-            MeterRegistry meterRegistry,
-            MessageKeyResolver keyResolver) {
-        this(store, transactions, meterRegistry, keyResolver, null);
-    }
-
     /**
-     * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
-     *     or zero: uncertain outcomes are not detected unless a handler sets a window
-     */
-    DefaultIdempotentExecutor(
-            ProcessedMessageStore store,
-            TransactionSupport transactions,
-            MeterRegistry meterRegistry,
-            MessageKeyResolver keyResolver,
-            @Nullable Duration reconcileAfter) {
-        this(store, transactions, meterRegistry, keyResolver, reconcileAfter, true, HandlerDefinition.DEFAULT_MAX_RUN);
-    }
-
-    /**
-     * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
-     *     or zero: uncertain outcomes are not detected unless a handler sets a window
-     * @param renewLeases whether lease-mode claims are renewed while their handler runs
-     * @param maxRun the max run time of lease-mode handlers that set none (positive)
-     */
-    DefaultIdempotentExecutor(
-            ProcessedMessageStore store,
-            TransactionSupport transactions,
-            MeterRegistry meterRegistry,
-            MessageKeyResolver keyResolver,
-            @Nullable Duration reconcileAfter,
-            boolean renewLeases,
-            Duration maxRun) {
-        this(
-                store,
-                transactions,
-                meterRegistry,
-                keyResolver,
-                reconcileAfter,
-                renewLeases,
-                maxRun,
-                ObservationRegistry.NOOP);
-    }
-
-    /**
+     * The executor {@link IdempotentExecutor.Builder#build()} makes (the only constructor: the
+     * builder holds every default).
+     *
      * @param reconcileAfter the default reconcile-after window of handlers that set none; {@code null}
      *     or zero: uncertain outcomes are not detected unless a handler sets a window
      * @param renewLeases whether lease-mode claims are renewed while their handler runs
      * @param maxRun the max run time of lease-mode handlers that set none (positive)
      * @param observations where each handled message (or batch) is observed, as
      *     {@value MessageHandlingObservation#NAME}; {@link ObservationRegistry#NOOP} for none
-     */
-    DefaultIdempotentExecutor(
-            ProcessedMessageStore store,
-            TransactionSupport transactions,
-            MeterRegistry meterRegistry,
-            MessageKeyResolver keyResolver,
-            @Nullable Duration reconcileAfter,
-            boolean renewLeases,
-            Duration maxRun,
-            ObservationRegistry observations) {
-        this(
-                store,
-                transactions,
-                meterRegistry,
-                keyResolver,
-                reconcileAfter,
-                renewLeases,
-                maxRun,
-                observations,
-                System::nanoTime);
-    }
-
-    /**
-     * As the constructor above, with the monotonic clock lease renewal reads (how late a renewal
-     * landed, how long a handler has run): {@code System::nanoTime}, or one a test moves by hand.
+     * @param ticker the monotonic clock lease renewal reads (how late a renewal landed, how long a
+     *     handler has run): {@code System::nanoTime}, or one a test moves by hand
      */
     DefaultIdempotentExecutor(
             ProcessedMessageStore store,
