@@ -14,7 +14,7 @@ import javax.sql.DataSource;
  */
 public enum DatabaseType {
 
-    /** PostgreSQL 12 or later. */
+    /** PostgreSQL 13 or later (the oldest line the compatibility table lists). */
     POSTGRESQL,
 
     /**

@@ -22,7 +22,7 @@ import org.springframework.dao.DataAccessException;
  * These run in the caller's Spring-managed transaction on the DataSource if there is one, else
  * each in its own.
  *
- * <p>Supported: PostgreSQL 12+, MariaDB 10.6+ ({@code SKIP LOCKED}), H2 2.x. Thread-safe.
+ * <p>Supported: PostgreSQL 13+, MariaDB 10.6+ ({@code SKIP LOCKED}), H2 2.x. Thread-safe.
  */
 public final class OutboxTable {
 
