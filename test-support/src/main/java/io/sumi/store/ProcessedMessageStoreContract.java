@@ -3,6 +3,7 @@ package io.sumi.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.within;
+import static java.util.Objects.requireNonNull;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Clock;
@@ -209,16 +210,16 @@ public abstract class ProcessedMessageStoreContract {
 
             var stats = store.consumerStats();
 
-            assertThat(stats.get(consumer).oldestLiveClaimAge())
+            assertThat(requireNonNull(stats.get(consumer)).oldestLiveClaimAge())
                     .as("the live claim first claimed 2 minutes ago; the ended lease and the completed row are older")
                     .isBetween(Duration.ofMinutes(2), Duration.ofMinutes(2).plusSeconds(30));
-            assertThat(stats.get(consumer).heldForReconciliation()).isEqualTo(1);
-            assertThat(stats.get(other).oldestLiveClaimAge()).isLessThan(Duration.ofSeconds(30));
-            assertThat(stats.get(other).heldForReconciliation()).isZero();
+            assertThat(requireNonNull(stats.get(consumer)).heldForReconciliation()).isEqualTo(1);
+            assertThat(requireNonNull(stats.get(other)).oldestLiveClaimAge()).isLessThan(Duration.ofSeconds(30));
+            assertThat(requireNonNull(stats.get(other)).heldForReconciliation()).isZero();
             assertThat(stats).doesNotContainKey(consumer + "-idle");
-            var throughCache = new CachingProcessedMessageStore(store, 10, Duration.ofHours(1))
+            var throughCache = requireNonNull(new CachingProcessedMessageStore(store, 10, Duration.ofHours(1))
                     .consumerStats()
-                    .get(consumer);
+                    .get(consumer));
             assertThat(throughCache.heldForReconciliation())
                     .as("the cache forwards")
                     .isEqualTo(1);
@@ -305,7 +306,7 @@ public abstract class ProcessedMessageStoreContract {
         String stored = retry.message().lastError();
         if (textKept) {
             assertThat(stored).isNotNull().startsWith(error.substring(0, 20)).doesNotContain("\u0000");
-            assertThat(stored.codePointCount(0, stored.length())).isLessThanOrEqualTo(1000);
+            assertThat(requireNonNull(stored).codePointCount(0, stored.length())).isLessThanOrEqualTo(1000);
         } else {
             assertThat(stored).isNull();
         }
