@@ -20,8 +20,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The contract every Sumi ledger keeps, whatever it stores rows in: run against each store (the
- * JDBC ledger on each database, the Redis ledger standalone and on a cluster) by a small subclass.
+ * The contract every Sumi ledger keeps, whatever it stores rows in: run against each store by a
+ * subclass of its own (the JDBC ledger's is a {@code @ParameterizedClass} over the databases; the
+ * Redis ledger's run standalone and on a cluster).
  * Each test uses a consumer namespace of its own, so tests never see each other's rows.
  *
  * <p>Every ledger time comes from the store's shared clock (the database's, the Redis server's),
