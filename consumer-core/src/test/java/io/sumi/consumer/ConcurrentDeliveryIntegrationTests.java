@@ -30,6 +30,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.PessimisticLockingFailureException;
@@ -41,9 +44,13 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  * real database, with real threads: every message's effect must happen exactly once. A consumer
  * that is told to try a message later (a live claim elsewhere, or in transactional mode a deadlock
  * or serialization failure, after which the broker would redeliver) puts it back at the end of its
- * own queue. Run against each database by a small subclass.
+ * own queue. Run on each database: the class is parameterized by it.
  */
-abstract class ConcurrentDeliveryIntegrationTests {
+@ParameterizedClass
+@EnumSource(
+        value = TestDatabase.class,
+        names = {"POSTGRESQL", "MARIADB"})
+class ConcurrentDeliveryIntegrationTests {
 
     static final int CONSUMERS = 8;
     static final int KEYS = 2_000;
@@ -78,11 +85,13 @@ abstract class ConcurrentDeliveryIntegrationTests {
     private String consumer;
     private String effects;
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     @BeforeEach
     void setUp() {
-        dataSource = database().dataSource();
+        dataSource = database.dataSource();
         jdbc = new JdbcTemplate(dataSource);
         consumer = "concurrency-" + UUID.randomUUID();
         // No key and no unique constraint: a message whose effect commits twice shows as two rows.
@@ -177,7 +186,7 @@ abstract class ConcurrentDeliveryIntegrationTests {
             log.info(
                     "{} {}: {} consumers x {} keys in {} ms (seed {}): {} deliveries overlapped another of the same key,"
                             + " {} busy, {} deadlocks/serialization failures redelivered",
-                    database(),
+                    database,
                     handler.mode(),
                     CONSUMERS,
                     KEYS,

@@ -41,6 +41,9 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.TransientDataAccessResourceException;
@@ -49,13 +52,15 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Lease renewal with real threads on a real database: two "JVMs" (each its own connection pool,
  * store and executor) compete for one key while the first runs a handler for three times its
- * 1-second lease. Run against each database by a small subclass.
+ * 1-second lease. Run on each database: the class is parameterized by it.
  *
  * <p>A JVM is "killed" in process: its executor is closed (its renewal threads stop at once) and
  * its connection pool is closed, so neither a renewal nor its completion can reach the ledger
  * again, as after {@code kill -9}; its handler thread is left blocked until the test ends.
  */
-abstract class LeaseRenewalIntegrationTests {
+@ParameterizedClass
+@EnumSource(TestDatabase.class)
+class LeaseRenewalIntegrationTests {
 
     static final Duration LEASE = Duration.ofSeconds(1);
     static final Duration HANDLER_TIME = LEASE.multipliedBy(3);
@@ -69,11 +74,13 @@ abstract class LeaseRenewalIntegrationTests {
     private String consumer;
     private HandlerDefinition handler;
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     @BeforeEach
     void setUp() {
-        jdbc = new JdbcTemplate(database().dataSource()); // migrates the database
+        jdbc = new JdbcTemplate(database.dataSource()); // migrates the database
         consumer = "renewal-" + UUID.randomUUID();
         handler = HandlerDefinition.builder(consumer)
                 .mode(IdempotencyMode.LEASE)
@@ -169,7 +176,7 @@ abstract class LeaseRenewalIntegrationTests {
                 .until(competitor);
         assertThat(runsOnB).hasValue(1);
         long delay = TimeUnit.NANOSECONDS.toMillis(takenOverAt.get() - killedAt);
-        log.info("{}: taken over {} ms after the renewing JVM died (lease {})", database(), delay, LEASE);
+        log.info("{}: taken over {} ms after the renewing JVM died (lease {})", database, delay, LEASE);
         assertThat(delay).as("not before the JVM died").isPositive();
         assertThat(row("k1").status()).isEqualTo(MessageStatus.COMPLETED);
         assertThat(row("k1").attempts()).isEqualTo(2);
@@ -635,7 +642,7 @@ abstract class LeaseRenewalIntegrationTests {
         long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin);
         takenOver.countDown();
 
-        log.info("{}: taken over {} ms after the claim (max run {}, lease {})", database(), elapsed, maxRun, LEASE);
+        log.info("{}: taken over {} ms after the claim (max run {}, lease {})", database, elapsed, maxRun, LEASE);
         assertThat(elapsed).as("not before the max run time").isGreaterThanOrEqualTo(maxRun.toMillis());
         assertThat(a.count("sumi.leases.overruns")).isEqualTo(1);
         assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(MessageOutcome.PROCESSED);
@@ -777,7 +784,7 @@ abstract class LeaseRenewalIntegrationTests {
     }
 
     private ProcessedMessage row(String key) {
-        return JdbcProcessedMessageStore.builder(database().dataSource())
+        return JdbcProcessedMessageStore.builder(database.dataSource())
                 .build()
                 .find(consumer, key)
                 .orElseThrow();
@@ -861,7 +868,7 @@ abstract class LeaseRenewalIntegrationTests {
         }
 
         private HikariDataSource pool(String name, int size, Duration connectionTimeout) {
-            String[] settings = database().settings();
+            String[] settings = database.settings();
             HikariConfig config = new HikariConfig();
             config.setJdbcUrl(settings[0]);
             config.setUsername(settings[1]);

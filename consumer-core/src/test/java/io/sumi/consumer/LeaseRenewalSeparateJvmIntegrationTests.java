@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -27,7 +30,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * over within about one lease. PostgreSQL and MariaDB only (an in-memory H2 is not shared between
  * processes).
  */
-abstract class LeaseRenewalSeparateJvmIntegrationTests {
+@ParameterizedClass
+@EnumSource(
+        value = TestDatabase.class,
+        names = {"POSTGRESQL", "MARIADB"})
+class LeaseRenewalSeparateJvmIntegrationTests {
 
     static final Duration LEASE = Duration.ofSeconds(1);
 
@@ -36,20 +43,22 @@ abstract class LeaseRenewalSeparateJvmIntegrationTests {
     private final String consumer = "renewal-jvm-" + UUID.randomUUID();
     private Process process;
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     @AfterEach
     void tearDown() throws Exception {
         if (process != null) {
             process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
-        new JdbcTemplate(database().dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        new JdbcTemplate(database.dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
     }
 
     @Test
     void aKilledRenewingProcessIsTakenOverAfterOneLease() throws Exception {
         JdbcProcessedMessageStore store =
-                JdbcProcessedMessageStore.builder(database().dataSource()).build();
+                JdbcProcessedMessageStore.builder(database.dataSource()).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
         HandlerDefinition handler = HandlerDefinition.builder(consumer)
                 .mode(IdempotencyMode.LEASE)
@@ -64,7 +73,7 @@ abstract class LeaseRenewalSeparateJvmIntegrationTests {
                         "-cp",
                         classpath,
                         RenewingJvm.class.getName(),
-                        database().name(),
+                        database.name(),
                         consumer,
                         "k1",
                         String.valueOf(LEASE.toMillis()))
@@ -92,7 +101,7 @@ abstract class LeaseRenewalSeparateJvmIntegrationTests {
                     .pollInterval(Duration.ofMillis(20))
                     .until(() -> deliver(executor, handler, busy, runs) == 1);
             long delay = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-            log.info("{}: taken over {} ms after kill -9 of the renewing JVM (lease {})", database(), delay, LEASE);
+            log.info("{}: taken over {} ms after kill -9 of the renewing JVM (lease {})", database, delay, LEASE);
 
             assertThat(busy).hasValueGreaterThan(10);
             ProcessedMessage row = store.find(consumer, "k1").orElseThrow();

@@ -26,6 +26,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
@@ -37,13 +40,17 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Transactional mode only when the ledger's DataSource takes part in the transaction (issue 8,
  * defects 3 and 6). A transaction of another resource (another DataSource, a Kafka-only manager,
  * a custom one) binds no ledger connection: a ledger row inserted there would commit on its own.
- * Real transaction managers on a real database; run against each database by a small subclass.
+ * Real transaction managers on a real database; run on each database: the class is parameterized by it.
  */
-abstract class TransactionParticipationIntegrationTests {
+@ParameterizedClass
+@EnumSource(TestDatabase.class)
+class TransactionParticipationIntegrationTests {
 
     static final String EFFECTS = "participation_test_effects";
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     DataSource dataSource;
     JdbcTemplate jdbc;
@@ -55,7 +62,7 @@ abstract class TransactionParticipationIntegrationTests {
 
     @BeforeEach
     void setUp() {
-        dataSource = database().dataSource();
+        dataSource = database.dataSource();
         jdbc = new JdbcTemplate(dataSource);
         jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS
                 + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL)");

@@ -3,7 +3,11 @@ package io.sumi.outbox;
 import io.sumi.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
-class MariaDbOutboxDispatcherIntegrationTests extends OutboxDispatcherContractTests {
+/**
+ * The dispatcher on MariaDB only: outboxes whose {@code last_error} column predates Sumi's utf8mb4
+ * migration. The tests of every database are {@link OutboxDispatcherContractTests}.
+ */
+class MariaDbOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
 
     @Override
     TestDatabase database() {

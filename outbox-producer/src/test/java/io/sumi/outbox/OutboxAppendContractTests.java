@@ -13,6 +13,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.MDC;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -22,12 +25,16 @@ import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * {@link Outbox#append}: the row commits with the caller's transaction or not at all. Run against
- * every database by the subclasses.
+ * {@link Outbox#append}: the row commits with the caller's transaction or not at all. Run on
+ * every database: the class is parameterized by it.
  */
-abstract class OutboxAppendContractTests {
+@ParameterizedClass
+@EnumSource(TestDatabase.class)
+class OutboxAppendContractTests {
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     DataSource dataSource;
     JdbcTemplate jdbc;
@@ -39,7 +46,7 @@ abstract class OutboxAppendContractTests {
 
     @BeforeEach
     void setUp() {
-        dataSource = OutboxTestDatabases.dataSource(database());
+        dataSource = OutboxTestDatabases.dataSource(database);
         jdbc = new JdbcTemplate(dataSource);
         jdbc.update("DELETE FROM outbox");
         jdbc.execute(

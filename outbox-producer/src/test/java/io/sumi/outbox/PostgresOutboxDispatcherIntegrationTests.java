@@ -7,7 +7,11 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherContractTests {
+/**
+ * The dispatcher on PostgreSQL only: {@code dispatchAmong}, the CDC path. The tests of every database
+ * are {@link OutboxDispatcherContractTests}.
+ */
+class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
 
     @Override
     TestDatabase database() {

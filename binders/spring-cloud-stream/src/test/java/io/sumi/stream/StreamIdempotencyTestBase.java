@@ -2,6 +2,7 @@ package io.sumi.stream;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sumi.testing.CountingStore;
 import io.sumi.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;

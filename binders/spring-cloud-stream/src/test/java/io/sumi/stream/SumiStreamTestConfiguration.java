@@ -9,6 +9,7 @@ import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.TransactionSupport;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
+import io.sumi.testing.CountingStore;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;

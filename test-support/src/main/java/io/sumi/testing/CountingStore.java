@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -16,8 +18,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@link ProcessedMessageStore} that forwards to a real store and counts the round trips the
  * executor and the pruner make, so tests can say "one claim for the whole batch" or "nothing was
- * claimed". Single-message calls go through the batch methods (as the store interface's defaults
- * do), so they are counted as one round trip each.
+ * claimed", and records the size of each claim round trip per consumer ({@link #claims(String)}).
+ * Single-message calls go through the batch methods (as the store interface's defaults do), so
+ * they are counted as one round trip each.
  */
 public final class CountingStore extends ForwardingProcessedMessageStore {
 
@@ -29,6 +32,8 @@ public final class CountingStore extends ForwardingProcessedMessageStore {
     public final AtomicInteger releaseAll = new AtomicInteger();
     public final List<Prune> prunes = new CopyOnWriteArrayList<>();
 
+    private final Map<String, List<Integer>> claims = new ConcurrentHashMap<>();
+
     private final int maxKeyLength;
 
     public CountingStore(ProcessedMessageStore delegate) {
@@ -38,6 +43,11 @@ public final class CountingStore extends ForwardingProcessedMessageStore {
     public CountingStore(ProcessedMessageStore delegate, int maxKeyLength) {
         super(delegate);
         this.maxKeyLength = maxKeyLength;
+    }
+
+    /** The sizes of the claim round trips (leased and completed) of {@code consumer}, in order. */
+    public List<Integer> claims(String consumer) {
+        return claims.computeIfAbsent(consumer, c -> new CopyOnWriteArrayList<>());
     }
 
     /** Every claim, complete and release call so far. */
@@ -58,6 +68,7 @@ public final class CountingStore extends ForwardingProcessedMessageStore {
     @Override
     public List<ClaimResult> claimAll(String consumer, List<ClaimRequest> requests, Duration lease) {
         claimAll.incrementAndGet();
+        claims(consumer).add(requests.size());
         return super.claimAll(consumer, requests, lease);
     }
 
@@ -69,6 +80,7 @@ public final class CountingStore extends ForwardingProcessedMessageStore {
     @Override
     public List<ClaimResult> claimAllCompleted(String consumer, List<ClaimRequest> requests) {
         claimAllCompleted.incrementAndGet();
+        claims(consumer).add(requests.size());
         return super.claimAllCompleted(consumer, requests);
     }
 

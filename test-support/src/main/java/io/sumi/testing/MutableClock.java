@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -34,7 +35,7 @@ public final class MutableClock extends Clock {
 
     @Override
     public Instant instant() {
-        return now.get();
+        return Objects.requireNonNull(now.get());
     }
 
     @Override

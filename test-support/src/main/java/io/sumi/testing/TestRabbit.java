@@ -2,6 +2,7 @@ package io.sumi.testing;
 
 import java.io.IOException;
 import java.net.Socket;
+import java.nio.charset.Charset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +32,7 @@ public final class TestRabbit {
     }
 
     /** Fails at once, with what to do, when no broker answers. */
+    @SuppressWarnings("try") // the socket is opened only to see that the broker answers
     public static void requireBroker() {
         try (Socket socket = new Socket(HOST, PORT)) {
             // answers
@@ -43,9 +45,9 @@ public final class TestRabbit {
     }
 
     /**
-     * Quorum queues {@code prefix + name} with {@code x-delivery-limit} {@code deliveryLimit}, each
-     * dead-lettering to its own {@code prefix + name + ".dlq"} (non-durable) through the direct
-     * exchange {@code prefix + "dlx"} (routing key {@code name}): the queues on which RabbitMQ counts
+     * Quorum queues {@code prefix} + each of {@code names}, with {@code x-delivery-limit}
+     * {@code deliveryLimit}, each dead-lettering to its own queue of that name plus {@code ".dlq"}
+     * (non-durable) through the direct exchange {@code prefix + "dlx"} (routing key: the name): the queues on which RabbitMQ counts
      * every requeue toward the limit, as RabbitMQ 4 does by default.
      */
     public static Declarables quorumQueuesWithDeadLetters(String prefix, List<String> names, int deliveryLimit) {
@@ -100,7 +102,7 @@ public final class TestRabbit {
             Process list = new ProcessBuilder("rabbitmqctl", "-s", "list_connections", "pid", "client_properties")
                     .redirectErrorStream(true)
                     .start();
-            String output = new String(list.getInputStream().readAllBytes());
+            String output = new String(list.getInputStream().readAllBytes(), Charset.defaultCharset());
             if (!list.waitFor(30, TimeUnit.SECONDS) || list.exitValue() != 0) {
                 return false;
             }
@@ -108,7 +110,7 @@ public final class TestRabbit {
                 org.slf4j.LoggerFactory.getLogger(TestRabbit.class)
                         .info("rabbitmqctl lists no connection named {}: {}", name, output);
             }
-            for (String line : output.split("\n")) {
+            for (String line : output.split("\n", -1)) {
                 // client_properties holds the connection_name the client gave, quoted.
                 String[] columns = line.split("\t", 2);
                 if (columns.length == 2 && columns[1].contains("\"" + name + "\"")) {
@@ -120,7 +122,7 @@ public final class TestRabbit {
                                 "rabbitmqctl", "-q", "close_connection", connection, "sumi test: connection loss")
                         .redirectErrorStream(true)
                         .start();
-                String closeOutput = new String(close.getInputStream().readAllBytes());
+                String closeOutput = new String(close.getInputStream().readAllBytes(), Charset.defaultCharset());
                 if (!close.waitFor(30, TimeUnit.SECONDS) || close.exitValue() != 0) {
                     org.slf4j.LoggerFactory.getLogger(TestRabbit.class)
                             .info("rabbitmqctl could not close {}: {}", connection, closeOutput);

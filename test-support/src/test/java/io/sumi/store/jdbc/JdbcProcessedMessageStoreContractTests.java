@@ -13,6 +13,7 @@ import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.ProcessedMessageStoreContract;
 import io.sumi.testing.LedgerTime;
+import io.sumi.testing.Race;
 import io.sumi.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -20,57 +21,59 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The JDBC ledger's contract, run against each database by a small subclass: the store-neutral
+ * The JDBC ledger's contract, run on each database (the class's parameter): the store-neutral
  * suite ({@link ProcessedMessageStoreContract}) plus what only the JDBC ledger offers, namely
  * transactional mode, pruning, the renewal DataSource and the table name.
  *
  * <p>Every ledger time comes from the database's clock, so tests move time by ageing their rows
  * ({@link LedgerTime#age}) or by leases short enough to expire for real.
  */
-abstract class JdbcProcessedMessageStoreContractTests extends ProcessedMessageStoreContract {
+@ParameterizedClass
+@EnumSource(TestDatabase.class)
+class JdbcProcessedMessageStoreContractTests extends ProcessedMessageStoreContract {
 
     DataSource dataSource;
     TransactionTemplate transactions;
 
-    abstract TestDatabase database();
+    /** The database, the class's parameter: each test runs on every database the source above names. */
+    @Parameter
+    TestDatabase database;
 
     @Override
     protected ProcessedMessageStore newStore(Clock clock) {
-        return JdbcProcessedMessageStore.builder(database().dataSource())
+        return JdbcProcessedMessageStore.builder(database.dataSource())
                 .clock(clock)
                 .build();
     }
 
     @Override
     protected void age(String consumer, Duration duration) {
-        LedgerTime.age(database().dataSource(), consumer, duration);
+        LedgerTime.age(database.dataSource(), consumer, duration);
     }
 
     @Override
     protected void deleteRows(String consumer) {
-        new JdbcTemplate(database().dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        new JdbcTemplate(database.dataSource()).update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
     }
 
     @BeforeEach
     void setUpJdbc() {
-        dataSource = database().dataSource();
+        dataSource = database.dataSource();
         transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
@@ -172,31 +175,16 @@ abstract class JdbcProcessedMessageStoreContractTests extends ProcessedMessageSt
     @Test
     void concurrentTransactionalClaimsOfOneKeyCommitExactlyOnce() throws Exception {
         int threads = 8;
-        CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<ClaimOutcome>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return transactions.execute(status ->
-                            store.claimCompleted(consumer, request("tx-race")).outcome());
-                }));
-            }
-            start.countDown();
-            List<ClaimOutcome> outcomes = new ArrayList<>();
-            for (Future<ClaimOutcome> future : futures) {
-                outcomes.add(future.get());
-            }
-            assertThat(outcomes)
-                    .filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED)
-                    .hasSize(1);
-            assertThat(outcomes)
-                    .filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE)
-                    .hasSize(threads - 1);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<ClaimOutcome> outcomes = Race.of(
+                threads,
+                () -> transactions.execute(status ->
+                        store.claimCompleted(consumer, request("tx-race")).outcome()));
+        assertThat(outcomes)
+                .filteredOn(outcome -> outcome == ClaimOutcome.CLAIMED)
+                .hasSize(1);
+        assertThat(outcomes)
+                .filteredOn(outcome -> outcome == ClaimOutcome.DUPLICATE)
+                .hasSize(threads - 1);
     }
 
     @Test
