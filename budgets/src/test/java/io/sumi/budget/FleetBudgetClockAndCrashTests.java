@@ -35,63 +35,92 @@ class FleetBudgetClockAndCrashTests {
 
     static final Duration HOUR = Duration.ofHours(1);
 
-    static Instance instance(TestDatabase database, String name, String budget, BudgetConfig config, Clock clock) {
-        return new Instance(FleetHarness.migrated(database), name, budget, config, clock);
-    }
-
     static long window(Duration window) {
         long millis = window.toMillis();
         return Math.floorDiv(System.currentTimeMillis(), millis) * millis;
     }
 
-    /** Calls alternately on the instances until each has been refused {@code refusals} times in a row; returns the calls made. */
-    static int spendAll(String budget, Instance... fleet) {
-        int calls = 0;
-        int refusedInARow = 0;
-        for (int i = 0; refusedInARow < 2 * fleet.length && i < 1_000; i++) {
-            Instance turn = fleet[i % fleet.length];
-            try {
-                turn.registry.budget(budget).acquire().onSuccess();
-                calls++;
-                refusedInARow = 0;
-            } catch (BudgetExhaustedException refused) {
-                refusedInARow++;
-            }
+    /**
+     * One fleet budget of a test (a fresh name, {@code limit} per {@code window} in chunks of
+     * {@code chunk}) on one database, and the instances and registries that spend it.
+     */
+    record Fleet(TestDatabase database, String budget, BudgetConfig config) {
+
+        static Fleet of(TestDatabase database, String prefix, double limit, Duration window, double chunk) {
+            BudgetConfig config = BudgetConfig.custom()
+                    .limit(limit)
+                    .window(window)
+                    .chunkSize(chunk)
+                    .scope(BudgetScope.FLEET)
+                    .build();
+            return new Fleet(database, FleetHarness.budgetName(prefix), config);
         }
-        return calls;
+
+        /** The same settings under another fresh name. */
+        Fleet another(String prefix) {
+            return new Fleet(database, FleetHarness.budgetName(prefix), config);
+        }
+
+        String[] settings() {
+            return FleetHarness.migrated(database);
+        }
+
+        Instance instance(String name) {
+            return instance(name, Clock.systemUTC());
+        }
+
+        Instance instance(String name, Clock clock) {
+            return new Instance(settings(), name, budget, config, clock);
+        }
+
+        /** A registry of the budget alone on {@code store}, judging by {@code clock}. */
+        BudgetRegistry registry(SpendStore store, Clock clock, SimpleMeterRegistry meters) {
+            return BudgetRegistry.builder()
+                    .spendStore(store)
+                    .clock(clock)
+                    .meterRegistry(meters)
+                    .budget(budget, config)
+                    .build();
+        }
+
+        /** Calls alternately on the instances until each has been refused twice in a row; returns the calls made. */
+        int spendAll(Instance... fleet) {
+            int calls = 0;
+            int refusedInARow = 0;
+            for (int i = 0; refusedInARow < 2 * fleet.length && i < 1_000; i++) {
+                Instance turn = fleet[i % fleet.length];
+                try {
+                    turn.registry.budget(budget).acquire().onSuccess();
+                    calls++;
+                    refusedInARow = 0;
+                } catch (BudgetExhaustedException refused) {
+                    refusedInARow++;
+                }
+            }
+            return calls;
+        }
     }
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void instancesWhoseClocksDifferByMoreThanAWindowShareOneLimit(TestDatabase database) {
-        String budget = FleetHarness.budgetName("skew");
-        BudgetConfig config = BudgetConfig.custom()
-                .limit(10)
-                .window(WINDOW)
-                .chunkSize(1)
-                .scope(BudgetScope.FLEET)
-                .build();
+        Fleet fleet = Fleet.of(database, "skew", 10, WINDOW, 1);
         Clock ahead = Clock.offset(Clock.systemUTC(), WINDOW.multipliedBy(2).plusMinutes(7));
-        try (Instance a = instance(database, "skew-a", budget, config, Clock.systemUTC());
-                Instance b = instance(database, "skew-b", budget, config, ahead)) {
-            assertThat(spendAll(budget, a, b)).as("calls the fleet made").isEqualTo(10);
+        try (Instance a = fleet.instance("skew-a");
+                Instance b = fleet.instance("skew-b", ahead)) {
+            assertThat(fleet.spendAll(a, b)).as("calls the fleet made").isEqualTo(10);
         }
     }
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aClockFarAheadDeletesNoWindowTheFleetStillSpendsIn(TestDatabase database) {
-        String budget = FleetHarness.budgetName("ahead");
-        BudgetConfig config = BudgetConfig.custom()
-                .limit(10)
-                .window(WINDOW)
-                .chunkSize(1)
-                .scope(BudgetScope.FLEET)
-                .build();
+        Fleet fleet = Fleet.of(database, "ahead", 10, WINDOW, 1);
+        String budget = fleet.budget();
         // Further ahead than the windows a store keeps (100): its "old windows" include the fleet's current one.
         Clock ahead = Clock.offset(Clock.systemUTC(), WINDOW.multipliedBy(150));
-        try (Instance a = instance(database, "ahead-a", budget, config, Clock.systemUTC());
-                Instance b = instance(database, "ahead-b", budget, config, ahead)) {
+        try (Instance a = fleet.instance("ahead-a");
+                Instance b = fleet.instance("ahead-b", ahead)) {
             for (int i = 0; i < 3; i++) {
                 a.registry.budget(budget).acquire().onSuccess();
             }
@@ -99,33 +128,24 @@ class FleetBudgetClockAndCrashTests {
             assertThat(a.store.read(budget, window(WINDOW)).spent())
                     .as("the current window, after the instance far ahead reserved")
                     .isEqualTo(4);
-            assertThat(spendAll(budget, a, b)).as("calls left to the fleet").isEqualTo(6);
+            assertThat(fleet.spendAll(a, b)).as("calls left to the fleet").isEqualTo(6);
         }
     }
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aBudgetClockThatJumpsPastTheWindowsEndGetsNoRoomBeforeTheStoresWindowRolls(TestDatabase database) {
-        String budget = FleetHarness.budgetName("jump");
-        BudgetConfig config = BudgetConfig.custom()
-                .limit(3)
-                .window(HOUR)
-                .chunkSize(1)
-                .scope(BudgetScope.FLEET)
-                .build();
+        Fleet fleet = Fleet.of(database, "jump", 3, HOUR, 1);
         // The store's clock stands for the database's, which this test must move by hand.
         MutableClock storeClock = MutableClock.at("2031-05-01T10:00:00Z");
         MutableClock budgetClock = MutableClock.at("2031-05-01T10:00:00Z");
-        try (HikariDataSource pool = FleetHarness.pool(FleetHarness.migrated(database), "jump", 2)) {
-            BudgetRegistry registry = BudgetRegistry.builder()
-                    .spendStore(
-                            JdbcSpendStore.builder(pool).windowClock(storeClock).build())
-                    .clock(budgetClock)
-                    .meterRegistry(new SimpleMeterRegistry())
-                    .budget(budget, config)
-                    .build();
+        try (HikariDataSource pool = FleetHarness.pool(fleet.settings(), "jump", 2)) {
+            BudgetRegistry registry = fleet.registry(
+                    JdbcSpendStore.builder(pool).windowClock(storeClock).build(),
+                    budgetClock,
+                    new SimpleMeterRegistry());
             try {
-                Budget shared = registry.budget(budget);
+                Budget shared = registry.budget(fleet.budget());
                 for (int i = 0; i < 3; i++) {
                     shared.acquire().onSuccess();
                 }
@@ -150,37 +170,31 @@ class FleetBudgetClockAndCrashTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void aCrashLoopDoesNotStarveTheFleetOfWhatItReservedAndDidNotSpend(TestDatabase database) {
-        String budget = FleetHarness.budgetName("crash");
-        BudgetConfig config = BudgetConfig.custom()
-                .limit(20)
-                .window(WINDOW)
-                .chunkSize(5)
-                .scope(BudgetScope.FLEET)
-                .build();
+        Fleet fleet = Fleet.of(database, "crash", 20, WINDOW, 5);
         // Four incarnations of a crash-looping instance: each makes one call and dies without close.
         for (int i = 0; i < 4; i++) {
-            Instance incarnation = instance(database, "crash-" + i, budget, config, Clock.systemUTC());
-            incarnation.registry.budget(budget).acquire().onSuccess();
+            Instance incarnation = fleet.instance("crash-" + i);
+            incarnation.registry.budget(fleet.budget()).acquire().onSuccess();
             incarnation.kill();
             incarnation.close();
         }
-        try (Instance survivor = instance(database, "crash-survivor", budget, config, Clock.systemUTC())) {
+        try (Instance survivor = fleet.instance("crash-survivor")) {
             // The bound (docs/paid-apis.md): a dead instance leaves unspent at most
             // min(chunk-size, what it had reserved in the window before its last reservation): 0 here.
-            assertThat(spendAll(budget, survivor))
+            assertThat(fleet.spendAll(survivor))
                     .as("calls left to the survivor")
                     .isEqualTo(16);
         }
         // One that had made 6 calls: it left at most min(chunk-size, 6 + one call) unspent.
-        String other = FleetHarness.budgetName("crash-busy");
-        Instance busy = instance(database, "crash-busy", other, config, Clock.systemUTC());
+        Fleet other = fleet.another("crash-busy");
+        Instance busy = other.instance("crash-busy");
         for (int i = 0; i < 6; i++) {
-            busy.registry.budget(other).acquire().onSuccess();
+            busy.registry.budget(other.budget()).acquire().onSuccess();
         }
         busy.kill();
         busy.close();
-        try (Instance survivor = instance(database, "crash-busy-survivor", other, config, Clock.systemUTC())) {
-            assertThat(spendAll(other, survivor))
+        try (Instance survivor = other.instance("crash-busy-survivor")) {
+            assertThat(other.spendAll(survivor))
                     .as("calls left to the survivor")
                     .isGreaterThanOrEqualTo(20 - 6 - 5)
                     .isLessThanOrEqualTo(20 - 6);
@@ -190,26 +204,14 @@ class FleetBudgetClockAndCrashTests {
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void anAcquireWaitingOnTheStoreDoesNotHoldUpOneTheLocalChunkServes(TestDatabase database) throws Exception {
-        String budget = FleetHarness.budgetName("lock");
-        BudgetConfig config = BudgetConfig.custom()
-                .limit(100)
-                .window(WINDOW)
-                .chunkSize(10)
-                .scope(BudgetScope.FLEET)
-                .build();
-        String[] settings = FleetHarness.migrated(database);
-        SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        try (HikariDataSource pool = FleetHarness.pool(settings, "lock", 4)) {
+        Fleet fleet = Fleet.of(database, "lock", 100, WINDOW, 10);
+        try (HikariDataSource pool = FleetHarness.pool(fleet.settings(), "lock", 4)) {
             BlockingStore store = new BlockingStore(JdbcSpendStore.builder(pool)
                     .queryTimeout(Duration.ofSeconds(2))
                     .build());
-            BudgetRegistry registry = BudgetRegistry.builder()
-                    .spendStore(store)
-                    .meterRegistry(meters)
-                    .budget(budget, config)
-                    .build();
+            BudgetRegistry registry = fleet.registry(store, Clock.systemUTC(), new SimpleMeterRegistry());
             try {
-                Budget shared = registry.budget(budget);
+                Budget shared = registry.budget(fleet.budget());
                 shared.acquire(4).onSuccess();
                 shared.acquire(1).onSuccess(); // the instance now holds part of a chunk
                 store.block.set(true);

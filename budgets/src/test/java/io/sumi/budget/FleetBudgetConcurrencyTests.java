@@ -1,24 +1,23 @@
 package io.sumi.budget;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import io.sumi.budget.FleetHarness.Instance;
-import io.sumi.budget.FleetHarness.RecordingClock;
+import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Phaser;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,12 +28,17 @@ import org.slf4j.LoggerFactory;
 /**
  * The promise of a fleet budget under load: 4 instances, each with its own connection pool, store
  * and registry (threads in one JVM standing for separate JVMs: nothing is shared but the
- * database), 8 threads each, hammer one budget of 1,000 per 1 s window for several windows. The
- * calls actually made per window (counted by the callers, by the window their reservation went to)
- * never exceed the limit; one instance is killed mid-run without giving back its chunk, and the
- * windows after it still let the survivors spend the whole limit (the dead chunk expired with its
- * window). The negative control runs the same harness with scope {@code instance}: the fleet then
- * spends far more than the limit per window.
+ * database), 8 threads each, hammer one budget of 1,000 per 1 s window for four windows. The calls
+ * made per window (counted by the callers) never exceed the limit; one instance is killed holding
+ * an unspent chunk, and the window after it still lets the survivors spend the whole limit (the
+ * dead chunk expired with its window). The negative control runs the same harness with scope
+ * {@code instance}: the fleet then spends far more than the limit per window.
+ *
+ * <p>The windows are not the wall clock's: every instance's clock and the stores' window clock are
+ * one {@link MutableClock}, moved on by the test only once every caller has been refused in the
+ * current window. So each window is spent to the end however slow the machine is (a wall-clock
+ * window might end before the survivors could spend it), the calls race each other and the
+ * stores' reservations inside it, and the dead instance's unspent chunk is known exactly.
  */
 class FleetBudgetConcurrencyTests {
 
@@ -42,9 +46,15 @@ class FleetBudgetConcurrencyTests {
     static final int THREADS = 8;
     static final double LIMIT = 1_000;
     static final Duration WINDOW = Duration.ofSeconds(1);
+    /** Windows hammered: two with the whole fleet, the kill's, the one after it. */
+    static final int WINDOWS = 4;
 
-    /** What the callers spent per window start (epoch milliseconds). */
-    record Run(Map<Long, Long> spentPerWindow, long killedAtWindow, Instance survivor, String budget) {}
+    static final int KILL_WINDOW = 2;
+    /** Calls the doomed instance makes at the start of the kill's window: its chunks grow to 1, 1, 2, 4, 8. */
+    static final int CALLS_BEFORE_DEATH = 9;
+
+    /** What the callers spent per window (0..3); what the doomed instance had reserved and not spent when it died. */
+    record Run(Map<Integer, Long> spentPerWindow, double deadUnspent) {}
 
     /** Thousands of breaker transitions per run: their log lines would drown the test output. */
     @BeforeAll
@@ -70,30 +80,27 @@ class FleetBudgetConcurrencyTests {
         List<Instance> fleet = new ArrayList<>();
         try {
             Run run = hammer(database, budget, config, fleet, true);
-            Map<Long, Long> spent = run.spentPerWindow();
+            Map<Integer, Long> spent = run.spentPerWindow();
             System.out.printf(
-                    "fleet budget on %s: spent per window %s (limit %.0f, chunk %.0f)%n",
-                    database, spent.values(), LIMIT, config.chunkSize());
-            assertThat(spent).as("windows the run covered").hasSizeGreaterThanOrEqualTo(4);
+                    "fleet budget on %s: spent per window %s (limit %.0f, chunk %.0f, dead chunk %.0f)%n",
+                    database, spent.values(), LIMIT, config.chunkSize(), run.deadUnspent());
             // The bound: calls at cost-per-call never overshoot (reservations are atomic, and a call
             // is made only against a reservation).
+            assertThat(spent).hasSize(WINDOWS);
             assertThat(spent.values())
                     .allSatisfy(total -> assertThat((double) total).isLessThanOrEqualTo(LIMIT));
-            // The full windows after the kill: the survivors spent the whole limit but for what
-            // their own last chunks held when the window ended: the dead chunk did not carry over.
-            List<Long> afterKill = spent.entrySet().stream()
-                    .filter(e -> e.getKey() > run.killedAtWindow())
-                    .map(Map.Entry::getValue)
-                    .toList();
-            assertThat(afterKill).as("full windows after the kill").isNotEmpty();
-            long full = afterKill.get(0);
-            assertThat((double) full).isGreaterThanOrEqualTo(LIMIT - (INSTANCES - 1) * config.chunkSize());
-            // The store's record of the kill's window holds the dead instance's unspent chunk: the
-            // fleet under-spent there by at most one chunk, never overspent.
-            SpendStore.WindowState killed = run.survivor().store.read(budget, run.killedAtWindow());
-            assertThat(killed.spent()).isLessThanOrEqualTo(LIMIT);
-            assertThat(killed.spent() - spent.getOrDefault(run.killedAtWindow(), 0L))
-                    .isLessThanOrEqualTo(config.chunkSize() + (INSTANCES - 1) * config.chunkSize());
+            // The kill's window: what the dead instance held is lost to the fleet until the window ends
+            // (never spent twice), and the survivors spent the rest but for their own last chunks.
+            assertThat(run.deadUnspent())
+                    .as("the dead instance held an unspent chunk")
+                    .isPositive();
+            assertThat((double) spent.get(KILL_WINDOW))
+                    .isLessThanOrEqualTo(LIMIT - run.deadUnspent())
+                    .isGreaterThanOrEqualTo(LIMIT - run.deadUnspent() - (INSTANCES - 1) * config.chunkSize());
+            // The window after the kill: the survivors spent the whole limit but for what their own
+            // last chunks held when the window ended: the dead chunk did not carry over.
+            assertThat((double) spent.get(KILL_WINDOW + 1))
+                    .isGreaterThanOrEqualTo(LIMIT - (INSTANCES - 1) * config.chunkSize());
         } finally {
             fleet.forEach(Instance::close);
         }
@@ -126,49 +133,51 @@ class FleetBudgetConcurrencyTests {
     }
 
     /**
-     * Runs the load until the windows it needs have been spent in (read from what the callers
-     * counted, not slept through): with {@code kill}, the first instance is killed once a second
-     * window has seen calls, and the run ends once calls have gone to the third window after the
-     * kill's (so two full windows follow it); without, the run ends in its third window.
+     * Runs the load for {@link #WINDOWS} windows. Every caller calls until it is refused, then waits
+     * (two phases of one {@link Phaser} per window: all refused; the test has moved on). Between
+     * the phases the test moves the clock to the next window; at the kill's window, with
+     * {@code kill}, it first makes {@link #CALLS_BEFORE_DEATH} calls on the first instance (so it
+     * holds part of its last chunk) and kills it without giving anything back.
      */
     private Run hammer(TestDatabase database, String budget, BudgetConfig config, List<Instance> fleet, boolean kill)
             throws Exception {
         String[] settings = FleetHarness.migrated(database);
-        RecordingClock clock = new RecordingClock();
-        for (int i = 0; i < INSTANCES; i++) {
-            fleet.add(new Instance(settings, "fleet-" + i, budget, config, clock));
-        }
-        ConcurrentMap<Long, LongAdder> spent = new ConcurrentHashMap<>();
+        // Far from now, so no other run's rows can be in its windows; mid-window, so that no reading
+        // falls on the instant a window ends (where the breaker, open until then, may still refuse).
+        MutableClock clock = MutableClock.at("2031-05-01T10:00:00.500Z");
         long windowMillis = config.window().toMillis();
+        long firstWindow = Math.floorDiv(clock.millis(), windowMillis) * windowMillis;
+        for (int i = 0; i < INSTANCES; i++) {
+            fleet.add(new Instance(settings, "fleet-" + i, budget, config, clock, clock));
+        }
+        ConcurrentMap<Integer, LongAdder> spent = new ConcurrentHashMap<>();
         AtomicBoolean stop = new AtomicBoolean();
         List<AtomicBoolean> alive = new ArrayList<>();
+        Phaser phaser = new Phaser(1); // the test's party
         CountDownLatch done = new CountDownLatch(INSTANCES * THREADS);
-        List<Throwable> unexpected = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Throwable> unexpected = new CopyOnWriteArrayList<>();
         for (Instance instance : fleet) {
             AtomicBoolean up = new AtomicBoolean(true);
             alive.add(up);
             Budget shared = instance.registry.budget(budget);
             for (int t = 0; t < THREADS; t++) {
+                phaser.register();
                 Thread thread = new Thread(() -> {
                     try {
                         while (!stop.get() && up.get()) {
-                            clock.arm();
                             BudgetPermit permit;
                             try {
                                 permit = shared.acquire();
                             } catch (BudgetExhaustedException refused) {
-                                // Load pacing, not a wait: a refused caller backs off as a real one would.
-                                Thread.sleep(2);
+                                // Spent for this caller: wait for the next window instead of retrying.
+                                phaser.awaitAdvanceInterruptibly(phaser.arrive(), 30, TimeUnit.SECONDS);
+                                phaser.awaitAdvanceInterruptibly(phaser.arrive(), 30, TimeUnit.SECONDS);
                                 continue;
                             }
-                            Instant judgedAt = clock.lastRead();
-                            // The paid call: counted in the window its reservation went to.
-                            spent.computeIfAbsent(
-                                            Math.floorDiv(judgedAt.toEpochMilli(), windowMillis) * windowMillis,
-                                            w -> new LongAdder())
-                                    .increment();
+                            // The paid call, counted in its window: the clock does not move while a caller calls.
+                            int window = (int) ((clock.millis() - firstWindow) / windowMillis);
+                            spent.computeIfAbsent(window, w -> new LongAdder()).increment();
                             permit.onSuccess();
-                            Thread.sleep(1); // load pacing: a paid call takes time
                         }
                     } catch (InterruptedException ex) {
                         Thread.currentThread().interrupt();
@@ -177,6 +186,7 @@ class FleetBudgetConcurrencyTests {
                             unexpected.add(ex);
                         }
                     } finally {
+                        phaser.arriveAndDeregister();
                         done.countDown();
                     }
                 });
@@ -184,29 +194,35 @@ class FleetBudgetConcurrencyTests {
                 thread.start();
             }
         }
-        AtomicLong killedAt = new AtomicLong(Long.MIN_VALUE);
-        if (kill) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> spent.size() >= 2);
-            alive.get(0).set(false);
-            killedAt.set(Math.floorDiv(System.currentTimeMillis(), windowMillis) * windowMillis);
-            fleet.get(0).kill();
-            long last = killedAt.get() + 3 * windowMillis;
-            await().atMost(Duration.ofSeconds(30))
-                    .until(() -> spent.keySet().stream().anyMatch(window -> window >= last));
-        } else {
-            await().atMost(Duration.ofSeconds(30)).until(() -> spent.size() >= 3);
+        double deadUnspent = 0;
+        for (int window = 0; window < WINDOWS; window++) {
+            // Every caller has been refused in this window: it is spent.
+            phaser.awaitAdvanceInterruptibly(phaser.arrive(), 60, TimeUnit.SECONDS);
+            assertThat(unexpected).isEmpty();
+            if (window == WINDOWS - 1) {
+                stop.set(true);
+            } else {
+                clock.advance(WINDOW);
+                if (kill && window + 1 == KILL_WINDOW) {
+                    Instance doomed = fleet.get(0);
+                    for (int i = 0; i < CALLS_BEFORE_DEATH; i++) {
+                        doomed.registry.budget(budget).acquire().onSuccess();
+                        spent.computeIfAbsent(KILL_WINDOW, w -> new LongAdder()).increment();
+                    }
+                    // Nobody else has reserved in this window yet: all it reserved is the doomed instance's.
+                    long windowStart = firstWindow + KILL_WINDOW * windowMillis;
+                    deadUnspent = doomed.store.read(budget, windowStart).spent() - CALLS_BEFORE_DEATH;
+                    alive.get(0).set(false);
+                    doomed.kill();
+                }
+            }
+            // The callers go on, in the next window (or stop).
+            phaser.awaitAdvanceInterruptibly(phaser.arrive(), 60, TimeUnit.SECONDS);
         }
-        long endedWindow = Math.floorDiv(System.currentTimeMillis(), windowMillis) * windowMillis;
-        stop.set(true);
-        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(done.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(unexpected).isEmpty();
-        Map<Long, Long> perWindow = new TreeMap<>();
-        spent.forEach((window, adder) -> {
-            // The window the run stopped in is cut short: left out of "full window" checks but
-            // still counted against the limit by the caller through the map it gets.
-            perWindow.put(window, adder.sum());
-        });
-        perWindow.keySet().removeIf(window -> window >= endedWindow && kill);
-        return new Run(perWindow, killedAt.get(), fleet.get(fleet.size() - 1), budget);
+        Map<Integer, Long> perWindow = new TreeMap<>();
+        spent.forEach((window, adder) -> perWindow.put(window, adder.sum()));
+        return new Run(perWindow, deadUnspent);
     }
 }

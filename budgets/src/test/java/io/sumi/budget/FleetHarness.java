@@ -10,12 +10,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.UUID;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Instances of a fleet for the budget tests: each has its own connection pool, its own
@@ -59,11 +57,28 @@ final class FleetHarness {
         final BudgetRegistry registry;
 
         Instance(String[] settings, String name, String budget, BudgetConfig config, Clock clock) {
+            this(settings, name, budget, config, clock, null);
+        }
+
+        /**
+         * @param windowClock names the store's windows instead of the database's clock (the
+         *     instances of one fleet share it, as they share the database), or {@code null}
+         */
+        Instance(
+                String[] settings,
+                String name,
+                String budget,
+                BudgetConfig config,
+                Clock clock,
+                @Nullable Clock windowClock) {
             this.pool = pool(settings, name, 4);
             this.dataSource = new SwitchableDataSource(pool);
-            this.store = JdbcSpendStore.builder(dataSource)
-                    .queryTimeout(java.time.Duration.ofSeconds(2))
-                    .build();
+            JdbcSpendStore.Builder builder =
+                    JdbcSpendStore.builder(dataSource).queryTimeout(java.time.Duration.ofSeconds(2));
+            if (windowClock != null) {
+                builder.windowClock(windowClock);
+            }
+            this.store = builder.build();
             this.registry = BudgetRegistry.builder()
                     .spendStore(store)
                     .clock(clock)
@@ -85,40 +100,6 @@ final class FleetHarness {
                 pool.close();
             }
             meters.close();
-        }
-    }
-
-    /**
-     * A clock that remembers, per thread, the last instant read: read right after {@code acquire}
-     * returned, the instant the budget judged the call at (its last reading of the clock), hence the
-     * window its reservation went to (the budget serves a window's chunk only for instants inside it).
-     */
-    static final class RecordingClock extends Clock {
-        private final ThreadLocal<Instant> last = new ThreadLocal<>();
-
-        void arm() {
-            last.remove();
-        }
-
-        Instant lastRead() {
-            return last.get();
-        }
-
-        @Override
-        public Instant instant() {
-            Instant now = Instant.now();
-            last.set(now);
-            return now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException();
         }
     }
 

@@ -22,6 +22,8 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -259,6 +261,15 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                         .isEqualTo(MessageStatus.COMPLETED));
     }
 
+    /**
+     * A second consumer joins the group while the first is mid-run. Forced, not hoped for: the
+     * first consumer's 10th record waits in its handler until the test has asked its container to
+     * pause; a paused container finishes the poll it is in (at most 10 records) and then keeps
+     * polling without records, so it rejoins the group when the second consumer joins (a consumer
+     * blocked in a handler would not: the rebalance waits for every member's poll) and runs nothing
+     * meanwhile. So when the second consumer is assigned its partitions, the first has run fewer than
+     * 20 of the 400 records and every partition still has records: both consumers must run some.
+     */
     @Test
     void aConsumerJoiningMidRunTakesPartitionsWithoutLossOrDoubleEffect() throws Exception {
         List<ProducerRecord<String, String>> records = new ArrayList<>();
@@ -266,21 +277,40 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
             records.add(record("pc.rebalance", i % 4, "r" + i));
         }
         send(records);
-        registry.getListenerContainer("pc-rebalance-1").start();
-        await().atMost(Duration.ofSeconds(30))
-                .until(() -> effects.counts("pc-rebalance").size() >= 20);
-        // The second consumer joins while the first is mid-run (its handler is slow until then).
-        registry.getListenerContainer("pc-rebalance-2").start();
-        await().atMost(Duration.ofSeconds(60))
-                .until(() -> effects.threads("pc-rebalance").size() == 2);
+        MessageListenerContainer first = registry.getListenerContainer("pc-rebalance-1");
+        MessageListenerContainer second = registry.getListenerContainer("pc-rebalance-2");
+        first.start();
+        assertThat(effects.rebalanceFirstWaits.await(30, TimeUnit.SECONDS))
+                .as("the first consumer reached its 10th record")
+                .isTrue();
+        first.pause();
+        effects.rebalanceFirstGoesOn.countDown();
+        await().atMost(Duration.ofSeconds(30)).until(first::isContainerPaused);
+        int ranAlone = effects.ranBy("pc-rebalance-1");
+        assertThat(ranAlone)
+                .as("the first consumer ran at most the poll it was paused in (max.poll.records=10)")
+                .isLessThan(20);
+
+        second.start();
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            Collection<TopicPartition> assigned = second.getAssignedPartitions();
+            return assigned != null && !assigned.isEmpty();
+        });
+        assertThat(effects.ranBy("pc-rebalance-1"))
+                .as("the paused first consumer ran nothing while the second joined")
+                .isEqualTo(ranAlone);
+        first.resume();
 
         await().atMost(Duration.ofSeconds(60)).until(() -> committedTotal("pc-rebalance", "pc.rebalance", 4) == 400);
         assertThat(effects.counts("pc-rebalance"))
                 .hasSize(400)
                 .allSatisfy((key, count) -> assertThat(count.get()).as(key).isEqualTo(1));
-        assertThat(effects.threads("pc-rebalance"))
-                .as("both consumers ran records")
-                .hasSize(2);
+        // Each consumer was assigned partitions with records left, so each ran some after the join.
+        assertThat(effects.ranBy("pc-rebalance-1")).as("run by the first").isGreaterThan(ranAlone);
+        assertThat(effects.ranBy("pc-rebalance-2")).as("run by the second").isPositive();
+        assertThat(effects.ranBy("pc-rebalance-1") + effects.ranBy("pc-rebalance-2"))
+                .as("runs of the two consumers")
+                .isEqualTo(400);
         for (int i = 0; i < 400; i++) {
             assertThat(store.find("pc-rebalance", "r" + i))
                     .get()
@@ -374,6 +404,12 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
      */
     void leftNothingAndRunsOnceWhenItComesAgainLater(String consumer, String topic, String key, long committed)
             throws Exception {
+        // The claim is given back when the consumer polls after the commit, not at the commit: wait
+        // for that poll (seen from inside Sumi's wrapper, so after the give-back) instead of
+        // hoping that it came before the look at the ledger.
+        TopicPartition partition = new TopicPartition(topic, 0);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> CommitChecker.INSIDE.polledAfterCommitting(partition) >= committed);
         assertThat(store.find(consumer, key))
                 .as("the claim of " + key + ", given back unrun, leaves nothing behind")
                 .isEmpty();
@@ -587,7 +623,6 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
     static class Effects {
         final Map<String, Map<String, AtomicInteger>> counts = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
-        final Map<String, Set<String>> threads = new ConcurrentHashMap<>();
         final Set<String> failOnce = ConcurrentHashMap.newKeySet();
         /** pc-stop: st0's handler says it runs, then waits for the test to let it return. */
         final CountDownLatch stopEntered = new CountDownLatch(1);
@@ -595,12 +630,16 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         final CountDownLatch stopProceed = new CountDownLatch(1);
         /** pc-slow*: consumers one of whose claims another ledger client has taken over. */
         final Set<String> takenOver = ConcurrentHashMap.newKeySet();
+        /** pc-rebalance: records run per listener container. */
+        final Map<String, AtomicInteger> ranBy = new ConcurrentHashMap<>();
+        /** pc-rebalance: the first consumer's 10th record waits in its handler until the test lets it go on. */
+        final CountDownLatch rebalanceFirstWaits = new CountDownLatch(1);
+
+        final CountDownLatch rebalanceFirstGoesOn = new CountDownLatch(1);
 
         void run(String consumer, String key) {
             attempts.computeIfAbsent(consumer + "/" + key, k -> new AtomicInteger())
                     .incrementAndGet();
-            threads.computeIfAbsent(consumer, k -> ConcurrentHashMap.newKeySet())
-                    .add(Thread.currentThread().getName());
             if (failOnce.remove(key)) {
                 throw new IllegalStateException("failing " + key + " once");
             }
@@ -616,8 +655,9 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
             return count == null ? 0 : count.get();
         }
 
-        Set<String> threads(String consumer) {
-            return threads.getOrDefault(consumer, Set.of());
+        int ranBy(String container) {
+            AtomicInteger count = ranBy.get(container);
+            return count == null ? 0 : count.get();
         }
     }
 
@@ -661,10 +701,24 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
         final AtomicInteger checked = new AtomicInteger();
         final List<String> violations = new CopyOnWriteArrayList<>();
         private final Map<TopicPartition, List<ConsumerRecord<?, ?>>> seen = new ConcurrentHashMap<>();
+        /**
+         * Per partition, the highest offset a consumer committed and then polled again after (on
+         * any topic). INSIDE, that poll comes after Sumi settled the poll before it (its kept
+         * completions written, its unrun claims given back), which Sumi does before every
+         * {@code poll()}, not at the commit.
+         */
+        private final Map<TopicPartition, Long> polledAfterCommit = new ConcurrentHashMap<>();
+
         private volatile ProcessedMessageStore store;
+
+        long polledAfterCommitting(TopicPartition partition) {
+            return polledAfterCommit.getOrDefault(partition, -1L);
+        }
 
         @SuppressWarnings("unchecked")
         <K, V> Consumer<K, V> wrap(Consumer<K, V> consumer) {
+            // Used by the consumer's thread only, as the consumer itself.
+            Map<TopicPartition, Long> committedSincePoll = new HashMap<>();
             return (Consumer<K, V>) Proxy.newProxyInstance(
                     getClass().getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
                         if (method.getName().startsWith("commit")
@@ -672,6 +726,16 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                                 && args.length > 0
                                 && args[0] instanceof Map<?, ?> offsets) {
                             check(offsets);
+                            offsets.forEach((partition, offset) -> {
+                                if (partition instanceof TopicPartition tp && offset instanceof OffsetAndMetadata at) {
+                                    committedSincePoll.merge(tp, at.offset(), Math::max);
+                                }
+                            });
+                        }
+                        if (method.getName().equals("poll")) {
+                            committedSincePoll.forEach(
+                                    (partition, offset) -> polledAfterCommit.merge(partition, offset, Math::max));
+                            committedSincePoll.clear();
                         }
                         Object result;
                         try {
@@ -846,10 +910,10 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                 topics = "pc.rebalance",
                 groupId = "pc-rebalance",
                 autoStartup = "false",
-                properties = "max.poll.records=40")
+                properties = "max.poll.records=10")
         @IdempotentHandler(consumer = "pc-rebalance")
         void rebalance1(ConsumerRecord<String, String> record) throws InterruptedException {
-            rebalanced(record);
+            rebalanced("pc-rebalance-1", record);
         }
 
         @KafkaListener(
@@ -857,20 +921,22 @@ class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
                 topics = "pc.rebalance",
                 groupId = "pc-rebalance",
                 autoStartup = "false",
-                properties = "max.poll.records=40")
+                properties = "max.poll.records=10")
         @IdempotentHandler(consumer = "pc-rebalance")
         void rebalance2(ConsumerRecord<String, String> record) throws InterruptedException {
-            rebalanced(record);
+            rebalanced("pc-rebalance-2", record);
         }
 
-        private void rebalanced(ConsumerRecord<String, String> record) throws InterruptedException {
-            if (effects.threads("pc-rebalance").size() < 2) {
-                // Load pacing, not a wait: slow while alone, so that records are left when the second
-                // consumer joins. It must keep polling meanwhile (a rebalance needs its poll), so it
-                // cannot block until the second has run one.
-                Thread.sleep(20);
-            }
+        private void rebalanced(String container, ConsumerRecord<String, String> record) throws InterruptedException {
             effects.run("pc-rebalance", record.key());
+            int ran = effects.ranBy
+                    .computeIfAbsent(container, k -> new AtomicInteger())
+                    .incrementAndGet();
+            if (container.equals("pc-rebalance-1") && ran == 10) {
+                effects.rebalanceFirstWaits.countDown();
+                // Bounded: a test that never lets it go fails on its own assertions, not by hanging.
+                effects.rebalanceFirstGoesOn.await(30, TimeUnit.SECONDS);
+            }
         }
     }
 

@@ -276,9 +276,14 @@ class RabbitListenerIdempotencyIntegrationTests {
 
     @Test
     void aConsumerBatchThatFailsInTheMiddleIsRedeliveredAndEveryMessageHasOneEffect() {
+        // The container starts once all ten are queued, so it gets them as batches (up to ten each),
+        // not one by one as they arrive (a batch is cut after 1 s without the next message).
         for (int i = 0; i < 10; i++) {
             send("batch", RUN + "-b-" + i, i == 5 ? "fail-once" : "ok-" + i);
         }
+        context.getBean(org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("batch")
+                .start();
 
         await().atMost(Duration.ofSeconds(60))
                 .until(() -> listeners.effects("batch").size() == 10);
@@ -289,7 +294,7 @@ class RabbitListenerIdempotencyIntegrationTests {
                 .as("delivered as batches")
                 .anySatisfy(size -> assertThat(size).isGreaterThan(1));
         for (int i = 0; i < 10; i++) {
-            assertThat(store.find("Listeners.batch", RUN + "-b-" + i))
+            assertThat(store.find("batch", RUN + "-b-" + i))
                     .get()
                     .extracting(row -> row.status())
                     .isEqualTo(MessageStatus.COMPLETED);
@@ -572,7 +577,7 @@ class RabbitListenerIdempotencyIntegrationTests {
             attempt("busy:" + IdempotencyContext.current().key());
         }
 
-        @RabbitListener(queues = "${it.prefix}batch", containerFactory = "batch")
+        @RabbitListener(id = "batch", queues = "${it.prefix}batch", containerFactory = "batch", autoStartup = "false")
         @IdempotentHandler(mode = IdempotencyMode.LEASE)
         public void batch(List<Message> messages) {
             batchSizes.add(messages.size());
