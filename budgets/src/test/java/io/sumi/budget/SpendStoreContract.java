@@ -302,6 +302,67 @@ public abstract class SpendStoreContract {
         }
     }
 
+    /**
+     * The same race through fleet budgets: 2 instances (a store and a registry each), 4 threads
+     * each, released together by a latch, acquire until refused twice in a row. The calls permitted
+     * never exceed the limit, and the store never records more than the limit.
+     */
+    @Test
+    void concurrentFleetBudgetCallsNeverOverspendTheLimit() throws Exception {
+        int limit = 40;
+        BudgetConfig config = BudgetConfig.custom()
+                .limit(limit)
+                .window(WINDOW)
+                .chunkSize(2)
+                .scope(BudgetScope.FLEET)
+                .build();
+        int threadsEach = 4;
+        try (Instance a = new Instance(newStore(), config, Clock.systemUTC());
+                Instance b = new Instance(newStore(), config, Clock.systemUTC())) {
+            List<Instance> fleet = List.of(a, b);
+            CountDownLatch ready = new CountDownLatch(2 * threadsEach);
+            CountDownLatch go = new CountDownLatch(1);
+            ExecutorService pool = Executors.newFixedThreadPool(2 * threadsEach);
+            try {
+                List<Future<Integer>> permitted = new ArrayList<>();
+                for (Instance instance : fleet) {
+                    for (int t = 0; t < threadsEach; t++) {
+                        Callable<Integer> callUntilRefused = () -> {
+                            ready.countDown();
+                            go.await();
+                            int mine = 0;
+                            int refusedInARow = 0;
+                            while (refusedInARow < 2) {
+                                try {
+                                    instance.budget().acquire().onSuccess();
+                                    mine++;
+                                    refusedInARow = 0;
+                                } catch (BudgetExhaustedException refused) {
+                                    refusedInARow++;
+                                }
+                            }
+                            return mine;
+                        };
+                        permitted.add(pool.submit(callUntilRefused));
+                    }
+                }
+                assertThat(ready.await(10, TimeUnit.SECONDS)).isTrue();
+                go.countDown();
+                int total = 0;
+                for (Future<Integer> each : permitted) {
+                    total += each.get(60, TimeUnit.SECONDS);
+                }
+                assertThat(total).as("calls permitted").isLessThanOrEqualTo(limit);
+                assertThat(store.read(budget, currentWindow()).spent()).isLessThanOrEqualTo(limit);
+                // Not a vacuous bound: the threads raced for most of the limit (an instance that
+                // gives up on a contended window leaves the rest to the other, so not all of it).
+                assertThat(total).isGreaterThan(limit / 2);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
     @Test
     void aFleetBudgetOnAnUnreachableStoreFailsClosed() {
         BudgetConfig config = BudgetConfig.custom()
