@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,6 +28,7 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
@@ -36,16 +38,44 @@ import org.springframework.core.env.Environment;
  * {@code sumiLedger} and {@code sumiBudgets} ({@code management.health.sumi.enabled=false} turns
  * them off). The endpoint's listings read through Spring Data JDBC read models
  * ({@link SumiReadModels}) on the ledger's DataSource.
+ *
+ * <p>With the Redis ledger ({@code sumi.ledger.store=redis}), with or without a DataSource, the
+ * endpoint's {@code ledger} section and the {@code sumiLedger} health read the store itself
+ * ({@link ProcessedMessageStore#consumerStats()}: a round trip to Redis, so an unreachable Redis
+ * makes {@code sumiLedger} {@code DOWN}); the read models serve only the outbox, when there is a
+ * DataSource.
  */
 @AutoConfiguration(
         after = {SumiAutoConfiguration.class, SumiOutboxAutoConfiguration.class, SumiBudgetAutoConfiguration.class})
 @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
-@ConditionalOnBean(DataSource.class)
+@Conditional(SumiActuatorAutoConfiguration.OnDataSourceOrLedger.class)
 @EnableConfigurationProperties(SumiHealthProperties.class)
 public class SumiActuatorAutoConfiguration {
 
+    /** A DataSource (the JDBC ledger, the outbox), or a ledger without one (the Redis ledger). */
+    static final class OnDataSourceOrLedger extends AnyNestedCondition {
+
+        OnDataSourceOrLedger() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnBean(DataSource.class)
+        static final class WithDataSource {}
+
+        @ConditionalOnBean(ProcessedMessageStore.class)
+        static final class WithLedger {}
+    }
+
+    /** Whether the ledger is in the application's database (else on Redis, read through the store SPI). */
+    static boolean ledgerInDatabase(Environment environment) {
+        return !"redis"
+                .equalsIgnoreCase(
+                        environment.getProperty("sumi.ledger.store", "jdbc").trim());
+    }
+
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnBean(DataSource.class)
     SumiReadModels sumiReadModels(
             ObjectProvider<DataSource> dataSource, SumiProperties properties, Environment environment) {
         String outboxTable = SqlIdentifiers.requireTableName(
@@ -59,13 +89,16 @@ public class SumiActuatorAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint
     SumiEndpoint sumiEndpoint(
-            SumiReadModels readModels,
+            ObjectProvider<SumiReadModels> readModels,
             ObjectProvider<ProcessedMessageStore> store,
             ObjectProvider<OutboxControl> outbox,
             ObjectProvider<SumiBudgetsOperations> budgets,
-            ObjectProvider<Clock> clock) {
+            ObjectProvider<Clock> clock,
+            Environment environment) {
+        SumiReadModels database = readModels.getIfUnique();
         return new SumiEndpoint(
-                readModels,
+                database,
+                database != null && ledgerInDatabase(environment),
                 store.getIfUnique(),
                 outbox.getIfUnique(),
                 budgets.getIfUnique(),
@@ -120,8 +153,17 @@ public class SumiActuatorAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         SumiLedgerHealthIndicator sumiLedgerHealthIndicator(
-                SumiReadModels readModels, SumiHealthProperties properties) {
-            return new SumiLedgerHealthIndicator(readModels, attention(properties));
+                ObjectProvider<SumiReadModels> readModels,
+                ObjectProvider<ProcessedMessageStore> store,
+                SumiHealthProperties properties,
+                Environment environment) {
+            SumiReadModels database = readModels.getIfUnique();
+            if (database != null && ledgerInDatabase(environment)) {
+                return new SumiLedgerHealthIndicator(database, attention(properties));
+            }
+            // The Redis ledger, or a store of the application's own without a database: its SPI.
+            return new SumiLedgerHealthIndicator(
+                    store.getObject(), ledgerInDatabase(environment) ? "custom" : "redis", attention(properties));
         }
 
         @Configuration(proxyBeanMethods = false)

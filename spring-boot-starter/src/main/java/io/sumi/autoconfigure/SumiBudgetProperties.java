@@ -15,8 +15,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * Budgets for paid APIs, under {@code sumi.budgets.<name>.*}. Immutable; the budgets can nonetheless
  * change at run time (see {@link BudgetConfigurationRefresher}). Pausing listeners while a budget is
  * exhausted is configured under the same root, {@code sumi.budgets.pause.*}
- * ({@link SumiBudgetPauseProperties}): {@value #PAUSE} is therefore no budget's name, and a budget
- * so named ({@code sumi.budgets.pause.limit}) fails start-up.
+ * ({@link SumiBudgetPauseProperties}), and the spend store under {@code sumi.budgets.store.*}
+ * ({@link SumiBudgetStoreProperties}): {@value #PAUSE} and {@value #STORE} are therefore no
+ * budget's names, and a budget so named ({@code sumi.budgets.pause.limit}) fails start-up.
  *
  * @param budgets the budgets, by name (the name handlers give in {@code @IdempotentHandler(budget = ...)})
  */
@@ -26,30 +27,37 @@ public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets) {
     /** The key under {@code sumi.budgets} that holds the pausing settings, not a budget. */
     public static final String PAUSE = "pause";
 
+    /** The key under {@code sumi.budgets} that holds the spend store's settings, not a budget. */
+    public static final String STORE = "store";
+
     /**
-     * @throws IllegalArgumentException if a budget is named {@value #PAUSE}
+     * @throws IllegalArgumentException if a budget is named {@value #PAUSE} or {@value #STORE}
      */
     public SumiBudgetProperties {
         budgets = budgetsOnly(budgets);
     }
 
     /**
-     * {@code bound} (what {@code sumi.budgets} binds to) without the pausing settings.
+     * {@code bound} (what {@code sumi.budgets} binds to) without the pausing and store settings.
      *
-     * @throws IllegalArgumentException if a budget is named {@value #PAUSE}
+     * @throws IllegalArgumentException if a budget is named {@value #PAUSE} or {@value #STORE}
      */
     static Map<String, Budget> budgetsOnly(Map<String, Budget> bound) {
-        Budget pause = bound.get(PAUSE);
-        if (pause == null) {
+        if (!bound.containsKey(PAUSE) && !bound.containsKey(STORE)) {
             return bound;
         }
-        if (pause.limit() != null) {
-            throw new IllegalArgumentException("sumi.budgets.pause.limit is set, but 'pause' cannot be a budget's"
-                    + " name: sumi.budgets.pause.* configures the pausing of listeners (enabled,"
-                    + " check-interval). Give the budget another name.");
-        }
         Map<String, Budget> budgets = new LinkedHashMap<>(bound);
-        budgets.remove(PAUSE);
+        for (String reserved : List.of(PAUSE, STORE)) {
+            Budget settings = budgets.remove(reserved);
+            if (settings != null && settings.limit() != null) {
+                throw new IllegalArgumentException("sumi.budgets." + reserved + ".limit is set, but '" + reserved
+                        + "' cannot be a budget's name: sumi.budgets." + reserved + ".* configures "
+                        + (reserved.equals(PAUSE)
+                                ? "the pausing of listeners (enabled, check-interval)"
+                                : "the spend store (type, prefix, ...)")
+                        + ". Give the budget another name.");
+            }
+        }
         return Collections.unmodifiableMap(budgets);
     }
 
@@ -68,9 +76,9 @@ public record SumiBudgetProperties(@DefaultValue Map<String, Budget> budgets) {
      * @param ignoreExceptions exceptions that are answers, not failures of the provider (a declined
      *     card): they never open the breaker
      * @param scope whose spending the limit caps: {@code fleet} (all instances together, in the
-     *     ledger's database; the default when the application has a DataSource) or {@code instance}
-     *     (this JVM alone)
-     * @param chunkSize for a fleet budget, how much spend an instance reserves in the database at a
+     *     shared spend store: the ledger's database, or Redis, see {@code sumi.budgets.store.type};
+     *     the default when the application has one) or {@code instance} (this JVM alone)
+     * @param chunkSize for a fleet budget, how much spend an instance reserves in the spend store at a
      *     time (default: 1 % of the limit, at least {@code cost-per-call}); an instance that dies
      *     leaves at most this much unspent in its window
      */

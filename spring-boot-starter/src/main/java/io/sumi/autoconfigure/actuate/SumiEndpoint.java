@@ -48,6 +48,13 @@ import org.springframework.data.domain.Sort;
  * endpoint must also be exposed ({@code management.endpoints.web.exposure.include=sumi}), and
  * Spring Security, when present, guards it like every Actuator endpoint.
  *
+ * <p>A ledger outside the application's database (the Redis ledger, {@code sumi.ledger.store=redis},
+ * with or without a DataSource): the {@code ledger} section comes from the store
+ * ({@link ProcessedMessageStore#consumerStats()}: per consumer the age of its oldest live claim and
+ * the rows held for reconciliation), the row listings ({@code claims}, {@code reconciliation}) are
+ * refused ({@code 400}, the store has no listing), and every write goes through the store SPI as on
+ * the JDBC ledger.
+ *
  * <p>Answers: a write whose target is not in the state it acts on (no such claim, a row that is not
  * parked) answers {@code changed: false} with the reason, not an error; a request that lacks what
  * the action needs, or names an unknown section, action or budget, is refused ({@code 400}).
@@ -63,7 +70,10 @@ public class SumiEndpoint {
     /** The largest page served. */
     public static final int MAX_PAGE_SIZE = 500;
 
-    private final SumiReadModels readModels;
+    private final @Nullable SumiReadModels readModels;
+    /** Whether the ledger is the table {@link #readModels} reads (the JDBC ledger), else the store is read. */
+    private final boolean ledgerInReadModels;
+
     private final @Nullable ProcessedMessageStore store;
     private final @Nullable OutboxControl outbox;
     private final @Nullable SumiBudgetsOperations budgets;
@@ -75,7 +85,28 @@ public class SumiEndpoint {
             @Nullable OutboxControl outbox,
             @Nullable SumiBudgetsOperations budgets,
             Clock clock) {
+        this(readModels, true, store, outbox, budgets, clock);
+    }
+
+    /**
+     * @param readModels the read models of the application's database, if it has one (the outbox's
+     *     listings, and the ledger's if {@code ledgerInReadModels})
+     * @param ledgerInReadModels whether the ledger is the JDBC ledger's table in that database; else
+     *     the {@code ledger} section reads {@code store}
+     * @since 0.1.0
+     */
+    public SumiEndpoint(
+            @Nullable SumiReadModels readModels,
+            boolean ledgerInReadModels,
+            @Nullable ProcessedMessageStore store,
+            @Nullable OutboxControl outbox,
+            @Nullable SumiBudgetsOperations budgets,
+            Clock clock) {
+        if (ledgerInReadModels && readModels == null) {
+            throw new IllegalArgumentException("The JDBC ledger's listings need the read models of its DataSource");
+        }
         this.readModels = readModels;
+        this.ledgerInReadModels = ledgerInReadModels;
         this.store = store;
         this.outbox = outbox;
         this.budgets = budgets;
@@ -120,7 +151,9 @@ public class SumiEndpoint {
             case "outbox" -> outboxBacklog();
             case "parked" -> {
                 requireOutbox();
-                yield page(readModels.parked(topic, pageRequest(page, size, Sort.by("id"))), SumiEndpoint::outboxRow);
+                yield page(
+                        requireReadModels().parked(topic, pageRequest(page, size, Sort.by("id"))),
+                        SumiEndpoint::outboxRow);
             }
             case "budgets" -> budgets();
             default ->
@@ -133,13 +166,24 @@ public class SumiEndpoint {
 
     private Map<String, Object> ledgerPage(
             MessageStatus status, @Nullable String consumer, @Nullable Integer page, @Nullable Integer size) {
+        if (!ledgerInReadModels) {
+            throw new InvalidEndpointRequestException(
+                    "This application's ledger is not in its database (sumi.ledger.store=redis): its rows are not"
+                            + " listed here; GET /actuator/sumi/ledger shows each consumer's oldest live claim and"
+                            + " rows held for reconciliation (see docs/redis-ledger.md for reading the rows)",
+                    "No ledger listing");
+        }
         Sort oldestFirst = Sort.by("firstSeenAt", "id.consumer", "id.messageId");
         return page(
-                readModels.ledgerRows(status.name(), consumer, pageRequest(page, size, oldestFirst)),
+                requireReadModels().ledgerRows(status.name(), consumer, pageRequest(page, size, oldestFirst)),
                 SumiEndpoint::ledgerRow);
     }
 
     private Map<String, Object> ledger() {
+        if (!ledgerInReadModels) {
+            return storeLedger();
+        }
+        SumiReadModels readModels = requireReadModels();
         Instant now = clock.instant();
         Map<String, Object> consumers = new LinkedHashMap<>();
         readModels.ledgerCounts().forEach((consumer, counts) -> {
@@ -160,10 +204,29 @@ public class SumiEndpoint {
         return Map.of("consumers", consumers);
     }
 
+    /** The ledger as its store reports it: consumers with a live claim or rows held, by name. */
+    private Map<String, Object> storeLedger() {
+        Map<String, Object> consumers = new java.util.TreeMap<>();
+        requireStore().consumerStats().forEach((consumer, stats) -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("oldestLiveClaimAge", stats.oldestLiveClaimAge().toString());
+            entry.put("heldForReconciliation", stats.heldForReconciliation());
+            consumers.put(consumer, entry);
+        });
+        return Map.of("consumers", consumers);
+    }
+
+    private SumiReadModels requireReadModels() {
+        if (readModels == null) {
+            throw new InvalidEndpointRequestException("This application has no DataSource to list from", "No database");
+        }
+        return readModels;
+    }
+
     private Map<String, Object> outboxBacklog() {
         requireOutbox();
         Map<String, Object> topics = new LinkedHashMap<>();
-        readModels.outboxBacklog().forEach((topic, backlog) -> {
+        requireReadModels().outboxBacklog().forEach((topic, backlog) -> {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("pending", backlog.pending());
             entry.put("parked", backlog.parked());

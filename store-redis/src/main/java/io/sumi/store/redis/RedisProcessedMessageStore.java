@@ -94,7 +94,7 @@ public final class RedisProcessedMessageStore implements ProcessedMessageStore {
         this.prefix = builder.prefix;
         this.retentionMillis = builder.retention.toMillis();
         this.maxReplySize = builder.maxReplySize;
-        this.scripts = new RedisScripts(builder.connectionFactory, builder.replicas, builder.replicaTimeout);
+        this.scripts = RedisScripts.forLedger(builder.connectionFactory, builder.replicas, builder.replicaTimeout);
     }
 
     /** Starts a builder for a store on {@code connectionFactory} (standalone, sentinel or cluster). */
@@ -384,11 +384,20 @@ public final class RedisProcessedMessageStore implements ProcessedMessageStore {
     }
 
     private String slotPrefix(String consumer) {
-        StringBuilder key = new StringBuilder(prefix.length() + consumer.length() + 4)
+        return hashTagged(prefix, consumer);
+    }
+
+    /**
+     * {@code <prefix>:{<name>}}: {@code name} as the hash tag, its {@code %} and braces
+     * percent-encoded so that no two names share a key and the tag stays the whole name. The
+     * ledger's keys per consumer, the spend store's per budget.
+     */
+    static String hashTagged(String prefix, String name) {
+        StringBuilder key = new StringBuilder(prefix.length() + name.length() + 4)
                 .append(prefix)
                 .append(":{");
-        for (int i = 0; i < consumer.length(); i++) {
-            char c = consumer.charAt(i);
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
             switch (c) {
                 case '%' -> key.append("%25");
                 case '{' -> key.append("%7B");

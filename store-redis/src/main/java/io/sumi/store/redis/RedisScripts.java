@@ -30,10 +30,12 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
 
 /**
- * The ledger's Lua scripts and how they run: {@code EVALSHA}, {@code EVAL} when the server does not
+ * A store's Lua scripts and how they run: {@code EVALSHA}, {@code EVAL} when the server does not
  * know the script yet (a restart, a failover, a new node), then {@code WAIT} when the store waits
- * for replicas. Every key of one call is in one hash slot (the consumer's hash tag), so on a
- * cluster the call runs on the slot's master. Not API.
+ * for replicas. Every key of one call is in one hash slot (the consumer's hash tag for the ledger,
+ * the budget's for the spend store), so on a cluster the call runs on the slot's master. The
+ * ledger's scripts ({@link #forLedger}) and the budgets' spend store's ({@link RedisSpendStore})
+ * share this. Not API.
  */
 final class RedisScripts {
 
@@ -75,17 +77,43 @@ final class RedisScripts {
     private final RedisConnectionFactory factory;
     private final int replicas;
     private final long replicaTimeoutMillis;
+    /** What the scripts keep, for the message of an outage ("ledger", "budget spend store"). */
+    private final String what;
+
     private final Map<String, Script> scripts = new ConcurrentHashMap<>();
 
-    RedisScripts(RedisConnectionFactory factory, int replicas, Duration replicaTimeout) {
+    /**
+     * @param what what the scripts keep, named in the message of an outage
+     * @param common the script prepended to each of {@code names} (resource {@code <common>.lua})
+     * @param names the scripts (resources {@code <name>.lua} beside this class)
+     */
+    RedisScripts(
+            RedisConnectionFactory factory,
+            int replicas,
+            Duration replicaTimeout,
+            String what,
+            String common,
+            List<String> names) {
         this.factory = factory;
         this.replicas = replicas;
         this.replicaTimeoutMillis = replicaTimeout.toMillis();
-        String common = resource("common");
-        for (String name : List.of(CLAIM, COMPLETE, RELEASE, RELEASE_UNRUN, RENEW, RECONCILE, RESOLVE, STATS)) {
-            byte[] body = (common + "\n" + resource(name)).getBytes(StandardCharsets.UTF_8);
+        this.what = what;
+        String prelude = resource(common);
+        for (String name : names) {
+            byte[] body = (prelude + "\n" + resource(name)).getBytes(StandardCharsets.UTF_8);
             scripts.put(name, new Script(body, sha1(body)));
         }
+    }
+
+    /** The ledger's scripts. */
+    static RedisScripts forLedger(RedisConnectionFactory factory, int replicas, Duration replicaTimeout) {
+        return new RedisScripts(
+                factory,
+                replicas,
+                replicaTimeout,
+                "ledger",
+                "common",
+                List.of(CLAIM, COMPLETE, RELEASE, RELEASE_UNRUN, RENEW, RECONCILE, RESOLVE, STATS));
     }
 
     /**
@@ -104,7 +132,8 @@ final class RedisScripts {
             if (!unavailable(ex)) {
                 throw ex;
             }
-            throw new TransientDataAccessResourceException("The Redis ledger is unavailable: " + ex.getMessage(), ex);
+            throw new TransientDataAccessResourceException(
+                    "The Redis " + what + " is unavailable: " + ex.getMessage(), ex);
         }
     }
 
@@ -243,7 +272,7 @@ final class RedisScripts {
     private static String resource(String name) {
         try (InputStream in = RedisScripts.class.getResourceAsStream(name + ".lua")) {
             if (in == null) {
-                throw new IllegalStateException("Missing ledger script " + name + ".lua");
+                throw new IllegalStateException("Missing Redis script " + name + ".lua");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException ex) {
