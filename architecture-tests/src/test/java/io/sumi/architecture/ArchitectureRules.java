@@ -87,21 +87,6 @@ final class ArchitectureRules {
                 .as("only " + String.join(", ", allowedPackages) + " depend on Spring Boot");
     }
 
-    /**
-     * Two cycle violations are the same cycle when they run through the same packages: the
-     * dependencies listed under it change with every edit of the classes involved, and a frozen cycle
-     * must not come back as "new" for that.
-     */
-    static boolean sameCycle(String storedViolation, String violation) {
-        return cyclePath(storedViolation).equals(cyclePath(violation));
-    }
-
-    private static String cyclePath(String violation) {
-        int details = violation.indexOf("1. Dependencies of");
-        String path = details < 0 ? violation : violation.substring(0, details);
-        return path.replaceAll("[\\\\\\s]+", " ").trim();
-    }
-
     static boolean isInternal(String packageName) {
         return packageName.endsWith(".internal") || packageName.contains(".internal.");
     }

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,17 +82,7 @@ final class LeaseExecution {
         if (claim.outcome() != ClaimOutcome.CLAIMED) {
             return verdicts.notClaimed(handler, request, claim);
         }
-        ProcessedMessage row = claim.message();
-        try {
-            verdicts.checkFingerprint(handler, request, row);
-        } catch (FingerprintMismatchException ex) {
-            // Rejected before the handler ran: given back without counting an attempt.
-            verdicts.releaseUnrunQuietly(row, ex);
-            throw ex;
-        }
-        if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
-            throw verdicts.markUncertain(handler, row);
-        }
+        ProcessedMessage row = toRun(handler, request, claim);
         T value;
         StoredReply reply;
         // Resources close before the catch block runs: renewal has stopped before the claim is
@@ -126,6 +117,25 @@ final class LeaseExecution {
     }
 
     /**
+     * The row of a {@code CLAIMED} claim, once the handler may run on it: a rejected fingerprint is
+     * given back without counting an attempt (the handler never started) and thrown; an uncertain
+     * takeover is marked {@code RECONCILE} and thrown.
+     */
+    private ProcessedMessage toRun(HandlerDefinition handler, ClaimRequest request, ClaimResult claim) {
+        ProcessedMessage row = claim.message();
+        try {
+            verdicts.checkFingerprint(handler, request, row);
+        } catch (FingerprintMismatchException ex) {
+            verdicts.releaseUnrunQuietly(row, ex);
+            throw ex;
+        }
+        if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
+            throw verdicts.markUncertain(handler, row);
+        }
+        return row;
+    }
+
+    /**
      * Runs an asynchronous handler ({@link io.sumi.consumer.IdempotentExecutor#executeAsync}): the
      * claim is taken and the body runs here, on the caller's thread (the context is current while it
      * runs); the renewal stays open until the handler's future completes, and is closed before the
@@ -141,17 +151,7 @@ final class LeaseExecution {
         if (claim.outcome() != ClaimOutcome.CLAIMED) {
             return CompletableFuture.completedFuture(verdicts.notClaimed(handler, request, claim));
         }
-        ProcessedMessage row = claim.message();
-        try {
-            verdicts.checkFingerprint(handler, request, row);
-        } catch (FingerprintMismatchException ex) {
-            // Rejected before the handler ran: given back without counting an attempt, as above.
-            verdicts.releaseUnrunQuietly(row, ex);
-            throw ex;
-        }
-        if (ClaimVerdicts.isUncertain(verdicts.reconcileWindow(handler), handler.lease(), row)) {
-            throw verdicts.markUncertain(handler, row);
-        }
+        ProcessedMessage row = toRun(handler, request, claim);
         LeaseRenewer.Renewal renewal = renewer.start(handler, row.claimToken(), List.of(request.messageId()));
         CompletionStage<T> stage;
         try (CurrentIdempotencyContext.Scope scope = CurrentIdempotencyContext.open(new IdempotencyContext(
@@ -245,56 +245,31 @@ final class LeaseExecution {
                 run.run(body, plan.run());
             } catch (BatchFailedException reported) {
                 // The handler says which message failed: the ones it ran before it are done.
-                List<String> done = new ArrayList<>();
-                for (int k = 0; k < plan.run().size() && plan.run().get(k) < reported.index(); k++) {
-                    done.add(plan.runKeys().get(k));
-                }
-                List<String> notCompleted;
-                try {
-                    notCompleted = held.complete(done);
-                } catch (RuntimeException completeFailed) {
-                    // The index would tell the container that the messages before it are done, and
-                    // it would ack them; their rows are not COMPLETED (and are released here), so a
-                    // later copy would run them again with nothing recording that they ran. The
-                    // ledger's error goes instead, with the handler's report attached: the whole
-                    // batch is delivered again (the handler ran them with their keys, which the
-                    // provider deduplicates).
-                    completeFailed.addSuppressed(reported);
-                    held.releaseRest(causeOf(reported), completeFailed);
-                    throw completeFailed;
-                }
-                held.releaseRest(causeOf(reported), reported);
-                if (!notCompleted.isEmpty()) {
-                    return stopAtLost(handler, plan, notCompleted);
-                }
-                return new BatchRun(done.size(), 0, reported.index(), causeOf(reported), reported);
+                Throwable failure = causeOf(reported);
+                return stopAt(
+                        handler,
+                        plan,
+                        held,
+                        reported.index(),
+                        failure,
+                        reported,
+                        done -> new BatchRun(done, 0, reported.index(), failure, reported));
             } catch (NotDoneSignal notDone) {
                 // The handler nacked from an index: as a reported failure there, except that
                 // nothing is thrown (the dispatcher returns the index, the container seeks back).
-                List<String> done = new ArrayList<>();
-                for (int k = 0; k < plan.run().size() && plan.run().get(k) < notDone.index(); k++) {
-                    done.add(plan.runKeys().get(k));
-                }
-                List<String> notCompleted;
-                try {
-                    notCompleted = held.complete(done);
-                } catch (RuntimeException completeFailed) {
-                    // As for a reported failure: nothing of the batch is done, all of it comes again.
-                    completeFailed.addSuppressed(notDone);
-                    held.releaseRest(notDone, completeFailed);
-                    throw completeFailed;
-                }
-                held.releaseRest(notDone, notDone);
-                if (!notCompleted.isEmpty()) {
-                    return stopAtLost(handler, plan, notCompleted);
-                }
-                int duplicatesBefore = 0;
-                for (int i = 0; i < notDone.index() && i < plan.stop(); i++) {
-                    if (!plan.run().contains(i)) {
-                        duplicatesBefore++;
-                    }
-                }
-                return new BatchRun(done.size(), duplicatesBefore, Math.min(notDone.index(), stop), notDone, null);
+                return stopAt(
+                        handler,
+                        plan,
+                        held,
+                        notDone.index(),
+                        notDone,
+                        notDone,
+                        done -> new BatchRun(
+                                done,
+                                duplicatesBefore(plan, notDone.index()),
+                                Math.min(notDone.index(), stop),
+                                notDone,
+                                null));
             }
             List<String> notCompleted = held.complete(plan.runKeys());
             if (!notCompleted.isEmpty()) {
@@ -307,6 +282,57 @@ final class LeaseExecution {
             held.releaseRest(ex, ex);
             throw ex;
         }
+    }
+
+    /**
+     * The batch stops at {@code index}, where the handler reported a failure or nacked: the messages
+     * it ran before the index are completed, every other claim it holds is released with
+     * {@code failure} as the reason.
+     *
+     * @param signal what the handler threw to say so
+     * @param stopped the batch's result from the number of messages completed, if none of them was lost
+     */
+    private BatchRun stopAt(
+            HandlerDefinition handler,
+            BatchPlan plan,
+            HeldClaims held,
+            int index,
+            Throwable failure,
+            Exception signal,
+            IntFunction<BatchRun> stopped) {
+        List<String> done = new ArrayList<>();
+        for (int k = 0; k < plan.run().size() && plan.run().get(k) < index; k++) {
+            done.add(plan.runKeys().get(k));
+        }
+        List<String> notCompleted;
+        try {
+            notCompleted = held.complete(done);
+        } catch (RuntimeException completeFailed) {
+            // The index would tell the container that the messages before it are done, and it
+            // would ack them; their rows are not COMPLETED (and are released here), so a later
+            // copy would run them again with nothing recording that they ran. The ledger's error
+            // goes instead, with the handler's signal attached: the whole batch is delivered again
+            // (the handler ran them with their keys, which the provider deduplicates).
+            completeFailed.addSuppressed(signal);
+            held.releaseRest(failure, completeFailed);
+            throw completeFailed;
+        }
+        held.releaseRest(failure, signal);
+        if (!notCompleted.isEmpty()) {
+            return stopAtLost(handler, plan, notCompleted);
+        }
+        return stopped.apply(done.size());
+    }
+
+    /** The messages before {@code index} (and before the plan's stop) that the batch did not run: duplicates. */
+    private static int duplicatesBefore(BatchPlan plan, int index) {
+        int duplicates = 0;
+        for (int i = 0; i < index && i < plan.stop(); i++) {
+            if (!plan.run().contains(i)) {
+                duplicates++;
+            }
+        }
+        return duplicates;
     }
 
     /**

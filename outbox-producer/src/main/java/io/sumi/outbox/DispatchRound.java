@@ -4,7 +4,6 @@ import io.sumi.jdbc.internal.ClaimTokens;
 import io.sumi.jdbc.internal.ErrorSummaries;
 import io.sumi.jdbc.internal.TransientSqlErrors;
 import io.sumi.outbox.internal.Jdbc;
-import io.sumi.outbox.internal.OutboxDialect;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -2,7 +2,6 @@ package io.sumi.outbox;
 
 import io.sumi.outbox.internal.HeadersJson;
 import io.sumi.outbox.internal.Jdbc;
-import io.sumi.outbox.internal.OutboxDialect;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

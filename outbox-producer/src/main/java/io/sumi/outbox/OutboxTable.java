@@ -3,7 +3,6 @@ package io.sumi.outbox;
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.outbox.internal.Jdbc;
-import io.sumi.outbox.internal.OutboxDialect;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;

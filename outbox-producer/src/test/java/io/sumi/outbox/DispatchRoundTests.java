@@ -2,7 +2,6 @@ package io.sumi.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sumi.outbox.internal.OutboxDialect;
 import io.sumi.testing.MutableClock;
 import io.sumi.testing.TestDatabase;
 import java.time.Instant;

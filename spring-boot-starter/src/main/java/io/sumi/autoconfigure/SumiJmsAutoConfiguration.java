@@ -1,7 +1,6 @@
 package io.sumi.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.binder.ListenerPauser;
@@ -18,7 +17,6 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -68,24 +66,20 @@ public class SumiJmsAutoConfiguration {
                 stopper::getIfAvailable);
     }
 
-    /** The budget stopper. Only with sumi-budgets on the class path (it is optional). */
+    /**
+     * The budget stopper: stops listener containers while their budget is spent
+     * (sumi.budgets.pause.*, as for Kafka and RabbitMQ); {@link BudgetStoppers}. Only with sumi-budgets on the
+     * class path (it is optional).
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "io.sumi.budget.BudgetRegistry")
     static class BudgetStopping {
 
-        /** Stops listener containers while their budget is spent (sumi.budgets.pause.*, as for Kafka and RabbitMQ). */
         @Bean
-        @ConditionalOnMissingBean
-        @ConditionalOnBean(BudgetRegistry.class)
-        @ConditionalOnProperty(
-                prefix = "sumi.budgets.pause",
-                name = "enabled",
-                havingValue = "true",
-                matchIfMissing = true)
+        @BudgetStoppers.Conditions
         JmsBudgetListenerStopper sumiJmsBudgetListenerStopper(
                 BudgetRegistry budgets, SumiBudgetPauseProperties pause, ObjectProvider<MeterRegistry> meterRegistry) {
-            return new JmsBudgetListenerStopper(
-                    budgets, pause.checkInterval(), meterRegistry.getIfUnique(CompositeMeterRegistry::new));
+            return BudgetStoppers.create(JmsBudgetListenerStopper::new, budgets, pause, meterRegistry);
         }
     }
 

@@ -2,7 +2,6 @@ package io.sumi.test;
 
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
-import io.sumi.test.internal.DeliveryLog;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

@@ -300,7 +300,7 @@ public final class KafkaDuplicates implements AutoCloseable {
         private boolean settled(String group) {
             SumiTest sumi = sumi();
             String consumer = sumi.log().resolve(group);
-            io.sumi.test.internal.DeliveryLog.ConsumerStats stats = sumi.log().find(consumer);
+            DeliveryLog.ConsumerStats stats = sumi.log().find(consumer);
             int acknowledged = stats == null ? 0 : stats.key(key).acknowledged();
             if (acknowledged >= copies) {
                 return noClaimInProgress(stats);
@@ -309,7 +309,7 @@ public final class KafkaDuplicates implements AutoCloseable {
             return acknowledged + deadLettered >= copies && noClaimInProgress(stats);
         }
 
-        private boolean noClaimInProgress(io.sumi.test.internal.DeliveryLog.@Nullable ConsumerStats stats) {
+        private boolean noClaimInProgress(DeliveryLog.@Nullable ConsumerStats stats) {
             if (stats == null || !stats.guarded()) {
                 return true;
             }

@@ -1,6 +1,5 @@
 package io.sumi.test;
 
-import io.sumi.test.internal.DeliveryFrame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -2,7 +2,6 @@ package io.sumi.test;
 
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.test.internal.DeliveryLog;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -34,7 +33,7 @@ public final class SumiTest {
     private volatile Instant testStart = Instant.now();
 
     /** Built by the kit's auto-configuration. */
-    public SumiTest(
+    SumiTest(
             DeliveryLog log,
             CrashInjector crashes,
             Supplier<@Nullable ProcessedMessageStore> ledger,
@@ -116,8 +115,19 @@ public final class SumiTest {
         return testStart;
     }
 
+    /**
+     * How many deliveries of {@code key} to {@code consumer} (its ledger namespace, or its listener's
+     * consumer group or function name) since the test began ended without an exception, i.e. were
+     * acknowledged; 0 if the kit saw none. For waiting until copies sent some other way than
+     * {@link #kafka()} or {@link #stream()} (an outbox dispatch) are settled.
+     */
+    public int acknowledged(String consumer, String key) {
+        DeliveryLog.ConsumerStats stats = log.find(consumer);
+        return stats == null ? 0 : stats.key(key).acknowledged();
+    }
+
     /** What the kit saw. */
-    public DeliveryLog log() {
+    DeliveryLog log() {
         return log;
     }
 

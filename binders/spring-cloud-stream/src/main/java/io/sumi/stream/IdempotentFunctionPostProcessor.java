@@ -171,7 +171,7 @@ public final class IdempotentFunctionPostProcessor
                     beanName,
                     definition,
                     executor,
-                    settings.get(),
+                    settings.get().busyPolicy(),
                     storeReply
                             ? new IdempotentInvoker.Replies(replyCodec.get(), replyType(functionType.getGeneric(1)))
                             : null,

@@ -42,7 +42,7 @@ public final class DeadLetterReader implements AutoCloseable {
             if (record.timestamp() < since.toEpochMilli() || (group != null && !groups.contains(group))) {
                 continue;
             }
-            if (key == null || key.equals(KafkaDeliveryObserver.keyOf(record))) {
+            if (key == null || key.equals(RecordKeys.keyOf(record))) {
                 count++;
             }
         }

@@ -9,7 +9,6 @@ import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.PublishResult;
 import io.sumi.test.DeliveryOutcome;
 import io.sumi.test.SumiTest;
-import io.sumi.test.internal.DeliveryLog;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -225,8 +224,7 @@ public final class OutboxContracts {
     }
 
     private static boolean settled(SumiTest sumi, String consumer, String key, int copies) {
-        DeliveryLog.ConsumerStats stats = sumi.log().find(consumer);
-        return stats != null && stats.key(key).acknowledged() >= copies;
+        return sumi.acknowledged(consumer, key) >= copies;
     }
 
     private static long maxId(JdbcTemplate jdbc, OutboxTable outbox) {

@@ -1,11 +1,12 @@
 package com.example.sumifixtures.violating;
 
-import io.sumi.test.internal.DeliveryLog;
+import io.sumi.test.internal.DeadLetterReader;
+import java.util.Map;
 
 /** Depends on an internal package of Sumi. */
 public class UsesSumiInternals {
 
-    public int consumers(DeliveryLog log) {
-        return log.consumers().size();
+    public DeadLetterReader deadLetters(Map<String, Object> connection) {
+        return new DeadLetterReader(connection);
     }
 }

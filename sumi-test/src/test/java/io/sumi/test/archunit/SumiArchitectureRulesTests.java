@@ -102,7 +102,7 @@ class SumiArchitectureRulesTests {
         assertThat(result.hasViolation()).isTrue();
         assertThat(result.getFailureReport().toString())
                 .contains("UsesSumiInternals")
-                .contains("DeliveryLog");
+                .contains("DeadLetterReader");
         assertThat(SumiArchitectureRules.noDependencyOnSumiInternals()
                         .evaluate(CLEAN)
                         .hasViolation())

@@ -20,7 +20,6 @@ import io.sumi.consumer.exception.Verdict;
 import io.sumi.consumer.messaging.MessageReplyCodec;
 import io.sumi.consumer.messaging.SpringMessageInboundMessage;
 import io.sumi.store.StoredReply;
-import io.sumi.stream.StreamSettings;
 import java.lang.reflect.Type;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.ArrayList;
@@ -55,9 +54,9 @@ import org.springframework.util.ClassUtils;
  * list payload and list-valued headers of its {@code Message<List<?>>}) filtered alike.
  *
  * <p>A busy key (and a row awaiting reconciliation) is held on the listener thread under the core's
- * {@link BusyPolicy} ({@link StreamSettings#busyPolicy()}): claimed again every
- * {@link StreamSettings#busyRetryInterval()}, at least until the holder's lease it first met has
- * ended by the database's clock and at least {@link StreamSettings#busyMaxWait()}, so that a key
+ * {@link BusyPolicy} (the binder's {@code StreamSettings#busyPolicy()}): claimed again every
+ * retry interval, at least until the holder's lease it first met has ended by the database's clock
+ * and at least the policy's wait, so that a key
  * whose holder died never reaches the binder's retry and dead-letter destination (nor a quorum
  * queue's {@code x-delivery-limit}) while that lease lives. Past the hold, when the application
  * closes, and for every other failure, the exception goes to the binder unchanged (its retry, then
@@ -135,13 +134,15 @@ public final class IdempotentInvoker {
      * @param beanName the function bean, for messages
      * @param definition the handler's resolved settings
      * @param executor looked up on the first message, so that wrapping the bean does not create the ledger early
+     * @param busyPolicy how a busy key is held in place (from the binder's {@code StreamSettings}, which
+     *     this package does not name: {@code io.sumi.stream} depends on it, not the reverse)
      */
     public IdempotentInvoker(
             String beanName,
             HandlerDefinition definition,
             Supplier<IdempotentExecutor> executor,
-            StreamSettings settings) {
-        this(beanName, definition, executor, settings, null);
+            BusyPolicy busyPolicy) {
+        this(beanName, definition, executor, busyPolicy, null);
     }
 
     /**
@@ -151,9 +152,9 @@ public final class IdempotentInvoker {
             String beanName,
             HandlerDefinition definition,
             Supplier<IdempotentExecutor> executor,
-            StreamSettings settings,
+            BusyPolicy busyPolicy,
             @Nullable Replies replies) {
-        this(beanName, definition, executor, settings, replies, () -> true);
+        this(beanName, definition, executor, busyPolicy, replies, () -> true);
     }
 
     /**
@@ -164,7 +165,7 @@ public final class IdempotentInvoker {
             String beanName,
             HandlerDefinition definition,
             Supplier<IdempotentExecutor> executor,
-            StreamSettings settings,
+            BusyPolicy busyPolicy,
             @Nullable Replies replies,
             BooleanSupplier running) {
         if (definition.storeReply() && replies == null) {
@@ -174,7 +175,7 @@ public final class IdempotentInvoker {
         this.beanName = beanName;
         this.definition = definition;
         this.executor = executor;
-        this.busyPolicy = settings.busyPolicy();
+        this.busyPolicy = busyPolicy;
         this.running = running;
         this.replies = replies;
     }

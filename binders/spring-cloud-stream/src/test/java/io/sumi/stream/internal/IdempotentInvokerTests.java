@@ -75,7 +75,7 @@ class IdempotentInvokerTests {
     }
 
     private IdempotentInvoker invoker(StreamSettings settings) throws Exception {
-        return new IdempotentInvoker("lines", definition("annotated"), () -> executor, settings);
+        return new IdempotentInvoker("lines", definition("annotated"), () -> executor, settings.busyPolicy());
     }
 
     /** An invoker of a function that keeps its replies (storeReply), replies read back as String. */
@@ -84,7 +84,7 @@ class IdempotentInvokerTests {
                 "lines",
                 definition("replying"),
                 () -> executor,
-                StreamSettings.ofDefaults(),
+                StreamSettings.ofDefaults().busyPolicy(),
                 new IdempotentInvoker.Replies(IdempotentFunctionPostProcessor.replyCodec(), String.class));
     }
 

@@ -1,11 +1,7 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.test.CrashInjector;
-import io.sumi.test.KafkaDuplicates;
-import io.sumi.test.StreamDuplicates;
-import io.sumi.test.SumiTest;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -1,4 +1,4 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
 import io.sumi.consumer.BatchResult;
 import io.sumi.consumer.HandlerDefinition;
@@ -12,7 +12,6 @@ import io.sumi.consumer.exception.BatchFailedException;
 import io.sumi.consumer.exception.IdempotencyException;
 import io.sumi.consumer.exception.MessageBusyException;
 import io.sumi.consumer.exception.ReconciliationRequiredException;
-import io.sumi.test.DeliveryOutcome;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -22,12 +21,12 @@ import org.jspecify.annotations.Nullable;
  * result, same exception), and the kit's {@link DeliveryLog} learns the consumer, the key, whether
  * the handler's body ran to its end, and how the call ended.
  */
-public final class RecordingExecutor implements IdempotentExecutor {
+final class RecordingExecutor implements IdempotentExecutor {
 
     private final IdempotentExecutor delegate;
     private final DeliveryLog log;
 
-    public RecordingExecutor(IdempotentExecutor delegate, DeliveryLog log) {
+    RecordingExecutor(IdempotentExecutor delegate, DeliveryLog log) {
         this.delegate = delegate;
         this.log = log;
     }

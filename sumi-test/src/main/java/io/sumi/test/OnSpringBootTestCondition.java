@@ -1,4 +1,4 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;

@@ -1,12 +1,10 @@
-package io.sumi.outbox.internal;
+package io.sumi.outbox;
 
 import io.sumi.jdbc.DatabaseType;
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.SqlIdentifiers;
 import io.sumi.jdbc.internal.SqlTemplate;
-import io.sumi.outbox.DispatchOutcome;
-import io.sumi.outbox.OutboxRecord;
-import io.sumi.outbox.OutboxStats;
+import io.sumi.outbox.internal.HeadersJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -49,8 +47,12 @@ import org.jspecify.annotations.Nullable;
  * back-off) and the recorded times ({@code created_at}, {@code dispatched_at}, {@code parked_at})
  * come from the dispatcher's {@link java.time.Clock}: skew there shifts when a row becomes due,
  * never who holds it.
+ *
+ * <p>Package-private beside {@link OutboxTable}, not in {@code io.sumi.outbox.internal}: it reads
+ * and writes this package's {@link OutboxRecord}, {@link DispatchOutcome} and {@link OutboxStats},
+ * and an internal package that depends on its API package makes a package cycle.
  */
-public abstract class OutboxDialect {
+abstract class OutboxDialect {
 
     // The statements every vendor shares; the slot ${table} is filled once, the others per call.
 

@@ -1,13 +1,10 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
-import io.sumi.consumer.HandlerDefinition;
-import java.nio.charset.StandardCharsets;
+import io.sumi.test.internal.RecordKeys;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.common.header.Header;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.kafka.config.AbstractKafkaListenerContainerFactory;
 import org.springframework.kafka.listener.BatchInterceptor;
@@ -21,12 +18,11 @@ import org.springframework.kafka.listener.RecordInterceptor;
  * changes or skips a record. Added to every listener container factory, after the interceptors the
  * application set.
  */
-public final class KafkaDeliveryObserver
-        implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
+final class KafkaDeliveryObserver implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
 
     private final Supplier<DeliveryLog> log;
 
-    public KafkaDeliveryObserver(Supplier<DeliveryLog> log) {
+    KafkaDeliveryObserver(Supplier<DeliveryLog> log) {
         this.log = log;
     }
 
@@ -59,7 +55,7 @@ public final class KafkaDeliveryObserver
     @Override
     public ConsumerRecord<Object, Object> intercept(
             ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
-        DeliveryFrame.open(groupOf(consumer), keyOf(record), record.topic());
+        DeliveryFrame.open(groupOf(consumer), RecordKeys.keyOf(record), record.topic());
         return record;
     }
 
@@ -109,10 +105,10 @@ public final class KafkaDeliveryObserver
         String name = deliveries.resolve(group);
         boolean guarded = !name.equals(group) || isGuarded(deliveries, group);
         for (ConsumerRecord<Object, Object> record : records) {
-            String key = keyOf(record);
+            String key = RecordKeys.keyOf(record);
             if (!guarded) {
                 deliveries.handlerRan(group, key);
-                deliveries.outcome(group, key, io.sumi.test.DeliveryOutcome.PROCESSED);
+                deliveries.outcome(group, key, DeliveryOutcome.PROCESSED);
             }
             deliveries.delivered(name, key, record.topic(), true);
         }
@@ -129,22 +125,5 @@ public final class KafkaDeliveryObserver
         } catch (RuntimeException ex) {
             return "<no group>";
         }
-    }
-
-    /** Sumi's default key: the {@code outbox-id} header, then {@code idempotency-key}, else the record's key. */
-    static String keyOf(ConsumerRecord<?, ?> record) {
-        for (String name : HandlerDefinition.DEFAULT_KEY_HEADERS) {
-            Header header = record.headers().lastHeader(name);
-            if (header != null && header.value() != null) {
-                return new String(header.value(), StandardCharsets.UTF_8);
-            }
-        }
-        return String.valueOf(text(record.key()));
-    }
-
-    static @Nullable String text(@Nullable Object value) {
-        return value instanceof byte[] bytes
-                ? new String(bytes, StandardCharsets.UTF_8)
-                : (value == null ? null : value.toString());
     }
 }

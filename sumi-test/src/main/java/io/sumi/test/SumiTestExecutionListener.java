@@ -1,6 +1,5 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
-import io.sumi.test.SumiTest;
 import org.springframework.context.ApplicationContext;
 import org.springframework.test.context.TestContext;
 import org.springframework.test.context.support.AbstractTestExecutionListener;

@@ -1,4 +1,4 @@
-package io.sumi.outbox.internal;
+package io.sumi.outbox;
 
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.SqlTemplate;

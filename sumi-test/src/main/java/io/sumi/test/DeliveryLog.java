@@ -1,6 +1,5 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
-import io.sumi.test.DeliveryOutcome;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -17,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * by its ledger namespace once Sumi guarded it, and by its listener's consumer group (or the
  * Stream function's name) otherwise; either name finds it. Thread-safe.
  */
-public final class DeliveryLog {
+final class DeliveryLog {
 
     /** What one consumer did with one key. */
     public static final class KeyStats {

@@ -1,8 +1,7 @@
-package io.sumi.outbox.internal;
+package io.sumi.outbox;
 
 import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.SqlTemplate;
-import io.sumi.outbox.DispatchOutcome;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -1,4 +1,4 @@
-package io.sumi.test.internal;
+package io.sumi.test;
 
 import org.jspecify.annotations.Nullable;
 
@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
  * {@link RecordingExecutor} when Sumi guards it: at its end the opener knows whether the user's
  * code ran unguarded, and under which consumer and key to record the delivery.
  */
-public final class DeliveryFrame {
+final class DeliveryFrame {
 
     private static final ThreadLocal<@Nullable DeliveryFrame> CURRENT = new ThreadLocal<>();
 
@@ -80,10 +80,7 @@ public final class DeliveryFrame {
             if (acknowledged) {
                 log.handlerRan(listener, key);
             }
-            log.outcome(
-                    listener,
-                    key,
-                    acknowledged ? io.sumi.test.DeliveryOutcome.PROCESSED : io.sumi.test.DeliveryOutcome.FAILED);
+            log.outcome(listener, key, acknowledged ? DeliveryOutcome.PROCESSED : DeliveryOutcome.FAILED);
         }
         log.delivered(consumer(), key(), topic, acknowledged);
     }
