@@ -93,7 +93,7 @@ public final class JdbcSpendStore implements SpendStore {
                 insert.setDouble(2, configuredLimit);
                 insert.setDouble(3, configuredLimit);
                 instants.set(insert, 4, clock.instant());
-                insert.executeUpdate();
+                insertIfAbsent(insert);
             }
             try (PreparedStatement select = prepare(connection, dialect.selectLimit())) {
                 select.setString(1, budget);
@@ -120,7 +120,7 @@ public final class JdbcSpendStore implements SpendStore {
                 insert.setDouble(2, limit);
                 insert.setDouble(3, limit);
                 instants.set(insert, 4, clock.instant());
-                insert.executeUpdate();
+                insertIfAbsent(insert);
             }
         });
     }
@@ -133,11 +133,11 @@ public final class JdbcSpendStore implements SpendStore {
             if (reserve(connection, budget, windowStart, amount)) {
                 return new Grant(window, true);
             }
-            // The window's first reservation: its row does not exist yet.
-            if (insertWindowIfAbsent(connection, budget, windowStart)) {
-                return new Grant(window, reserve(connection, budget, windowStart, amount));
-            }
-            return new Grant(window, false);
+            // The window's first reservation: its row does not exist yet. Whoever inserts it (this
+            // call or a concurrent one), the reservation is tried again on the row, so a caller that
+            // lost the insert race is refused only if the limit refuses it.
+            insertWindowIfAbsent(connection, budget, windowStart);
+            return new Grant(window, reserve(connection, budget, windowStart, amount));
         });
     }
 
@@ -177,12 +177,27 @@ public final class JdbcSpendStore implements SpendStore {
         }
     }
 
-    /** @return whether this call inserted the row */
-    private boolean insertWindowIfAbsent(Connection connection, String budget, long windowStart) throws SQLException {
+    private void insertWindowIfAbsent(Connection connection, String budget, long windowStart) throws SQLException {
         try (PreparedStatement insert = prepare(connection, dialect.insertWindowIfAbsent())) {
             insert.setString(1, budget);
             insert.setLong(2, windowStart);
-            return insert.executeUpdate() == 1;
+            insertIfAbsent(insert);
+        }
+    }
+
+    /**
+     * Runs a dialect's insert-if-absent. H2's {@code MERGE ... WHEN NOT MATCHED THEN INSERT} is not
+     * atomic across sessions: two sessions that both find no row both insert, and the second fails on
+     * the primary key. The row it wanted exists then, which is all the caller asked for.
+     */
+    private static void insertIfAbsent(PreparedStatement insert) throws SQLException {
+        try {
+            insert.executeUpdate();
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            if (state == null || !state.startsWith("23")) {
+                throw e;
+            }
         }
     }
 
