@@ -7,12 +7,8 @@ import io.sumi.jms.JmsBudgetListenerStopper;
 import io.sumi.kafka.BudgetListenerPauser;
 import io.sumi.rabbit.RabbitBudgetListenerStopper;
 import java.time.Duration;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -25,21 +21,10 @@ import org.springframework.context.annotation.Configuration;
 class BudgetStoppersTests {
 
     private static ApplicationContextRunner runner(Class<?>... autoConfigurations) {
-        return new ApplicationContextRunner()
-                .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_budget_stoppers_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-                        "sumi.budgets.stripe.limit=3",
-                        "sumi.outbox.dispatcher.enabled=false")
+        return H2Context.withTransactionManager("sumi_budget_stoppers")
+                .withPropertyValues("sumi.budgets.stripe.limit=3", "sumi.outbox.dispatcher.enabled=false")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
-                        SumiAutoConfiguration.class,
-                        SumiRabbitAutoConfiguration.class,
-                        SumiJmsAutoConfiguration.class))
+                        SumiAutoConfiguration.class, SumiRabbitAutoConfiguration.class, SumiJmsAutoConfiguration.class))
                 .withConfiguration(AutoConfigurations.of(autoConfigurations));
     }
 

@@ -18,9 +18,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.artemis.autoconfigure.ArtemisAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jms.autoconfigure.JmsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -38,21 +35,14 @@ import org.springframework.jms.core.JmsTemplate;
 class SumiJmsAutoConfigurationTests {
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_jms")
                 .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_jms_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
                         "spring.artemis.mode=embedded",
                         "spring.artemis.embedded.persistent=false",
                         "spring.artemis.embedded.server-id="
                                 + Math.abs(UUID.randomUUID().hashCode() % 10_000 + 100),
                         "sumi.outbox.dispatcher.enabled=false")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
                         ArtemisAutoConfiguration.class,
                         JmsAutoConfiguration.class,
                         SumiAutoConfiguration.class,

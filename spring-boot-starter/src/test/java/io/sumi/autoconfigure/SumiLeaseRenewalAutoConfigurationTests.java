@@ -18,13 +18,10 @@ import io.sumi.store.ProcessedMessageStore;
 import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import java.time.Duration;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -55,14 +52,8 @@ class SumiLeaseRenewalAutoConfigurationTests {
     }
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_renewal_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}")
-                .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class, SumiAutoConfiguration.class))
+        return H2Context.runner("sumi_renewal")
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class))
                 .withUserConfiguration(Meters.class);
     }
 

@@ -12,12 +12,8 @@ import io.sumi.outbox.PublishResult;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -34,18 +30,9 @@ class SumiOutboxAutoConfigurationTests {
 
     /** A fresh in-memory database per context, so no context's dispatcher sees another's rows. */
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_outbox_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}")
-                .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
-                        KafkaAutoConfiguration.class,
-                        SumiOutboxAutoConfiguration.class));
+        return H2Context.withTransactionManager("sumi_outbox")
+                .withConfiguration(
+                        AutoConfigurations.of(KafkaAutoConfiguration.class, SumiOutboxAutoConfiguration.class));
     }
 
     @Test

@@ -5,12 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sumi.outbox.OutboxDispatcher;
 import io.sumi.outbox.cdc.CdcSetupException;
 import io.sumi.outbox.cdc.OutboxCdc;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -20,19 +16,12 @@ import org.springframework.mock.env.MockEnvironment;
 class SumiOutboxCdcAutoConfigurationTests {
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_outbox_cdc")
                 .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_outbox_cdc_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
                         "spring.kafka.bootstrap-servers=localhost:1",
                         "sumi.outbox.dispatcher.min-poll-interval=1h",
                         "sumi.outbox.dispatcher.max-poll-interval=1h")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
                         KafkaAutoConfiguration.class,
                         SumiOutboxAutoConfiguration.class,
                         SumiOutboxCdcAutoConfiguration.class));

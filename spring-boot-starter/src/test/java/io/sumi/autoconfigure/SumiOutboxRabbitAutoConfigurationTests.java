@@ -24,9 +24,6 @@ import org.springframework.amqp.rabbit.core.RabbitAdmin;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -42,18 +39,10 @@ import org.springframework.context.annotation.Configuration;
 class SumiOutboxRabbitAutoConfigurationTests {
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_outbox_rabbit")
                 .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_outbox_rabbit_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-                        "spring.kafka.bootstrap-servers=localhost:1",
-                        "sumi.outbox.dispatcher.enabled=false")
+                        "spring.kafka.bootstrap-servers=localhost:1", "sumi.outbox.dispatcher.enabled=false")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
                         KafkaAutoConfiguration.class,
                         RabbitAutoConfiguration.class,
                         SumiOutboxRabbitAutoConfiguration.class,

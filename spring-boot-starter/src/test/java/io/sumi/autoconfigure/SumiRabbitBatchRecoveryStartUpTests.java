@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.rabbit.RejectAndDontRequeueBatchRecoverer;
 import java.util.List;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
@@ -17,9 +16,6 @@ import org.springframework.amqp.rabbit.retry.RejectAndDontRequeueRecoverer;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -37,22 +33,13 @@ import org.springframework.core.NestedExceptionUtils;
 class SumiRabbitBatchRecoveryStartUpTests {
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_rabbit_recovery")
                 .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_rabbit_recovery_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
                         "spring.rabbitmq.listener.simple.retry.enabled=true",
                         "spring.rabbitmq.listener.simple.auto-startup=false",
                         "sumi.outbox.dispatcher.enabled=false")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
-                        RabbitAutoConfiguration.class,
-                        SumiAutoConfiguration.class,
-                        SumiRabbitAutoConfiguration.class))
+                        RabbitAutoConfiguration.class, SumiAutoConfiguration.class, SumiRabbitAutoConfiguration.class))
                 .withUserConfiguration(App.class);
     }
 

@@ -21,9 +21,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -40,19 +37,12 @@ class SumiRedisLedgerAutoConfigurationTests {
 
     /** An application with a DataSource and a transaction manager beside its Redis: the ledger still goes to Redis. */
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_redis")
                 .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_redis_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
                         "spring.data.redis.host=127.0.0.1",
                         "spring.data.redis.port=6379",
                         "sumi.ledger.redis.prefix=sumi-starter-test:ledger")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
                         DataRedisAutoConfiguration.class,
                         SumiRedisLedgerAutoConfiguration.class,
                         SumiAutoConfiguration.class));

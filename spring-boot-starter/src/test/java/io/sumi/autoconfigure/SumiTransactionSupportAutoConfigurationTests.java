@@ -13,12 +13,9 @@ import io.sumi.testing.ForeignTransactionManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -51,14 +48,8 @@ class SumiTransactionSupportAutoConfigurationTests {
     }
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_tx_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}")
-                .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class, SumiAutoConfiguration.class))
+        return H2Context.runner("sumi_tx")
+                .withConfiguration(AutoConfigurations.of(SumiAutoConfiguration.class))
                 .withUserConfiguration(TwoManagers.class);
     }
 

@@ -4,13 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.IdempotentHandler;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -24,19 +20,10 @@ import org.springframework.context.annotation.Configuration;
 class SumiWithoutBudgetsTests {
 
     private static ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
+        return H2Context.withTransactionManager("sumi_no_budgets")
                 .withClassLoader(new FilteredClassLoader("io.sumi.budget"))
-                .withPropertyValues(
-                        "spring.datasource.url=jdbc:h2:mem:sumi_no_budgets_" + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-                        "sumi.budgets.stripe.limit=3",
-                        "sumi.outbox.dispatcher.enabled=false")
+                .withPropertyValues("sumi.budgets.stripe.limit=3", "sumi.outbox.dispatcher.enabled=false")
                 .withConfiguration(AutoConfigurations.of(
-                        DataSourceAutoConfiguration.class,
-                        DataSourceTransactionManagerAutoConfiguration.class,
-                        FlywayAutoConfiguration.class,
                         SumiAutoConfiguration.class,
                         SumiBudgetAutoConfiguration.class,
                         SumiRabbitAutoConfiguration.class,

@@ -7,12 +7,14 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.mariadb.MariaDBContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
@@ -95,6 +97,22 @@ public enum TestDatabase {
             url = url.substring(0, url.length() - DATABASE_NAME.length()) + databaseName;
         }
         return new String[] {url, settings[1], settings[2]};
+    }
+
+    /**
+     * A migrated in-memory H2 database of its own, a new one at every call, neither pooled nor
+     * shared: for a test whose counts would take in other tests' rows on a shared ledger (pruning
+     * and the ledger's statistics span every consumer). End it with {@code SHUTDOWN}.
+     */
+    public static DataSource privateH2() {
+        DataSource dataSource = new DriverManagerDataSource(
+                "jdbc:h2:mem:private-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL", "sa", "");
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(H2.migrationLocation())
+                .load()
+                .migrate();
+        return dataSource;
     }
 
     /**

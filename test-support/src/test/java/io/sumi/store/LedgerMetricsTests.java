@@ -12,11 +12,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.flywaydb.core.Flyway;
-import org.h2.jdbcx.JdbcDataSource;
+import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,7 +32,7 @@ class LedgerMetricsTests {
 
     private final MutableClock clock = new MutableClock(Instant.now());
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    private JdbcDataSource dataSource;
+    private DataSource dataSource;
     private JdbcProcessedMessageStore store;
 
     /** Counts the stats reads, and fails them on demand. */
@@ -66,14 +64,7 @@ class LedgerMetricsTests {
 
     @BeforeEach
     void setUp() {
-        dataSource = new JdbcDataSource();
-        dataSource.setURL("jdbc:h2:mem:ledger-metrics-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL");
-        dataSource.setUser("sa");
-        Flyway.configure()
-                .dataSource(dataSource)
-                .locations(TestDatabase.H2.migrationLocation())
-                .load()
-                .migrate();
+        dataSource = TestDatabase.privateH2();
         store = JdbcProcessedMessageStore.builder(dataSource).build();
     }
 

@@ -14,10 +14,8 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
-import java.util.UUID;
 import java.util.stream.IntStream;
-import org.flywaydb.core.Flyway;
-import org.h2.jdbcx.JdbcDataSource;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,7 +33,7 @@ class LedgerPrunerTests {
     private static final Duration LEASE = Duration.ofMinutes(5);
 
     private final MutableClock clock = new MutableClock(Instant.now());
-    private JdbcDataSource dataSource;
+    private DataSource dataSource;
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private JdbcTemplate jdbc;
     private JdbcProcessedMessageStore store;
@@ -43,14 +41,7 @@ class LedgerPrunerTests {
 
     @BeforeEach
     void setUp() {
-        dataSource = new JdbcDataSource();
-        dataSource.setURL("jdbc:h2:mem:pruner-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL");
-        dataSource.setUser("sa");
-        Flyway.configure()
-                .dataSource(dataSource)
-                .locations(TestDatabase.H2.migrationLocation())
-                .load()
-                .migrate();
+        dataSource = TestDatabase.privateH2();
         jdbc = new JdbcTemplate(dataSource);
         store = JdbcProcessedMessageStore.builder(dataSource).clock(clock).build();
         counting = new CountingStore(store);

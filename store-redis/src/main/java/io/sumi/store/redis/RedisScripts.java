@@ -105,6 +105,16 @@ final class RedisScripts {
         }
     }
 
+    /** The one check of both stores' {@code waitForReplicas(replicas, timeout)}. */
+    static void checkWaitForReplicas(int replicas, Duration timeout) {
+        if (replicas < 0) {
+            throw new IllegalArgumentException("replicas must not be negative, was " + replicas);
+        }
+        if (timeout.toMillis() <= 0) {
+            throw new IllegalArgumentException("the WAIT timeout must be at least 1 ms, was " + timeout);
+        }
+    }
+
     /** The ledger's scripts. */
     static RedisScripts forLedger(RedisConnectionFactory factory, int replicas, Duration replicaTimeout) {
         return new RedisScripts(

@@ -253,12 +253,7 @@ public final class RedisSpendStore implements SpendStore {
          * {@code WAIT}.
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
-            if (replicas < 0) {
-                throw new IllegalArgumentException("replicas must not be negative, was " + replicas);
-            }
-            if (timeout.toMillis() <= 0) {
-                throw new IllegalArgumentException("the WAIT timeout must be at least 1 ms, was " + timeout);
-            }
+            RedisScripts.checkWaitForReplicas(replicas, timeout);
             this.replicas = replicas;
             this.replicaTimeout = timeout;
             return this;
