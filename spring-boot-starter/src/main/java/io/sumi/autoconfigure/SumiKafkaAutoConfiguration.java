@@ -5,6 +5,7 @@ import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.kafka.IdempotentHandlerAdvisor;
 import io.sumi.kafka.IdempotentHandlerInterceptor;
 import io.sumi.kafka.PollClaimContainerCheck;
+import io.sumi.kafka.ShareGroupListenerCheck;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
@@ -70,6 +71,17 @@ public class SumiKafkaAutoConfiguration {
     @ConditionalOnProperty(name = POLL_CLAIM_PROPERTY, havingValue = "true")
     PollClaimContainerCheck sumiPollClaimContainerCheck(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
         return new PollClaimContainerCheck(registry::getObject);
+    }
+
+    /**
+     * Refuses, at start-up, share-group containers (KIP-932) that run an {@code @IdempotentHandler}
+     * listener: Sumi does not settle share acknowledgements yet, and there a retry is counted
+     * towards the record's delivery limit (docs/kafka.md, "Share groups").
+     */
+    @Bean
+    @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
+    ShareGroupListenerCheck sumiShareGroupListenerCheck(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
+        return new ShareGroupListenerCheck(registry::getObject);
     }
 
     /** Teaches error-handler and after-rollback-processor beans, including those used outside the endpoint registry. */

@@ -103,7 +103,11 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
 
     /** Whether the container's listener bean has an {@link IdempotentHandler} method; {@code null} if Sumi cannot tell. */
     static @Nullable Boolean runsIdempotentHandler(AbstractMessageListenerContainer<?, ?> container) {
-        Object listener = container.getContainerProperties().getMessageListener();
+        return runsIdempotentHandler(container.getContainerProperties().getMessageListener());
+    }
+
+    /** Whether {@code listener} (a container's message listener) calls an {@link IdempotentHandler} method's bean; {@code null} if Sumi cannot tell. */
+    static @Nullable Boolean runsIdempotentHandler(@Nullable Object listener) {
         while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
             listener = delegating.getDelegate();
         }
