@@ -7,7 +7,6 @@ import io.sumi.testing.TestDatabase;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,13 +42,11 @@ class MariaDbOutboxMigrationIntegrationTests {
             ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin""";
 
     ScratchDatabase scratch;
-    String database;
     DataSource dataSource;
 
     @BeforeEach
     void legacyOutbox() {
         scratch = ScratchDatabase.create(TestDatabase.MARIADB, "_outbox_upgrade");
-        database = scratch.name();
         dataSource = scratch.dataSource();
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute(LEGACY_TABLE);
@@ -75,18 +72,9 @@ class MariaDbOutboxMigrationIntegrationTests {
                 jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id");
 
         // As in an application whose outbox predates this version: the changed repeatable script runs again.
-        Flyway.configure()
-                .dataSource(dataSource)
-                .locations(TestDatabase.MARIADB.migrationLocation())
-                .baselineOnMigrate(true)
-                .load()
-                .migrate();
+        scratch.migrateAsAnUpgrade();
 
-        assertThat(jdbc.queryForList(
-                        "SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
-                                + " AND table_name = 'outbox' AND column_name IN ('aggregate_id', 'topic')",
-                        String.class,
-                        database))
+        assertThat(scratch.collations("outbox", "aggregate_id", "topic"))
                 .containsExactly("utf8mb4_nopad_bin", "utf8mb4_nopad_bin");
         assertThat(jdbc.queryForList("SELECT id, aggregate_id, topic, payload FROM outbox ORDER BY id"))
                 .hasSize(4)

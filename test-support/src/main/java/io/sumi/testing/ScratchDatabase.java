@@ -1,6 +1,9 @@
 package io.sumi.testing;
 
+import java.util.Collections;
+import java.util.List;
 import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
@@ -13,11 +16,13 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  */
 public final class ScratchDatabase implements AutoCloseable {
 
+    private final TestDatabase server;
     private final JdbcTemplate admin;
     private final String name;
     private final DataSource dataSource;
 
-    private ScratchDatabase(JdbcTemplate admin, String name, DataSource dataSource) {
+    private ScratchDatabase(TestDatabase server, JdbcTemplate admin, String name, DataSource dataSource) {
+        this.server = server;
         this.admin = admin;
         this.name = name;
         this.dataSource = dataSource;
@@ -43,7 +48,7 @@ public final class ScratchDatabase implements AutoCloseable {
         admin.execute("CREATE DATABASE " + name);
         String serverUrl = base.substring(0, base.lastIndexOf('/') + 1);
         return new ScratchDatabase(
-                admin, name, new DriverManagerDataSource(serverUrl + name + params, settings[1], settings[2]));
+                server, admin, name, new DriverManagerDataSource(serverUrl + name + params, settings[1], settings[2]));
     }
 
     /** The database's name (e.g. for {@code information_schema} queries). */
@@ -54,6 +59,38 @@ public final class ScratchDatabase implements AutoCloseable {
     /** Connections to it, each new (no pool): nothing holds it open after {@link #close()}. */
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    /**
+     * Applies Sumi's migrations for this server as in an application whose schema predates them:
+     * Flyway baselines the existing schema, then its repeatable scripts run.
+     */
+    public void migrateAsAnUpgrade() {
+        Flyway.configure()
+                .dataSource(dataSource)
+                .locations(server.migrationLocation())
+                .baselineOnMigrate(true)
+                .load()
+                .migrate();
+    }
+
+    /** The collations of {@code table}'s {@code columns}, in the order of the columns' names. */
+    public List<String> collations(String table, String... columns) {
+        return new JdbcTemplate(dataSource)
+                .queryForList(
+                        "SELECT collation_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?"
+                                + " AND column_name IN (" + String.join(", ", Collections.nCopies(columns.length, "?"))
+                                + ") ORDER BY column_name",
+                        String.class,
+                        concat(name, table, columns));
+    }
+
+    private static Object[] concat(String schema, String table, String[] columns) {
+        Object[] arguments = new Object[columns.length + 2];
+        arguments[0] = schema;
+        arguments[1] = table;
+        System.arraycopy(columns, 0, arguments, 2, columns.length);
+        return arguments;
     }
 
     @Override

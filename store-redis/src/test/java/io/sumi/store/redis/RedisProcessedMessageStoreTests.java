@@ -189,6 +189,24 @@ class RedisProcessedMessageStoreTests {
         assertThat(none.claim(consumer, request("m2"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);
     }
 
+    /** Both Redis stores' builders refuse the same bad WAIT settings, with the same words. */
+    @Test
+    void bothStoresRefuseANegativeReplicaCountOrATimeoutUnderAMillisecond() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> RedisProcessedMessageStore.builder(redis).waitForReplicas(-1, Duration.ofSeconds(1)))
+                .withMessage("replicas must not be negative, was -1");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> RedisSpendStore.builder(redis).waitForReplicas(-1, Duration.ofSeconds(1)))
+                .withMessage("replicas must not be negative, was -1");
+        assertThatIllegalArgumentException()
+                .isThrownBy(
+                        () -> RedisProcessedMessageStore.builder(redis).waitForReplicas(1, Duration.ofNanos(999_999)))
+                .withMessageContaining("at least 1 ms");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> RedisSpendStore.builder(redis).waitForReplicas(1, Duration.ZERO))
+                .withMessageContaining("at least 1 ms");
+    }
+
     @Test
     void theScriptsAreLoadedAgainAfterTheServerForgotThem() {
         assertThat(store.claim(consumer, request("m1"), LEASE).outcome()).isEqualTo(ClaimOutcome.CLAIMED);

@@ -9,7 +9,6 @@ import io.sumi.testing.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -40,13 +39,11 @@ class MariaDbLedgerMigrationIntegrationTests {
             ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin""";
 
     ScratchDatabase scratch;
-    String database;
     DataSource dataSource;
 
     @BeforeEach
     void legacyLedger() {
         scratch = ScratchDatabase.create(TestDatabase.MARIADB, "_upgrade");
-        database = scratch.name();
         dataSource = scratch.dataSource();
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute(LEGACY_TABLE);
@@ -70,18 +67,9 @@ class MariaDbLedgerMigrationIntegrationTests {
                 jdbc.queryForList("SELECT message_id FROM processed_messages ORDER BY message_id", String.class);
 
         // As in an application whose ledger predates this version: the changed repeatable script runs again.
-        Flyway.configure()
-                .dataSource(dataSource)
-                .locations(TestDatabase.MARIADB.migrationLocation())
-                .baselineOnMigrate(true)
-                .load()
-                .migrate();
+        scratch.migrateAsAnUpgrade();
 
-        assertThat(jdbc.queryForList(
-                        "SELECT collation_name FROM information_schema.columns WHERE table_schema = ?"
-                                + " AND table_name = 'processed_messages' AND column_name IN ('consumer', 'message_id')",
-                        String.class,
-                        database))
+        assertThat(scratch.collations("processed_messages", "consumer", "message_id"))
                 .containsExactly("utf8mb4_nopad_bin", "utf8mb4_nopad_bin");
         assertThat(jdbc.queryForList("SELECT message_id FROM processed_messages ORDER BY message_id", String.class))
                 .hasSize(4)
