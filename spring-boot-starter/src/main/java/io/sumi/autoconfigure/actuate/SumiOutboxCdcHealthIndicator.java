@@ -3,6 +3,8 @@ package io.sumi.autoconfigure.actuate;
 import io.sumi.outbox.cdc.OutboxCdc;
 import io.sumi.outbox.cdc.SlotStatus;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.util.unit.DataSize;
@@ -18,23 +20,33 @@ import org.springframework.util.unit.DataSize;
  */
 public class SumiOutboxCdcHealthIndicator implements HealthIndicator {
 
-    private final OutboxCdc cdc;
+    private final String slotName;
+    private final Supplier<SlotStatus> slotStatus;
+    private final BooleanSupplier streamingHere;
     private final DataSize maxRetainedWal;
 
     public SumiOutboxCdcHealthIndicator(OutboxCdc cdc, DataSize maxRetainedWal) {
-        this.cdc = Objects.requireNonNull(cdc, "cdc");
+        this(Objects.requireNonNull(cdc, "cdc").slotName(), cdc::slotStatus, cdc::isStreaming, maxRetainedWal);
+    }
+
+    /** The indicator over the slot's state as read elsewhere: what the per-state tests drive. */
+    SumiOutboxCdcHealthIndicator(
+            String slotName, Supplier<SlotStatus> slotStatus, BooleanSupplier streamingHere, DataSize maxRetainedWal) {
+        this.slotName = slotName;
+        this.slotStatus = slotStatus;
+        this.streamingHere = streamingHere;
         this.maxRetainedWal = Objects.requireNonNull(maxRetainedWal, "maxRetainedWal");
     }
 
     @Override
     public Health health() {
-        SlotStatus slot = cdc.slotStatus();
+        SlotStatus slot = slotStatus.get();
         boolean tooMuchWal = slot.retainedWalBytes() > maxRetainedWal.toBytes();
         Health.Builder health = !slot.active() || tooMuchWal ? Health.down() : Health.up();
-        health.withDetail("slot", cdc.slotName())
+        health.withDetail("slot", slotName)
                 .withDetail("slotExists", slot.exists())
                 .withDetail("slotActive", slot.active())
-                .withDetail("streamingHere", cdc.isStreaming())
+                .withDetail("streamingHere", streamingHere.getAsBoolean())
                 .withDetail("retainedWalBytes", slot.retainedWalBytes())
                 .withDetail("lagBytes", slot.lagBytes())
                 .withDetail("maxRetainedWalBytes", maxRetainedWal.toBytes());

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -79,15 +82,44 @@ final class TestRedis {
 
     /** Deletes every key of {@code consumer} (rows and indexes) and its name in the consumer set. */
     static void deleteRows(RedisConnectionFactory factory, String prefix, String consumer) {
-        List<byte[]> keys = rowKeys(factory, prefix, consumer);
-        for (String index : List.of(":live", ":seen", ":held")) {
-            keys.add(text(slot(prefix, consumer) + index));
-        }
+        delete(factory, prefix, List.of(consumer), consumerKey -> rowKeys(factory, prefix, consumerKey));
+    }
+
+    /**
+     * {@link #deleteRows(RedisConnectionFactory, String, String)} for consumers whose message ids the
+     * test knows: the row keys are named, not found by a {@code KEYS} scan of every master per
+     * consumer, which a test of one consumer per hash slot (16,384) cannot afford.
+     */
+    static void deleteRows(
+            RedisConnectionFactory factory,
+            String prefix,
+            Collection<String> consumers,
+            Collection<String> messageIds) {
+        delete(
+                factory,
+                prefix,
+                consumers,
+                consumer -> messageIds.stream()
+                        .map(id -> text(slot(prefix, consumer) + ":m:" + id))
+                        .collect(Collectors.toCollection(ArrayList::new)));
+    }
+
+    private static void delete(
+            RedisConnectionFactory factory,
+            String prefix,
+            Collection<String> consumers,
+            Function<String, List<byte[]>> rowKeys) {
         try (RedisConnection connection = factory.getConnection()) {
-            for (byte[] key : keys) {
-                connection.keyCommands().del(key);
+            for (String consumer : consumers) {
+                List<byte[]> keys = rowKeys.apply(consumer);
+                for (String index : List.of(":live", ":seen", ":held")) {
+                    keys.add(text(slot(prefix, consumer) + index));
+                }
+                for (byte[] key : keys) {
+                    connection.keyCommands().del(key);
+                }
+                connection.setCommands().sRem(text(prefix + ":consumers"), text(consumer));
             }
-            connection.setCommands().sRem(text(prefix + ":consumers"), text(consumer));
         }
     }
 
