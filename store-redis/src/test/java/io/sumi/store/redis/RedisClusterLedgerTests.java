@@ -102,7 +102,8 @@ class RedisClusterLedgerTests {
             }
             assertThat(masters).as("the slots are spread over the masters").hasSizeGreaterThan(1);
         } finally {
-            TestRedis.deleteRows(cluster.connectionFactory(), TestRedis.PREFIX, List.of(bySlot), List.of("a", "b"));
+            TestRedis.deleteRows(
+                    cluster.connectionFactory(), TestRedis.PREFIX, store, List.of(bySlot), List.of("a", "b"));
         }
     }
 

@@ -87,12 +87,14 @@ final class TestRedis {
 
     /**
      * {@link #deleteRows(RedisConnectionFactory, String, String)} for consumers whose message ids the
-     * test knows: the row keys are named, not found by a {@code KEYS} scan of every master per
-     * consumer, which a test of one consumer per hash slot (16,384) cannot afford.
+     * test knows: the row keys are named by {@code store} ({@link RedisProcessedMessageStore#rowKey}),
+     * not found by a {@code KEYS} scan of every master per consumer, which a test of one consumer per
+     * hash slot (16,384) cannot afford.
      */
     static void deleteRows(
             RedisConnectionFactory factory,
             String prefix,
+            RedisProcessedMessageStore store,
             Collection<String> consumers,
             Collection<String> messageIds) {
         delete(
@@ -100,7 +102,7 @@ final class TestRedis {
                 prefix,
                 consumers,
                 consumer -> messageIds.stream()
-                        .map(id -> text(slot(prefix, consumer) + ":m:" + id))
+                        .map(id -> text(store.rowKey(consumer, id)))
                         .collect(Collectors.toCollection(ArrayList::new)));
     }
 
