@@ -41,6 +41,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -57,6 +59,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * <p>A JVM is "killed" in process: its executor is closed (its renewal threads stop at once) and
  * its connection pool is closed, so neither a renewal nor its completion can reach the ledger
  * again, as after {@code kill -9}; its handler thread is left blocked until the test ends.
+ *
+ * <p>The tests wait out real leases, so they run side by side ({@code CONCURRENT}, at most four at
+ * once: {@code junit-platform.properties}): each has a consumer and pools of its own, and nothing
+ * else of the module runs beside them (the class itself runs alone, as every class here).
  */
 @ParameterizedClass
 @EnumSource(TestDatabase.class)
@@ -98,6 +104,7 @@ class LeaseRenewalIntegrationTests {
     // ---------------------------------------------------------------- the promise
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aHandlerRunningThreeLeasesIsNotTakenOverWhileItsJvmRenews() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -119,6 +126,7 @@ class LeaseRenewalIntegrationTests {
 
     /** Negative control: the same contest with renewal off ends in a takeover. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void withoutRenewalTheSameHandlerIsTakenOverAfterOneLease() throws Exception {
         Jvm a = jvm(false);
         Jvm b = jvm(true);
@@ -135,6 +143,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void whenTheRenewingJvmDiesTheOtherTakesOverAfterOneLease() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -189,6 +198,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aBatchHandlerRunningThreeLeasesKeepsEveryClaim() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -226,6 +236,7 @@ class LeaseRenewalIntegrationTests {
     // ---------------------------------------------------------------- a poll's claims (PollClaim)
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aPollRunningThreeLeasesKeepsEveryClaimUntilItsCompletionIsWritten() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -251,6 +262,7 @@ class LeaseRenewalIntegrationTests {
 
     /** Negative control: the same poll with renewal off is taken over after one lease. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void withoutRenewalTheClaimsOfTheSamePollAreTakenOver() throws Exception {
         Jvm a = jvm(false);
         Jvm b = jvm(true);
@@ -264,6 +276,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aFailedRecordOfAPollIsFreeAtOnceWhileTheRestStaysRenewedUntilThePollEnds() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -316,6 +329,7 @@ class LeaseRenewalIntegrationTests {
      * release lands first and the late renewal holds every key for another lease (BUSY here).
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRenewalInFlightWhenThePollEndsLandsBeforeTheReleaseNotAfterIt() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -353,6 +367,7 @@ class LeaseRenewalIntegrationTests {
      * for three leases of renewals, and the handler completes its only run.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aSaturatedApplicationPoolDoesNotStopRenewalsOnConnectionsOfTheirOwn() throws Exception {
         Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
@@ -370,6 +385,7 @@ class LeaseRenewalIntegrationTests {
 
     /** The same for a poll's claims (the Kafka poll claim): they are renewed by the same renewer. */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aSaturatedApplicationPoolDoesNotStopThePollClaimsRenewals() throws Exception {
         Jvm a = saturableJvm(true);
         Jvm b = jvm(true);
@@ -405,6 +421,7 @@ class LeaseRenewalIntegrationTests {
      * while the handler still runs (what issue 19 A14 saw).
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void renewalsQueuedBehindASaturatedApplicationPoolLetTheLeaseLapse() throws Exception {
         Jvm a = saturableJvm(false);
         Jvm b = jvm(true);
@@ -478,6 +495,7 @@ class LeaseRenewalIntegrationTests {
      * clock is the executor's ticker, moved by hand; the renewal ticks run on their own schedule.
      */
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRenewalThatLandsWithLessThanAThirdOfTheLeaseLeftIsCountedLate() throws Exception {
         AtomicLong clock = new AtomicLong();
         Jvm a = new Jvm(jvms.size(), true, 4, false, clock::get);
@@ -524,6 +542,7 @@ class LeaseRenewalIntegrationTests {
     // ---------------------------------------------------------------- renewal ends with the handler
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void renewalStopsWhenTheHandlerReturns() throws Exception {
         Jvm a = jvm(true);
         String handlerThread = Thread.currentThread().getName();
@@ -545,6 +564,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void renewalStopsWhenTheHandlerThrowsAndTheReleasedKeyIsFreeAtOnce() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -566,6 +586,7 @@ class LeaseRenewalIntegrationTests {
     // ---------------------------------------------------------------- faults and limits
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aFailedRenewalIsRetriedAtTheNextTick() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -580,6 +601,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRenewalThatFindsItsClaimTakenOverStopsAndIsCounted() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
@@ -610,6 +632,7 @@ class LeaseRenewalIntegrationTests {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void pastItsMaxRunTimeAHandlersLeaseLapsesAndIsReported() throws Exception {
         Jvm a = jvm(true);
         Jvm b = jvm(true);
