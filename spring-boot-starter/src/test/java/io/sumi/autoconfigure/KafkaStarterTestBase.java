@@ -11,7 +11,8 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * What the starter's Kafka integration tests share: the local PostgreSQL ({@link TestDatabase}) as
- * the application's DataSource, the template they send with and the ledger they look at. Each
+ * the application's DataSource, a short {@code fetch.max.wait.ms} (retries seek back and re-fetch),
+ * the template they send with and the ledger they look at. Each
  * subclass keeps its own {@code @SpringBootTest} properties and {@code @EmbeddedKafka}.
  */
 abstract class KafkaStarterTestBase {
@@ -19,6 +20,9 @@ abstract class KafkaStarterTestBase {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
         TestDatabase.POSTGRESQL.registerDataSource(registry::add);
+        // Every retry (a busy key, a failure) seeks back, and the re-fetch waits for the fetch in
+        // flight: at Kafka's 500 ms default each retry of these tests would take half a second.
+        registry.add("spring.kafka.consumer.fetch-max-wait", () -> "50ms");
     }
 
     @Autowired
