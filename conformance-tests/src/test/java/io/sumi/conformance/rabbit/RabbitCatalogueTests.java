@@ -28,7 +28,9 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.main.banner-mode=off",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "spring.rabbitmq.listener.simple.prefetch=1",
-            "sumi.budgets.pause.check-interval=100ms"
+            "sumi.budgets.pause.check-interval=100ms",
+            // As the Stream catalogue: the ledger-down and held scenarios wait out retries at this pace.
+            "sumi.rabbit.busy-retry-interval=200ms"
         })
 abstract class RabbitCatalogueTests extends CatalogueDriver {
 
