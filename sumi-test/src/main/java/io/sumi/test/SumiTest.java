@@ -68,8 +68,11 @@ public final class SumiTest {
         return sumi;
     }
 
-    /** Makes {@code sumi} the current kit (the kit's test execution listener does, before each test method). */
-    public static void setCurrent(@Nullable SumiTest sumi) {
+    /**
+     * Makes {@code sumi} the current kit. Only the kit's test execution listener calls it (before
+     * and after each test method), so it is not part of the API.
+     */
+    static void setCurrent(@Nullable SumiTest sumi) {
         current = sumi;
     }
 
