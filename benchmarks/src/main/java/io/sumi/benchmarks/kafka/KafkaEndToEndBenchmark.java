@@ -47,8 +47,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * </ul>
  *
  * <p>Options ({@code --name=value}): {@code records} (200000), {@code paced-rate} (1000),
- * {@code paced-seconds} (10), {@code cases} (all: bare, record-tx, record-lease, record-lease-poll,
- * record-lease-poll-async, batch-lease, batch-tx), {@code duplicates} (0,30,30x: {@code x}, each
+ * {@code paced-seconds} (10), {@code cases} (all: bare, bare-work, hand-rolled, hand-rolled-work,
+ * spring-integration, spring-integration-work, record-tx, record-tx-work, record-lease,
+ * record-lease-poll, record-lease-poll-work, record-lease-poll-async, batch-lease, batch-tx;
+ * {@code -work}: the handler also inserts a row, see {@link BenchListeners}), {@code duplicates} (0,30,30x: {@code x}, each
  * copy on another partition within 10 records of its original), {@code jdbc-url}
  * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code jdbc-user}
  * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records} (10000: an
@@ -59,12 +61,24 @@ public final class KafkaEndToEndBenchmark {
 
     private static final List<String> ALL_CASES = List.of(
             "bare",
+            "bare-work",
+            "hand-rolled",
+            "hand-rolled-work",
+            "spring-integration",
+            "spring-integration-work",
             "record-tx",
+            "record-tx-work",
             "record-lease",
             "record-lease-poll",
+            "record-lease-poll-work",
             "record-lease-poll-async",
             "batch-lease",
             "batch-tx");
+    /** The cases without Sumi: their listener runs for every record, duplicates included. */
+    private static final Set<String> WITHOUT_SUMI = Set.of("bare", "hand-rolled", "spring-integration");
+
+    private static final String WORK = "-work";
+
     private static final int PARTITIONS = 6;
     private static final int DUPLICATE_WINDOW = 2_000;
     /** The "x" shape: a copy repeats one of the records this close before it, on another partition. */
@@ -95,7 +109,9 @@ public final class KafkaEndToEndBenchmark {
         System.exit(0);
     }
 
-    private record Result(String name, String duplicates, double recordsPerSecond, long p50, long p99) {}
+    /** {@code repeatedEffects}: work rows beyond one per distinct drain key, or -1 for a case without work. */
+    private record Result(
+            String name, String duplicates, double recordsPerSecond, long p50, long p99, long repeatedEffects) {}
 
     /**
      * A duplicate rate, {@code "30"}, or {@code "30x"}: each copy on another partition than the
@@ -152,7 +168,7 @@ public final class KafkaEndToEndBenchmark {
             for (Shape duplicates : duplicateRates) {
                 String drainTopic = "drain-d" + duplicates.label();
                 broker.createTopic(drainTopic, PARTITIONS);
-                long distinct = produce(broker, drainTopic, records, duplicates, 0, "d" + duplicates.label() + "-");
+                long distinct = produce(broker, drainTopic, records, duplicates, 0, drainPrefix(duplicates));
                 for (String name : cases) {
                     String pacedTopic = Recorder.LATENCY_TOPIC_PREFIX + name + "-d" + duplicates.label();
                     broker.createTopic(pacedTopic, PARTITIONS);
@@ -178,13 +194,16 @@ public final class KafkaEndToEndBenchmark {
             long distinctInDrain,
             @Nullable String pacedTopic)
             throws Exception {
-        truncateLedger(url, user, password);
+        truncateTables(url, user, password);
         int pacedTotal = pacedRate * pacedSeconds;
         Recorder.reset(pacedTotal);
-        boolean sumi = !name.equals("bare");
+        boolean work = name.endsWith(WORK);
+        String listener = work ? name.substring(0, name.length() - WORK.length()) : name;
+        boolean sumi = !WITHOUT_SUMI.contains(listener);
         Map<String, Object> properties = new LinkedHashMap<>();
-        boolean pollClaim = name.startsWith("record-lease-poll");
-        properties.put("bench.listener", pollClaim ? "record-lease" : name);
+        boolean pollClaim = listener.startsWith("record-lease-poll");
+        properties.put("bench.listener", pollClaim ? "record-lease" : listener);
+        properties.put("bench.work", work);
         properties.put("bench.topics", pacedTopic == null ? drainTopic : drainTopic + "," + pacedTopic);
         properties.put("bench.group", "bench-" + name + "-" + drainTopic);
         properties.put("sumi.kafka.poll-claim", pollClaim);
@@ -214,7 +233,7 @@ public final class KafkaEndToEndBenchmark {
             awaitCount(Recorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
             double seconds = Recorder.drainSeconds();
             if (pacedTopic == null) {
-                return new Result(name, duplicates.label(), drainCount / seconds, -1, -1);
+                return new Result(name, duplicates.label(), drainCount / seconds, -1, -1, -1);
             }
             long pacedDistinct = produce(broker, pacedTopic, pacedTotal, duplicates, pacedRate, "p-" + name + "-");
             long expectedPaced = sumi ? pacedDistinct : pacedTotal;
@@ -224,15 +243,18 @@ public final class KafkaEndToEndBenchmark {
                     duplicates.label(),
                     drainCount / seconds,
                     Recorder.latencyPercentile(50),
-                    Recorder.latencyPercentile(99));
+                    Recorder.latencyPercentile(99),
+                    // The drain ended long before the paced phase did, so its work is committed by now.
+                    work ? repeatedEffects(url, user, password, drainPrefix(duplicates), distinctInDrain) : -1);
             System.out.printf(
                     Locale.ROOT,
-                    "%-23s d%-3s %,10.0f records/s  p50 %d ms  p99 %d ms%n",
+                    "%-23s d%-3s %,10.0f records/s  p50 %d ms  p99 %d ms%s%n",
                     name,
                     duplicates.label(),
                     result.recordsPerSecond(),
                     result.p50(),
-                    result.p99());
+                    result.p99(),
+                    work ? "  repeated effects " + result.repeatedEffects() : "");
             return result;
         }
     }
@@ -336,11 +358,52 @@ public final class KafkaEndToEndBenchmark {
         }
     }
 
-    private static void truncateLedger(String url, String user, String password) throws SQLException {
+    private static String drainPrefix(Shape duplicates) {
+        return "d" + duplicates.label() + "-";
+    }
+
+    /**
+     * Empties Sumi's ledger (Flyway creates it in the first case) and the tables of the work and of
+     * the alternatives, creating those in a schema {@code bench} of their own (Flyway refuses to
+     * start on a non-empty {@code public} without its history): the work's rows, the write-up's
+     * {@code processed_messages}, and Spring Integration's metadata store (from its
+     * {@code schema-postgresql.sql}).
+     */
+    private static void truncateTables(String url, String user, String password) throws SQLException {
         try (Connection c = DriverManager.getConnection(url, user, password);
                 Statement s = c.createStatement()) {
+            s.execute("CREATE SCHEMA IF NOT EXISTS bench");
+            s.execute("CREATE TABLE IF NOT EXISTS bench.work (id BIGSERIAL PRIMARY KEY,"
+                    + " message_key VARCHAR(255) NOT NULL, payload TEXT NOT NULL)");
+            s.execute("CREATE TABLE IF NOT EXISTS bench.processed_messages (id VARCHAR(255) PRIMARY KEY,"
+                    + " processed_at TIMESTAMPTZ NOT NULL)");
+            s.execute("CREATE TABLE IF NOT EXISTS bench.INT_METADATA_STORE (METADATA_KEY VARCHAR(255) NOT NULL,"
+                    + " METADATA_VALUE VARCHAR(4000), REGION VARCHAR(100) NOT NULL,"
+                    + " CONSTRAINT INT_METADATA_STORE_PK PRIMARY KEY (METADATA_KEY, REGION))");
+            s.execute("TRUNCATE bench.work, bench.processed_messages, bench.INT_METADATA_STORE");
+            s.execute("ANALYZE bench.work, bench.processed_messages, bench.INT_METADATA_STORE");
             s.execute("DO $$ BEGIN IF to_regclass('processed_messages') IS NOT NULL THEN"
                     + " TRUNCATE processed_messages; ANALYZE processed_messages; END IF; END $$");
+        }
+    }
+
+    /** Work rows of the drain beyond one per distinct key: effects that ran twice; fails on a lost one. */
+    private static long repeatedEffects(String url, String user, String password, String prefix, long distinct)
+            throws SQLException {
+        try (Connection c = DriverManager.getConnection(url, user, password);
+                var statement = c.prepareStatement(
+                        "SELECT count(*), count(DISTINCT message_key) FROM bench.work WHERE message_key LIKE ?")) {
+            statement.setString(1, prefix + "%");
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                long effects = rows.getLong(1);
+                long keys = rows.getLong(2);
+                if (keys != distinct) {
+                    throw new IllegalStateException(
+                            "work done for " + keys + " of " + distinct + " distinct keys: a key's effect is missing");
+                }
+                return effects - keys;
+            }
         }
     }
 
@@ -355,23 +418,36 @@ public final class KafkaEndToEndBenchmark {
                 pacedSeconds,
                 started,
                 Duration.between(started, Instant.now()).toSeconds());
-        System.out.println("| case | duplicates | records/s | × bare | p50 ms | p99 ms |");
-        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+        System.out.println(
+                "| case | duplicates | records/s | × bare | × hand-rolled | × spring-integration | p50 ms | p99 ms | repeated effects |");
+        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (Result result : results) {
-            double bare = results.stream()
-                    .filter(r -> r.name().equals("bare") && r.duplicates().equals(result.duplicates()))
-                    .mapToDouble(Result::recordsPerSecond)
-                    .findFirst()
-                    .orElse(Double.NaN);
             System.out.printf(
                     Locale.ROOT,
-                    "| %s | %s %% | %,.0f | %.2f | %d | %d |%n",
+                    "| %s | %s %% | %,.0f | %s | %s | %s | %d | %d | %s |%n",
                     result.name(),
                     result.duplicates(),
                     result.recordsPerSecond(),
-                    result.recordsPerSecond() / bare,
+                    ratio(results, result, "bare"),
+                    ratio(results, result, "hand-rolled"),
+                    ratio(results, result, "spring-integration"),
                     result.p50(),
-                    result.p99());
+                    result.p99(),
+                    result.repeatedEffects() < 0 ? "" : Long.toString(result.repeatedEffects()));
         }
+    }
+
+    /**
+     * {@code result}'s rate over the {@code baseline} case's at the same duplicates, like with like:
+     * a case with the work against the baseline with the work ({@code bare-work} for {@code bare}).
+     * Blank if that case did not run.
+     */
+    private static String ratio(List<Result> results, Result result, String baseline) {
+        String against = result.name().endsWith(WORK) ? baseline + WORK : baseline;
+        return results.stream()
+                .filter(r -> r.name().equals(against) && r.duplicates().equals(result.duplicates()))
+                .findFirst()
+                .map(r -> String.format(Locale.ROOT, "%.2f", result.recordsPerSecond() / r.recordsPerSecond()))
+                .orElse("");
     }
 }
