@@ -9,6 +9,8 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * What every kind's driver shares: the beans each kind's application declares for the catalogue
@@ -19,6 +21,19 @@ import org.springframework.context.SmartLifecycle;
  * ({@link #container}) and overrides what its binder does otherwise.
  */
 public abstract class CatalogueDriver extends ConformanceCatalogue implements ListenerKind {
+
+    /**
+     * Every kind's pace. Busy keys and ledger outages are retried every 200 ms (the default is 1 s):
+     * the ledger-down scenario waits out ten refusals, and the held-key scenarios retry many times
+     * within the dead holder's 8 s lease. A spent budget pauses the container within 100 ms.
+     */
+    @DynamicPropertySource
+    static void cataloguePace(DynamicPropertyRegistry registry) {
+        for (String binder : new String[] {"kafka", "rabbit", "jms", "stream"}) {
+            registry.add("sumi." + binder + ".busy-retry-interval", () -> "200ms");
+        }
+        registry.add("sumi.budgets.pause.check-interval", () -> "100ms");
+    }
 
     @Autowired
     protected Work work;

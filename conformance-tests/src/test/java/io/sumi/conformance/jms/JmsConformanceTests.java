@@ -21,13 +21,7 @@ import org.springframework.test.context.DynamicPropertySource;
 @Order(30)
 @SpringBootTest(
         classes = JmsCatalogueApp.class,
-        properties = {
-            "spring.main.banner-mode=off",
-            "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.budgets.pause.check-interval=100ms",
-            // As the Stream catalogue: the ledger-down and held scenarios wait out retries at this pace.
-            "sumi.jms.busy-retry-interval=200ms"
-        })
+        properties = {"spring.main.banner-mode=off", "spring.flyway.locations=classpath:db/sumi/{vendor}"})
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class JmsConformanceTests extends CatalogueDriver {
 

@@ -40,9 +40,6 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
             // A retry seeks back and waits for the fetch in flight (500 ms by default each time).
             "spring.kafka.consumer.fetch-max-wait=50ms",
-            "sumi.budgets.pause.check-interval=100ms",
-            // As the Stream catalogue: the ledger-down and held scenarios wait out retries at this pace.
-            "sumi.kafka.busy-retry-interval=200ms",
             // The async listeners' opt-in (refused without it): the catalogue's ASYNC_FAILED_FUTURE
             // cell tests that opted-in path, retry topics and all (KafkaRecordListeners.async).
             "sumi.kafka.allow-async-listeners=true"

@@ -27,10 +27,7 @@ import org.springframework.test.context.DynamicPropertySource;
         properties = {
             "spring.main.banner-mode=off",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "spring.rabbitmq.listener.simple.prefetch=1",
-            "sumi.budgets.pause.check-interval=100ms",
-            // As the Stream catalogue: the ledger-down and held scenarios wait out retries at this pace.
-            "sumi.rabbit.busy-retry-interval=200ms"
+            "spring.rabbitmq.listener.simple.prefetch=1"
         })
 abstract class RabbitCatalogueTests extends CatalogueDriver {
 
