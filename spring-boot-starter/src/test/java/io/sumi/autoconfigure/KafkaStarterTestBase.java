@@ -20,6 +20,10 @@ abstract class KafkaStarterTestBase {
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
         TestDatabase.POSTGRESQL.registerDataSource(registry::add);
+    }
+
+    @DynamicPropertySource
+    static void shortFetchWait(DynamicPropertyRegistry registry) {
         // Every retry (a busy key, a failure) seeks back, and the re-fetch waits for the fetch in
         // flight: at Kafka's 500 ms default each retry of these tests would take half a second.
         registry.add("spring.kafka.consumer.fetch-max-wait", () -> "50ms");
