@@ -18,8 +18,12 @@ final class H2Context {
 
     /** A DataSource and Flyway, no transaction manager. */
     static ApplicationContextRunner runner(String databaseName) {
-        return new ApplicationContextRunner()
-                .withPropertyValues(
+        return onH2(new ApplicationContextRunner(), databaseName);
+    }
+
+    /** {@code runner} with the DataSource and Flyway of {@link #runner}. */
+    static ApplicationContextRunner onH2(ApplicationContextRunner runner, String databaseName) {
+        return runner.withPropertyValues(
                         "spring.datasource.url=jdbc:h2:mem:" + databaseName + "_" + UUID.randomUUID()
                                 + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL",
                         "spring.datasource.username=sa",

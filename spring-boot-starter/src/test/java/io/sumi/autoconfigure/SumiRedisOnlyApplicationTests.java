@@ -27,10 +27,8 @@ import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -107,15 +105,8 @@ class SumiRedisOnlyApplicationTests {
 
     @Test
     void theBudgetsStoreCanBeChosenApartFromTheLedgers() {
-        String h2 = "spring.datasource.url=jdbc:h2:mem:sumi_budget_store_" + RUN + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL";
-        redisOnly()
-                .withConfiguration(
-                        AutoConfigurations.of(DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class))
-                .withPropertyValues(
-                        h2,
-                        "spring.datasource.username=sa",
-                        "spring.flyway.locations=classpath:db/sumi/{vendor}",
-                        "sumi.budgets.store.type=jdbc")
+        H2Context.onH2(redisOnly(), "sumi_budget_store")
+                .withPropertyValues("sumi.budgets.store.type=jdbc")
                 .run(context -> assertThat(context.getBean(SpendStore.class)).isInstanceOf(JdbcSpendStore.class));
         redisOnly()
                 .withPropertyValues("sumi.ledger.store=jdbc", "sumi.budgets.store.type=redis")

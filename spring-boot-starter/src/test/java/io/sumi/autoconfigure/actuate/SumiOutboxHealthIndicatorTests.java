@@ -6,10 +6,9 @@ import io.sumi.outbox.Outbox;
 import io.sumi.outbox.OutboxMessage;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.testing.MutableClock;
+import io.sumi.testing.TestDatabase;
 import java.time.Duration;
-import java.util.UUID;
-import org.flywaydb.core.Flyway;
-import org.h2.jdbcx.JdbcDataSource;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.health.contributor.Health;
@@ -32,14 +31,7 @@ class SumiOutboxHealthIndicatorTests {
 
     @BeforeEach
     void setUp() {
-        JdbcDataSource dataSource = new JdbcDataSource();
-        dataSource.setURL("jdbc:h2:mem:sumi_outbox_health_" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;MODE=PostgreSQL");
-        dataSource.setUser("sa");
-        Flyway.configure()
-                .dataSource(dataSource)
-                .locations("classpath:db/sumi/h2")
-                .load()
-                .migrate();
+        DataSource dataSource = TestDatabase.privateH2();
         clock = MutableClock.at("2030-01-01T00:00:00Z");
         table = OutboxTable.builder(dataSource).clock(clock).build();
         outbox = Outbox.builder(table).build();
