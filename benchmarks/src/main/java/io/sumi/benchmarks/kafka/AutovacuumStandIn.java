@@ -5,6 +5,8 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What autovacuum would do to the ledger during a case, on a server where it is off (this machine's
+ * What autovacuum would do to the ledger (and the case's other tables) during a case, on a server where it is off (this machine's
  * PostgreSQL runs with {@code autovacuum = off}; PostgreSQL's default, and every production server,
  * has it on).
  *
@@ -60,23 +62,28 @@ final class AutovacuumStandIn implements AutoCloseable {
     private static void check(String url, String user, String password) {
         try (Connection c = DriverManager.getConnection(url, user, password);
                 Statement s = c.createStatement()) {
-            boolean analyze;
-            boolean vacuum;
-            try (ResultSet rs = s.executeQuery("SELECT t.n_mod_since_analyze > 50 + 0.1 * GREATEST(c.reltuples, 0),"
+            // Every table of the database, not only Sumi's ledger: the work's and the alternatives'
+            // tables (schema bench, one of them also named processed_messages) are planned the same way.
+            List<String> vacuum = new ArrayList<>();
+            List<String> analyze = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT quote_ident(t.schemaname) || '.' || quote_ident(t.relname),"
+                    + " t.n_mod_since_analyze > 50 + 0.1 * GREATEST(c.reltuples, 0),"
                     + " t.n_dead_tup > 50 + 0.2 * GREATEST(c.reltuples, 0)"
-                    + " FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid"
-                    + " WHERE t.relname = 'processed_messages'")) {
-                if (!rs.next()) {
-                    return;
+                    + " FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid")) {
+                while (rs.next()) {
+                    if (rs.getBoolean(3)) {
+                        vacuum.add(rs.getString(1));
+                    }
+                    if (rs.getBoolean(2)) {
+                        analyze.add(rs.getString(1));
+                    }
                 }
-                analyze = rs.getBoolean(1);
-                vacuum = rs.getBoolean(2);
             }
-            if (vacuum) {
-                s.execute("VACUUM processed_messages");
+            for (String table : vacuum) {
+                s.execute("VACUUM " + table);
             }
-            if (analyze) {
-                s.execute("ANALYZE processed_messages");
+            for (String table : analyze) {
+                s.execute("ANALYZE " + table);
             }
         } catch (SQLException ex) {
             System.err.printf(Locale.ROOT, "autovacuum stand-in: %s%n", ex.getMessage());
