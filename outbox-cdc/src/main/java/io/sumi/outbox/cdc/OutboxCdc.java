@@ -134,7 +134,8 @@ public final class OutboxCdc implements AutoCloseable {
         this.heartbeatInterval = builder.heartbeatInterval;
         this.offsetFlushInterval = builder.offsetFlushInterval;
         this.extraEngineProperties = builder.engineProperties;
-        this.consumer = new OutboxChangeConsumer(dispatcher, dispatcher.table().tableName());
+        this.consumer =
+                new OutboxChangeConsumer(dispatcher, dispatcher.table().tableName(), builder.markBeforeDispatch);
     }
 
     /** Starts a builder for the CDC path of {@code dispatcher}'s table, read from the database at {@code jdbcUrl}. */
@@ -481,6 +482,7 @@ public final class OutboxCdc implements AutoCloseable {
         private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
         private Duration offsetFlushInterval = DEFAULT_OFFSET_FLUSH_INTERVAL;
         private final Properties engineProperties = new Properties();
+        private boolean markBeforeDispatch;
 
         private Builder(OutboxDispatcher dispatcher, String jdbcUrl) {
             this.dispatcher = Objects.requireNonNull(dispatcher, "dispatcher");
@@ -549,6 +551,16 @@ public final class OutboxCdc implements AutoCloseable {
         /** A Debezium engine property set over Sumi's (for what Sumi does not expose). */
         public Builder engineProperty(String name, String value) {
             engineProperties.setProperty(name, value);
+            return this;
+        }
+
+        /**
+         * Marks each batch processed before dispatching it: the wrong order, which lets the slot
+         * confirm rows the broker never acknowledged. Package-private, for the negative control
+         * test that shows the CDC tests catch it.
+         */
+        Builder markBeforeDispatch() {
+            this.markBeforeDispatch = true;
             return this;
         }
 

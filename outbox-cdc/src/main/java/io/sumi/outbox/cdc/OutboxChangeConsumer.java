@@ -24,13 +24,20 @@ final class OutboxChangeConsumer implements DebeziumEngine.ChangeConsumer<Record
 
     private final OutboxDispatcher dispatcher;
     private final String outboxTable;
+    private final boolean markBeforeDispatch;
     private final AtomicLong rowsSeen = new AtomicLong();
     private final AtomicLong rowsSent = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
 
-    OutboxChangeConsumer(OutboxDispatcher dispatcher, String outboxTable) {
+    /**
+     * @param markBeforeDispatch the wrong order, for the negative control test only: the batch is
+     *     marked processed (its offsets may be committed and its LSN confirmed) before its rows are
+     *     dispatched, so a failure in between loses them to the log
+     */
+    OutboxChangeConsumer(OutboxDispatcher dispatcher, String outboxTable, boolean markBeforeDispatch) {
         this.dispatcher = dispatcher;
         this.outboxTable = outboxTable;
+        this.markBeforeDispatch = markBeforeDispatch;
     }
 
     @Override
@@ -45,16 +52,28 @@ final class OutboxChangeConsumer implements DebeziumEngine.ChangeConsumer<Record
                 ids.add(id);
             }
         }
+        if (markBeforeDispatch) {
+            markProcessed(records, committer);
+        }
         if (!ids.isEmpty()) {
             DispatchResult result = dispatcher.dispatchAmong(ids);
             rowsSeen.addAndGet(ids.size());
             rowsSent.addAndGet(result.sent());
         }
+        if (!markBeforeDispatch) {
+            markProcessed(records, committer);
+        }
+        batches.incrementAndGet();
+    }
+
+    private static void markProcessed(
+            List<RecordChangeEvent<SourceRecord>> records,
+            DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
         for (RecordChangeEvent<SourceRecord> event : records) {
             committer.markProcessed(event);
         }
         committer.markBatchFinished();
-        batches.incrementAndGet();
     }
 
     /** The outbox id of an INSERT into the outbox table; {@code null} for anything else (heartbeats). */

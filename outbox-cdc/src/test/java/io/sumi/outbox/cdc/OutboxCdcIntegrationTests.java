@@ -153,16 +153,19 @@ class OutboxCdcIntegrationTests {
         }
 
         OutboxCdc cdc(OutboxDispatcher dispatcher) {
-            OutboxCdc cdc = OutboxCdc.builder(dispatcher, url)
+            OutboxCdc cdc = cdcBuilder(dispatcher).build();
+            closeables.add(cdc);
+            return cdc;
+        }
+
+        OutboxCdc.Builder cdcBuilder(OutboxDispatcher dispatcher) {
+            return OutboxCdc.builder(dispatcher, url)
                     .user(LogicalPostgres.get().user())
                     .password(LogicalPostgres.get().password())
                     .slotName(slot)
                     .publicationName(slot)
                     .takeOverInterval(Duration.ofMillis(500))
-                    .offsetFlushInterval(Duration.ZERO)
-                    .build();
-            closeables.add(cdc);
-            return cdc;
+                    .offsetFlushInterval(Duration.ZERO);
         }
 
         /** Starts {@code cdc} and waits until its slot streams (rows committed from now on are in the log). */
@@ -523,14 +526,17 @@ class OutboxCdcIntegrationTests {
                 tookOver[0] / 1_000_000, tookOver[1] / 1_000_000, written.size(), doubles, standby.rowsSent());
     }
 
-    @Test
-    void whenTheClaimFailsTheEngineStopsBeforeConfirmingAndTheNextOneReadsTheRowAgain() {
-        Fixture f = new Fixture("claimfails");
+    /** A CDC path whose next claim fails once (the database unreachable), with no polling at all. */
+    private record ClaimFailure(Fixture fixture, OutboxCdc cdc, AtomicBoolean failNextConnection) {}
+
+    private ClaimFailure cdcWhoseNextClaimFails(String name, boolean markBeforeDispatch) {
+        Fixture f = new Fixture(name);
         AtomicBoolean failNextConnection = new AtomicBoolean();
         javax.sql.DataSource failing = new org.springframework.jdbc.datasource.DelegatingDataSource(f.dataSource) {
             @Override
             public Connection getConnection() throws java.sql.SQLException {
-                if (failNextConnection.compareAndSet(true, false)) {
+                // The dispatcher's next claim fails, not the offsets' store (on the same DataSource).
+                if (!committingOffsets() && failNextConnection.compareAndSet(true, false)) {
                     throw new java.sql.SQLTransientConnectionException("injected: the database is unreachable");
                 }
                 return super.getConnection();
@@ -542,21 +548,69 @@ class OutboxCdcIntegrationTests {
                 .lease(Duration.ofSeconds(30))
                 .build();
         closeables.add(dispatcher);
-        OutboxCdc cdc = f.cdc(dispatcher);
+        OutboxCdc.Builder builder = f.cdcBuilder(dispatcher);
+        OutboxCdc cdc = (markBeforeDispatch ? builder.markBeforeDispatch() : builder).build();
+        closeables.add(cdc);
         f.startStreaming(cdc);
-        f.append(messages("cdc-claimfails", 1, 1, "before"));
-        await().atMost(WAIT).until(() -> receivedOn("cdc-claimfails").size() >= 1);
+        String topic = "cdc-" + name;
+        f.append(messages(topic, 1, 1, "before"));
+        await().atMost(WAIT).until(() -> receivedOn(topic).size() >= 1);
         await().atMost(WAIT).until(() -> f.undispatched() == 0);
-
         failNextConnection.set(true);
-        long id = f.append(messages("cdc-claimfails", 1, 1, "after")).get(0);
+        return new ClaimFailure(f, cdc, failNextConnection);
+    }
+
+    private static boolean committingOffsets() {
+        return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(frames -> frames.anyMatch(frame -> frame.getDeclaringClass() == JdbcOffsetBackingStore.class));
+    }
+
+    @Test
+    void whenTheClaimFailsTheEngineStopsBeforeConfirmingAndTheNextOneReadsTheRowAgain() {
+        ClaimFailure run = cdcWhoseNextClaimFails("claimfails", false);
+        long id =
+                run.fixture().append(messages("cdc-claimfails", 1, 1, "after")).get(0);
 
         await().atMost(WAIT).until(() -> receivedOn("cdc-claimfails").size() >= 2);
-        await().atMost(WAIT).until(() -> f.undispatched() == 0);
-        assertThat(failNextConnection).as("the fault was hit").isFalse();
-        assertThat(cdc.lastFailure()).isNotNull();
-        assertThat(f.table.find(id).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
+        await().atMost(WAIT).until(() -> run.fixture().undispatched() == 0);
+        assertThat(run.failNextConnection()).as("the fault was hit").isFalse();
+        assertThat(run.cdc().lastFailure()).isNotNull();
+        assertThat(run.fixture().table.find(id).orElseThrow().outcome()).isEqualTo(DispatchOutcome.SENT);
         assertThat(sendsPerOutboxId(receivedOn("cdc-claimfails")).values()).containsOnly(1L);
+    }
+
+    /**
+     * Negative control of the test above: the same fault, with an engine that marks each batch
+     * processed before dispatching it. Its row is confirmed to the slot unsent, so the restarted
+     * engine never reads it again (only polling, off here, would find it): the test above would
+     * catch that order.
+     */
+    @Test
+    void negativeControlAnEngineThatConfirmsBeforeDispatchingLosesTheRowToTheLog() {
+        ClaimFailure run = cdcWhoseNextClaimFails("confirmfirst", true);
+        long lost = run.fixture()
+                .append(messages("cdc-confirmfirst", 1, 1, "after"))
+                .get(0);
+        await().atMost(WAIT)
+                .until(() -> !run.failNextConnection().get() && run.cdc().lastFailure() != null);
+
+        // Another aggregate's row (not gated behind the lost one): once it arrives, the restarted
+        // engine streams from past the lost row.
+        run.fixture()
+                .append(List.of(OutboxMessage.builder("agg-other", "cdc-confirmfirst", "later")
+                        .header("x-test", "later")
+                        .build()));
+        await().atMost(WAIT)
+                .until(() ->
+                        receivedOn("cdc-confirmfirst").stream().anyMatch(r -> "later".equals(header(r, "x-test"))));
+
+        assertThat(receivedOn("cdc-confirmfirst"))
+                .as("the row whose batch was confirmed before its claim failed")
+                .noneMatch(r -> "after".equals(header(r, "x-test")));
+        assertThat(run.fixture().table.find(lost).orElseThrow().outcome())
+                .as("left undispatched: lost to the log, only polling would find it")
+                .isNotEqualTo(DispatchOutcome.SENT);
+        assertThat(run.fixture().undispatched()).isEqualTo(1);
     }
 
     @Test
