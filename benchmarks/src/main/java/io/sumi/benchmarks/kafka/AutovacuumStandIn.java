@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What autovacuum would do to the ledger (and the case's other tables) during a case, on a server where it is off (this machine's
- * PostgreSQL runs with {@code autovacuum = off}; PostgreSQL's default, and every production server,
- * has it on).
+ * What autovacuum would do to the ledger (and the case's other tables) during a case, on a server
+ * where it is off (this machine's PostgreSQL runs with {@code autovacuum = off}; PostgreSQL's
+ * default, and every production server, has it on).
  *
  * <p>Without it, the ledger keeps the statistics of the empty table the case starts with, so the
  * plans PostgreSQL caches for the ledger's prepared statements while the table is one page (a

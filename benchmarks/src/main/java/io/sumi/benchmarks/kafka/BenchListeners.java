@@ -2,6 +2,7 @@ package io.sumi.benchmarks.kafka;
 
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
+import io.sumi.outbox.OutboxHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import javax.sql.DataSource;
@@ -51,7 +52,7 @@ class BenchListeners {
     }
 
     static String key(ConsumerRecord<?, ?> record) {
-        Header header = record.headers().lastHeader("outbox-id");
+        Header header = record.headers().lastHeader(OutboxHeaders.OUTBOX_ID);
         return new String(header.value(), StandardCharsets.UTF_8);
     }
 
