@@ -3,6 +3,7 @@ package io.sumi.consumer.model;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.testing.TestDatabase;
 import java.util.function.Supplier;
+import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -14,6 +15,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 @ParameterizedClass
 @EnumSource(TestDatabase.class)
 class BudgetedExecutorModelTests extends ExecutorModelProperties {
+
+    @Parameter
+    TestDatabase database;
+
+    @Override
+    ModelLedger ledger() {
+        return ModelLedger.of(database);
+    }
 
     @Override
     Supplier<IdempotentExecutor.Decorator> budgets() {

@@ -27,15 +27,12 @@ import io.sumi.consumer.model.Step.Outer;
 import io.sumi.consumer.model.Step.Overtaken;
 import io.sumi.consumer.model.Step.Prune;
 import io.sumi.consumer.model.Step.TransactionKind;
-import io.sumi.jdbc.DatabaseType;
 import io.sumi.store.CachingProcessedMessageStore;
 import io.sumi.store.LedgerPruner;
 import io.sumi.store.MessageStatus;
 import io.sumi.store.ProcessedMessage;
 import io.sumi.store.ProcessedMessageStore;
-import io.sumi.store.jdbc.JdbcProcessedMessageStore;
 import io.sumi.testing.TestDatabase;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,14 +73,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * A model-based test harness for {@link IdempotentExecutor} on a real ledger: it plays a sequence
  * of {@link Step}s against {@value #INSTANCES} simulated instances (each "JVM" with its own
- * executor, its own optional front cache and its own fault injector, all sharing one database),
+ * executor, its own optional front cache and its own fault injector, all sharing one ledger: a
+ * {@link ModelLedger}),
  * predicts the outcome of every delivery from a reference model of the ledger, and checks after
  * every step that the ledger agrees with the model.
  *
  * <p>The reference model: per key, {@link KeyState#FREE} (no row, or a claim whose lease has ended:
  * the next delivery claims it), {@link KeyState#HELD} (a live lease: the next delivery is BUSY) or
- * {@link KeyState#COMPLETED} (the next delivery is a DUPLICATE). Lease expiry is simulated by SQL
- * ({@code lease_until} moved into the past), never by the JVM clock.
+ * {@link KeyState#COMPLETED} (the next delivery is a DUPLICATE). Lease expiry is simulated in the
+ * ledger ({@link ModelLedger#expireLeases}: the lease's end moved into the past), never by the JVM
+ * clock.
  *
  * <p>Invariants checked (an {@link AssertionError} names the step that broke one):
  * <ul>
@@ -111,13 +110,12 @@ final class ExecutorModel implements AutoCloseable {
     /** How far instance 1's clock runs ahead when {@link ModelConfig#skewedClock()}: more than a lease. */
     static final Duration SKEW = LEASE.plusMinutes(1);
 
-    private static final Timestamp LONG_AGO = Timestamp.from(Instant.parse("2000-01-01T00:00:00Z"));
     private static final ExecutorService THREADS = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "model-delivery");
         thread.setDaemon(true);
         return thread;
     });
-    private static final Map<TestDatabase, Boolean> PREPARED = new ConcurrentHashMap<>();
+    private static final Map<DataSource, Boolean> PREPARED = new ConcurrentHashMap<>();
     private static volatile @Nullable DataSourceTransactionManager foreign;
 
     /** What the reference model says about a key. */
@@ -151,10 +149,7 @@ final class ExecutorModel implements AutoCloseable {
         Instance(int id) {
             this.id = id;
             Clock clock = config.skewedClock() && id == 1 ? Clock.offset(Clock.systemUTC(), SKEW) : Clock.systemUTC();
-            ProcessedMessageStore ledger = JdbcProcessedMessageStore.builder(dataSource)
-                    .databaseType(databaseType)
-                    .clock(clock)
-                    .build();
+            ProcessedMessageStore ledger = ExecutorModel.this.ledger.store(clock);
             if (config.cache(id)) {
                 ledger = new CachingProcessedMessageStore(ledger, 10_000, Duration.ofHours(1));
             }
@@ -212,7 +207,7 @@ final class ExecutorModel implements AutoCloseable {
         }
     }
 
-    private final TestDatabase database;
+    private final ModelLedger ledger;
     private final ModelConfig config;
     /**
      * A new budget decorator for each instance of a {@link ModelConfig#budgeted() budgeted}
@@ -221,11 +216,12 @@ final class ExecutorModel implements AutoCloseable {
      */
     private final @Nullable Supplier<IdempotentExecutor.Decorator> budgets;
 
+    /** The database of the listeners' transactions and the effect rows (the ledger's, for a JDBC ledger). */
     private final DataSource dataSource;
-    private final DatabaseType databaseType;
+
     private final JdbcTemplate jdbc;
     private final DataSourceTransactionManager ledgerTransactions;
-    private final JdbcProcessedMessageStore reader;
+    private final ProcessedMessageStore reader;
     private final String consumer = "model-" + UUID.randomUUID();
     private final HandlerDefinition handler;
     private final Instance[] instances = new Instance[INSTANCES];
@@ -243,22 +239,22 @@ final class ExecutorModel implements AutoCloseable {
     /** Keys whose state the last step could not predict (allowed states), checked and re-read by {@link #verifyLedger}. */
     private final Map<String, Set<KeyState>> loose = new HashMap<>();
 
-    ExecutorModel(TestDatabase database, ModelConfig config, @Nullable Supplier<IdempotentExecutor.Decorator> budgets) {
-        this.database = database;
+    ExecutorModel(ModelLedger ledger, ModelConfig config, @Nullable Supplier<IdempotentExecutor.Decorator> budgets) {
+        if (config.transactional() && !ledger.transactional()) {
+            throw new IllegalArgumentException(ledger.name() + " cannot join a transaction: no transactional run");
+        }
+        this.ledger = ledger;
         this.config = config;
         this.budgets = budgets;
-        this.dataSource = database.dataSource();
+        this.dataSource = ledger.dataSource();
         this.jdbc = new JdbcTemplate(dataSource);
-        this.databaseType = DatabaseType.of(dataSource);
-        PREPARED.computeIfAbsent(database, db -> {
+        PREPARED.computeIfAbsent(dataSource, db -> {
             jdbc.execute("CREATE TABLE IF NOT EXISTS " + EFFECTS
                     + " (consumer VARCHAR(200) NOT NULL, message_id VARCHAR(200) NOT NULL)");
             return true;
         });
         this.ledgerTransactions = new DataSourceTransactionManager(dataSource);
-        this.reader = JdbcProcessedMessageStore.builder(dataSource)
-                .databaseType(databaseType)
-                .build();
+        this.reader = ledger.reader();
         this.handler = HandlerDefinition.builder(consumer)
                 .mode(config.mode())
                 .lease(LEASE)
@@ -274,16 +270,16 @@ final class ExecutorModel implements AutoCloseable {
 
     /** Plays {@code steps}, then delivers every undone key again until it is acked, and checks the end state. */
     static void check(TestDatabase database, ModelConfig config, List<Step> steps) {
-        check(database, config, steps, null);
+        check(ModelLedger.of(database), config, steps, null);
     }
 
-    /** {@link #check(TestDatabase, ModelConfig, List)}, budgeted configurations under {@code budgets}' decorators. */
+    /** {@link #check(TestDatabase, ModelConfig, List)} on any ledger, budgeted configurations under {@code budgets}' decorators. */
     static void check(
-            TestDatabase database,
+            ModelLedger ledger,
             ModelConfig config,
             List<Step> steps,
             @Nullable Supplier<IdempotentExecutor.Decorator> budgets) {
-        try (ExecutorModel model = new ExecutorModel(database, config, budgets)) {
+        try (ExecutorModel model = new ExecutorModel(ledger, config, budgets)) {
             model.run(steps);
         }
     }
@@ -297,7 +293,7 @@ final class ExecutorModel implements AutoCloseable {
 
     @Override
     public void close() {
-        jdbc.update("DELETE FROM processed_messages WHERE consumer = ?", consumer);
+        ledger.delete(consumer);
         jdbc.update("DELETE FROM " + EFFECTS + " WHERE consumer = ?", consumer);
     }
 
@@ -357,10 +353,7 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private void expireLeases() {
-        jdbc.update(
-                "UPDATE processed_messages SET lease_until = ? WHERE consumer = ? AND status = 'IN_PROGRESS'",
-                LONG_AGO,
-                consumer);
+        ledger.expireLeases(consumer);
         state.replaceAll((key, s) -> s == KeyState.HELD ? KeyState.FREE : s);
     }
 
@@ -541,12 +534,11 @@ final class ExecutorModel implements AutoCloseable {
         if (!executorWaits) {
             // The row follows the future: the claim is still held, nothing is acked yet.
             expect(!result.isDone(), "a pending result while the handler's future runs", outcome);
-            String status = jdbc.queryForObject(
-                    "SELECT status FROM processed_messages WHERE consumer = ? AND message_id = ?",
-                    String.class,
-                    consumer,
-                    key);
-            expect("IN_PROGRESS".equals(status), "the row IN_PROGRESS while the future runs", String.valueOf(status));
+            Optional<MessageStatus> status = reader.find(consumer, key).map(ProcessedMessage::status);
+            expect(
+                    status.equals(Optional.of(MessageStatus.IN_PROGRESS)),
+                    "the row IN_PROGRESS while the future runs",
+                    String.valueOf(status));
             // Completed later, on another thread.
             THREADS.submit(() -> complete(work, key, step.succeeds(), failure));
         }
@@ -1878,8 +1870,8 @@ final class ExecutorModel implements AutoCloseable {
     }
 
     private void fail(String message) {
-        throw new AssertionError(
-                message + "\n  on " + database + " with " + config + ", after:\n    " + String.join("\n    ", history));
+        throw new AssertionError(message + "\n  on " + ledger.name() + " with " + config + ", after:\n    "
+                + String.join("\n    ", history));
     }
 
     private static String describe(@Nullable Object result, @Nullable Throwable thrown) {

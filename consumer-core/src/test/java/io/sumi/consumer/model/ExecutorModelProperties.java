@@ -3,27 +3,25 @@ package io.sumi.consumer.model;
 import io.sumi.consumer.IdempotentExecutor;
 import io.sumi.consumer.model.Shrinker.Shrunk;
 import io.sumi.consumer.model.StepGenerator.Sample;
-import io.sumi.testing.TestDatabase;
 import java.util.Random;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Model-based properties of the executor on a real ledger (see {@link ExecutorModel} for the model
- * and its invariants), run on each database (the class's parameter, which a subclass's
- * {@code @ParameterizedClass} source gives: {@code ExecutorModelTests} here, the budgeted
- * {@code BudgetedExecutorModelTests} in sumi-budgets). Each property plays
+ * and its invariants), run on each ledger a subclass gives ({@link #ledger()}): every database in
+ * {@code ExecutorModelTests} here and in the budgeted {@code BudgetedExecutorModelTests} of
+ * sumi-budgets, the Redis ledger in sumi-store-redis. Each property plays
  * {@link #tries()} random samples ({@link StepGenerator}: deliveries, batches, concurrent
  * duplicates, lease expiries and listener transactions, with handler failures, crashes and ledger
  * errors); the first failing sample is shrunk ({@link Shrinker}) to a short one, and the
  * assertion message gives the seed, the original sample and the shrunk one as Java code (see
  * {@link Step}); such a sequence becomes a named test in {@link ExecutorModelRegressionTests}.
  *
- * <p>{@value #TRIES} sets the tries for every database; {@value #SEED} replays one seed (the
+ * <p>{@value #TRIES} sets the tries for every ledger; {@value #SEED} replays one seed (the
  * first try uses the seed itself, so {@code -Dsumi.model.seed=S -Dsumi.model.tries=1} replays the
  * failing sample of a report). See docs/contributing-tests.md.
  */
@@ -59,18 +57,8 @@ abstract class ExecutorModelProperties {
         }
     }
 
-    /** The ledger's database, the parameter of the subclass's {@code @ParameterizedClass}. */
-    @Parameter
-    TestDatabase database;
-
-    /**
-     * The tries per property on this database, unless {@value #TRIES} is set: H2 is the fast suite
-     * and gets the most; PostgreSQL and MariaDB (a real server's locking and isolation, InnoDB's
-     * locking) fewer.
-     */
-    final int defaultTries() {
-        return database == TestDatabase.H2 ? 500 : 75;
-    }
+    /** The ledger the properties run on (a subclass's {@code @ParameterizedClass} parameter, say). */
+    abstract ModelLedger ledger();
 
     /**
      * A new budget decorator per instance, to run every sample budgeted ({@link
@@ -82,23 +70,28 @@ abstract class ExecutorModelProperties {
     }
 
     final int tries() {
-        return Integer.getInteger(TRIES, defaultTries());
+        return Integer.getInteger(TRIES, ledger().defaultTries());
     }
 
+    /**
+     * Every property holds. A ledger that cannot join a transaction ({@link ModelLedger#transactional()}
+     * false) runs the lease-mode one only: its subclass overrides this method with that source.
+     */
     @ParameterizedTest(name = "{0}")
     @EnumSource(Property.class)
     void modelHolds(Property property) {
+        ModelLedger ledger = ledger();
         Long fixed = Long.getLong(SEED);
         long base = fixed != null ? fixed : new Random().nextLong();
         int tries = tries();
         for (int i = 0; i < tries; i++) {
             long seed = seedOfTry(base, i);
             Sample sample = property.sample(seed, budgets() != null);
-            Throwable failure = play(sample);
+            Throwable failure = play(ledger, sample);
             if (failure != null) {
-                Shrunk shrunk = new Shrinker(this::play, SHRINK_BUDGET).shrink(sample, failure);
+                Shrunk shrunk = new Shrinker(s -> play(ledger, s), SHRINK_BUDGET).shrink(sample, failure);
                 throw new AssertionError(
-                        property + " failed on " + database + " at try " + (i + 1) + " of " + tries
+                        property + " failed on " + ledger.name() + " at try " + (i + 1) + " of " + tries
                                 + "; replay with -D" + SEED + "=" + seed + " -D" + TRIES + "=1\n"
                                 + "shrunk (" + shrunk.runs() + " runs) to:\n    " + shrunk.sample() + "\n"
                                 + "which fails with: " + shrunk.failure() + "\n"
@@ -115,9 +108,9 @@ abstract class ExecutorModelProperties {
     }
 
     /** Plays one sample; returns how it failed, {@code null} if every invariant held. */
-    private @Nullable Throwable play(Sample sample) {
+    private @Nullable Throwable play(ModelLedger ledger, Sample sample) {
         try {
-            ExecutorModel.check(database, sample.config(), sample.steps(), budgets());
+            ExecutorModel.check(ledger, sample.config(), sample.steps(), budgets());
             return null;
         } catch (AssertionError | RuntimeException ex) {
             return ex;

@@ -1,6 +1,7 @@
 package io.sumi.consumer.model;
 
 import io.sumi.testing.TestDatabase;
+import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -11,4 +12,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @ParameterizedClass
 @EnumSource(TestDatabase.class)
-class ExecutorModelTests extends ExecutorModelProperties {}
+class ExecutorModelTests extends ExecutorModelProperties {
+
+    @Parameter
+    TestDatabase database;
+
+    @Override
+    ModelLedger ledger() {
+        return ModelLedger.of(database);
+    }
+}

@@ -5,7 +5,7 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /** Hands tests the test JVM's Redis Cluster ({@link RedisClusterFixture}), starting it on first use. */
-final class RedisClusterExtension implements ParameterResolver {
+public final class RedisClusterExtension implements ParameterResolver {
 
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {

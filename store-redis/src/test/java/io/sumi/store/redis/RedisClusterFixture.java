@@ -32,7 +32,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * replicas may always take over ({@code cluster-replica-validity-factor 0}), however long they were
  * cut off, so the failover tests decide what a replica has.
  */
-final class RedisClusterFixture implements AutoCloseable {
+public final class RedisClusterFixture implements AutoCloseable {
 
     static final int FIRST_PORT = 7300;
     static final int NODES = 6;
@@ -94,7 +94,7 @@ final class RedisClusterFixture implements AutoCloseable {
         factory.start();
     }
 
-    LettuceConnectionFactory connectionFactory() {
+    public LettuceConnectionFactory connectionFactory() {
         return factory;
     }
 

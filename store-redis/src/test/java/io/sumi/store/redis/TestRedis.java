@@ -19,18 +19,19 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /**
  * The Redis the tests use: the machine's server on 127.0.0.1:6379 ({@code .ci/run} starts it), and
  * the test-side view of the ledger's keys (ageing rows, deleting them behind the store's back).
- * Without a server the tests fail (they never skip), saying how to start one.
+ * Without a server the tests fail (they never skip), saying how to start one. Public for the
+ * executor model's Redis ledger ({@code io.sumi.consumer.model.RedisModelLedger}).
  */
-final class TestRedis {
+public final class TestRedis {
 
-    static final String PREFIX = "sumi-test:ledger";
+    public static final String PREFIX = "sumi-test:ledger";
 
     private static LettuceConnectionFactory standalone;
 
     private TestRedis() {}
 
     /** The shared connection factory of the standalone server. */
-    static synchronized RedisConnectionFactory standalone() {
+    public static synchronized RedisConnectionFactory standalone() {
         if (standalone == null) {
             LettuceConnectionFactory factory =
                     new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379));
@@ -80,8 +81,33 @@ final class TestRedis {
         }
     }
 
+    /**
+     * Ends every live lease of {@code consumer}'s claims, as the lease of a holder that died long ago
+     * ends: an IN_PROGRESS row's lease end (and its entry in the live-claim index) moves to the
+     * first millisecond of the epoch. Completed rows are left as they are.
+     */
+    public static void expireLeases(RedisConnectionFactory factory, String prefix, String consumer) {
+        List<byte[]> keys = new ArrayList<>();
+        keys.add(text(slot(prefix, consumer) + ":live"));
+        keys.addAll(rowKeys(factory, prefix, consumer));
+        String script = """
+                for i = 2, #KEYS do
+                  if redis.call('HGET', KEYS[i], 's') == 'I' then redis.call('HSET', KEYS[i], 'lu', '1') end
+                end
+                for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+                  redis.call('ZADD', KEYS[1], 1, id)
+                end
+                return #KEYS - 1
+                """;
+        try (RedisConnection connection = factory.getConnection()) {
+            connection
+                    .scriptingCommands()
+                    .eval(text(script), ReturnType.INTEGER, keys.size(), keys.toArray(new byte[0][]));
+        }
+    }
+
     /** Deletes every key of {@code consumer} (rows and indexes) and its name in the consumer set. */
-    static void deleteRows(RedisConnectionFactory factory, String prefix, String consumer) {
+    public static void deleteRows(RedisConnectionFactory factory, String prefix, String consumer) {
         delete(factory, prefix, List.of(consumer), consumerKey -> rowKeys(factory, prefix, consumerKey));
     }
 
