@@ -151,7 +151,7 @@ public abstract class ConformanceCatalogue {
                             + "; runs " + work.calls(payload) + ", effects " + work.effects(payload)
                             + ", dead letters " + work.deadLetters(payload) + " " + work.deadLetterReasons(payload)
                             + ", ledger row "
-                            + (key == null ? "-" : new Ledger(kind.dataSource()).row(kind.consumer(role), key)),
+                            + (key == null ? "-" : kind.ledger().row(kind.consumer(role), key)),
                     timeout);
         }
     }

@@ -5,48 +5,29 @@ import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.springframework.jdbc.core.JdbcTemplate;
 
-/** Reads the ledger, and writes into it what a crashed instance would have left. */
-public final class Ledger {
+/**
+ * Reads the ledger, and writes into it what a crashed instance would have left: the JDBC ledger
+ * ({@link #jdbc}) or the Redis one ({@link RedisLedger}). The catalogue's reads go around the
+ * scenarios' faults.
+ */
+public interface Ledger {
 
-    private final JdbcTemplate jdbc;
+    /** The row's status ({@code IN_PROGRESS}, {@code COMPLETED}), or {@code null} when there is no row. */
+    @Nullable
+    String status(String consumer, String key);
 
-    public Ledger(DataSource dataSource) {
-        // Around the scenario's faults: the catalogue reads what the database holds.
-        this.jdbc = new JdbcTemplate(LedgerFaults.bypass(dataSource));
-    }
-
-    /** The row's status, or {@code null} when there is no row. */
-    public @Nullable String status(String consumer, String key) {
-        List<String> status = jdbc.queryForList(
-                "SELECT status FROM processed_messages WHERE consumer = ? AND message_id = ?",
-                String.class,
-                consumer,
-                key);
-        return status.isEmpty() ? null : status.get(0);
-    }
-
-    /** Every column of the row, for failure messages. */
-    public List<Map<String, Object>> row(String consumer, String key) {
-        return jdbc.queryForList(
-                "SELECT status, attempts, lease_until, first_seen_at, processed_at, last_error FROM processed_messages"
-                        + " WHERE consumer = ? AND message_id = ?",
-                consumer,
-                key);
-    }
+    /** What the row holds, for failure messages. */
+    List<Map<String, Object>> row(String consumer, String key);
 
     /**
-     * An IN_PROGRESS row with a lease live for {@code lease} (on the database's clock), as an
+     * An IN_PROGRESS row with a lease live for {@code lease} (on the ledger's clock), as an
      * instance that claimed the key and died leaves it.
      */
-    public void holdAsDeadInstance(String consumer, String key, Duration lease) {
-        jdbc.update(
-                "INSERT INTO processed_messages (consumer, message_id, status, claim_token, lease_until, attempts,"
-                        + " first_seen_at) VALUES (?, ?, 'IN_PROGRESS', 424242, statement_timestamp() + ? * INTERVAL"
-                        + " '1 millisecond', 1, statement_timestamp())",
-                consumer,
-                key,
-                lease.toMillis());
+    void holdAsDeadInstance(String consumer, String key, Duration lease);
+
+    /** The JDBC ledger in {@code dataSource}. */
+    static Ledger jdbc(DataSource dataSource) {
+        return new JdbcLedger(dataSource);
     }
 }

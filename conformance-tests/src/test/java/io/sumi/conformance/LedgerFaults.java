@@ -48,7 +48,8 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
  * </ul>
  * A fault fires for its first {@code times} hits or until {@link Fault#clear()}, and counts what it
  * fired: a scenario asserts that it did (its proof that it could fail). The catalogue's own reads
- * ({@link Ledger}) go around the faults ({@link #bypass}).
+ * ({@link Ledger}) go around the faults ({@link #bypass}). The Redis ledger's calls fail through
+ * {@link RedisLedgerFaults}, which arms its faults here.
  */
 public final class LedgerFaults implements BeanPostProcessor {
 
@@ -73,6 +74,8 @@ public final class LedgerFaults implements BeanPostProcessor {
         private final AtomicInteger left;
         private final AtomicInteger fired = new AtomicInteger();
         private final List<String> what = new CopyOnWriteArrayList<>();
+        private final java.util.concurrent.atomic.AtomicBoolean refusedCompletion =
+                new java.util.concurrent.atomic.AtomicBoolean();
 
         Fault(String key, Point point, int times) {
             this.key = key;
@@ -92,7 +95,7 @@ public final class LedgerFaults implements BeanPostProcessor {
 
         /** Whether it failed a statement that completes a claim. */
         public boolean refusedCompletion() {
-            return what.stream().anyMatch(statement -> statement.contains("SET status = 'COMPLETED'"));
+            return refusedCompletion.get();
         }
 
         /** The ledger answers again for this key. */
@@ -100,12 +103,16 @@ public final class LedgerFaults implements BeanPostProcessor {
             left.set(0);
         }
 
-        boolean fire(String description) {
+        /** Whether this call fails; {@code completion}: the call would have completed a claim. */
+        boolean fire(String description, boolean completion) {
             if (left.getAndUpdate(n -> n > 0 ? n - 1 : 0) <= 0) {
                 return false;
             }
             fired.incrementAndGet();
             what.add(description);
+            if (completion) {
+                refusedCompletion.set(true);
+            }
             return true;
         }
 
@@ -141,7 +148,7 @@ public final class LedgerFaults implements BeanPostProcessor {
     }
 
     /** The armed faults of the keys that {@code values} bind, at {@code point}. */
-    private List<Fault> armed(Collection<Object> values, Point point) {
+    List<Fault> armed(Collection<Object> values, Point point) {
         if (faults.isEmpty()) {
             return List.of();
         }
@@ -287,7 +294,7 @@ public final class LedgerFaults implements BeanPostProcessor {
                         inTransaction.clear();
                     }
                     for (Fault fault : pending) {
-                        if (fault.fire("commit")) {
+                        if (fault.fire("commit", false)) {
                             target.rollback();
                             throw down("commit of a transaction that wrote " + fault.key);
                         }
@@ -336,7 +343,7 @@ public final class LedgerFaults implements BeanPostProcessor {
                 refusing.addAll(faults.armed(values, Point.AFTER_CLAIM));
             }
             for (Fault fault : refusing) {
-                if (fault.fire(firstWords(sql))) {
+                if (fault.fire(firstWords(sql), sql.contains("SET status = 'COMPLETED'"))) {
                     throw down(firstWords(sql));
                 }
             }

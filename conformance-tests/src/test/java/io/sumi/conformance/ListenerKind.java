@@ -47,8 +47,13 @@ public interface ListenerKind {
 
     Work work();
 
-    /** The ledger's (and the application's) DataSource. */
+    /** The application's DataSource (the effects' and dead letters' tables; the JDBC ledger's). */
     DataSource dataSource();
+
+    /** The ledger the listeners claim in: by default the JDBC ledger in {@link #dataSource()}. */
+    default Ledger ledger() {
+        return Ledger.jdbc(dataSource());
+    }
 
     MeterRegistry meters();
 

@@ -28,7 +28,7 @@ final class Probe {
         this.role = role;
         this.payload = payload;
         this.key = key;
-        this.ledger = new Ledger(kind.dataSource());
+        this.ledger = kind.ledger();
     }
 
     /** A message named after {@code what}: key {@code what-…}, payload {@code what-payload-…}, both unique. */

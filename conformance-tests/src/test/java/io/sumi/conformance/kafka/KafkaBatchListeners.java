@@ -26,7 +26,7 @@ public class KafkaBatchListeners {
         this.work = work;
     }
 
-    private void runAll(List<ConsumerRecord<String, String>> records, boolean sumi, boolean jdbc) {
+    void runAll(List<ConsumerRecord<String, String>> records, boolean sumi, boolean jdbc) {
         for (int i = 0; i < records.size(); i++) {
             ConsumerRecord<String, String> record = records.get(i);
             try {
@@ -76,12 +76,7 @@ public class KafkaBatchListeners {
         runAll(records, false, false);
     }
 
-    @KafkaListener(id = "kafka-batch-tx", topics = "cat.batch.tx", containerFactory = "batchFactory")
-    @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
-    @Transactional
-    public void tx(List<ConsumerRecord<String, String>> records) {
-        runAll(records, true, true);
-    }
+    // The TRANSACTIONAL one is in KafkaTransactionalListeners: a Redis ledger refuses it at start-up.
 
     @KafkaListener(id = "kafka-batch-plain-tx", topics = "cat.batch.plain-tx", containerFactory = "batchFactory")
     @Transactional

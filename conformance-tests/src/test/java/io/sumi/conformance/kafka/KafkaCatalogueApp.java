@@ -40,7 +40,7 @@ import org.springframework.util.backoff.FixedBackOff;
             "org.springframework.boot.jms.autoconfigure.JmsAutoConfiguration",
             "org.springframework.boot.jms.autoconfigure.health.JmsHealthContributorAutoConfiguration"
         })
-@Import({KafkaRecordListeners.class, KafkaBatchListeners.class, LedgerFaults.class})
+@Import({KafkaRecordListeners.class, KafkaBatchListeners.class, KafkaTransactionalListeners.class, LedgerFaults.class})
 public class KafkaCatalogueApp {
 
     @Bean

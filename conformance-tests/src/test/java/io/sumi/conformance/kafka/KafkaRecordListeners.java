@@ -55,12 +55,7 @@ public class KafkaRecordListeners {
         work.run(record.value(), keyHeader(record), false);
     }
 
-    @KafkaListener(id = "kafka-record-tx", topics = "cat.record.tx")
-    @IdempotentHandler(mode = IdempotencyMode.TRANSACTIONAL)
-    @Transactional
-    public void tx(ConsumerRecord<String, String> record) {
-        work.run(record.value(), IdempotencyContext.current().key(), true);
-    }
+    // The TRANSACTIONAL one is in KafkaTransactionalListeners: a Redis ledger refuses it at start-up.
 
     @KafkaListener(id = "kafka-record-plain-tx", topics = "cat.record.plain-tx")
     @Transactional

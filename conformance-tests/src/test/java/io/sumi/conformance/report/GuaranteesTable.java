@@ -23,6 +23,8 @@ public final class GuaranteesTable {
             "kafka-record",
             "kafka-batch",
             "kafka-poll-claim",
+            "kafka-record-redis",
+            "kafka-poll-claim-redis-cluster",
             "rabbit-record",
             "rabbit-batch",
             "jms",
@@ -37,6 +39,8 @@ public final class GuaranteesTable {
             "kafka-record", "conformance-tests",
             "kafka-batch", "conformance-tests",
             "kafka-poll-claim", "conformance-tests",
+            "kafka-record-redis", "conformance-tests",
+            "kafka-poll-claim-redis-cluster", "conformance-tests",
             "rabbit-record", "conformance-tests",
             "rabbit-batch", "conformance-tests",
             "jms", "conformance-tests",
@@ -71,7 +75,10 @@ public final class GuaranteesTable {
         out.append("Every listener kind Sumi supports runs one catalogue of scenarios (module `conformance-tests`;"
                 + " the Spring Cloud Stream kinds in `conformance-stream-tests`, whose binders need a class path of"
                 + " their own; one Spring context per kind, real PostgreSQL, RabbitMQ, in-process Kafka and"
-                + " Artemis). A"
+                + " Artemis). The `-redis` columns run the same Kafka listeners with the Redis ledger"
+                + " (`sumi.ledger.store=redis`, docs/redis-ledger.md): the record listener on the standalone"
+                + " Redis, the poll claim on a 3-master Redis Cluster with a replica each, started by the tests;"
+                + " their ledger-down rows fail the store's scripts. A"
                 + " scenario that does not apply to a kind says why; a scenario not written yet for a kind is"
                 + " shown as a gap. The rows marked *(control)* run the same steps on a listener **without**"
                 + " Sumi and assert the double effect or the loss, so that a pass above them means something.\n\n");

@@ -1,8 +1,8 @@
 package io.sumi.consumer.model;
 
-import io.sumi.store.redis.RedisClusterExtension;
-import io.sumi.store.redis.RedisClusterFixture;
 import io.sumi.store.redis.TestRedis;
+import io.sumi.testing.RedisClusterExtension;
+import io.sumi.testing.RedisClusterFixture;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;

@@ -8,6 +8,8 @@ import io.lettuce.core.cluster.SlotHash;
 import io.sumi.store.ClaimOutcome;
 import io.sumi.store.ClaimRequest;
 import io.sumi.store.ClaimResult;
+import io.sumi.testing.RedisClusterExtension;
+import io.sumi.testing.RedisClusterFixture;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package io.sumi.store.redis;
 
+import io.sumi.testing.RedisClusterExtension;
+import io.sumi.testing.RedisClusterFixture;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.connection.RedisConnectionFactory;

@@ -1,4 +1,4 @@
-package io.sumi.store.redis;
+package io.sumi.testing;
 
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;

@@ -1,4 +1,4 @@
-package io.sumi.store.redis;
+package io.sumi.testing;
 
 import static org.awaitility.Awaitility.await;
 
@@ -34,15 +34,15 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  */
 public final class RedisClusterFixture implements AutoCloseable {
 
-    static final int FIRST_PORT = 7300;
-    static final int NODES = 6;
+    public static final int FIRST_PORT = 7300;
+    public static final int NODES = 6;
 
     private final Path root;
     private final Map<Integer, Process> servers = new LinkedHashMap<>();
     private final LettuceConnectionFactory factory;
 
     /** The one cluster of this test JVM. */
-    static RedisClusterFixture get(ExtensionContext context) {
+    public static RedisClusterFixture get(ExtensionContext context) {
         return context.getRoot()
                 .getStore(ExtensionContext.Namespace.GLOBAL)
                 .computeIfAbsent(RedisClusterFixture.class, type -> start(), RedisClusterFixture.class);
@@ -58,19 +58,17 @@ public final class RedisClusterFixture implements AutoCloseable {
 
     private RedisClusterFixture() {
         root = Path.of("target", "redis-cluster").toAbsolutePath();
-        List<String> addresses = new ArrayList<>();
         for (int port = FIRST_PORT; port < FIRST_PORT + NODES; port++) {
             shutDownLeftover(port);
             deleteNodeFiles(port);
             startServer(port);
-            addresses.add("127.0.0.1:" + port);
         }
         for (int port : servers.keySet()) {
             int p = port;
             await().atMost(Duration.ofSeconds(30)).until(() -> cli(p, "ping").contains("PONG"));
         }
         List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
-        create.addAll(addresses);
+        create.addAll(addresses());
         create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
         String created = run(create);
         if (!created.contains("[OK] All 16384 slots covered")) {
@@ -85,7 +83,7 @@ public final class RedisClusterFixture implements AutoCloseable {
                         .build())
                 .build();
         factory = new LettuceConnectionFactory(
-                new RedisClusterConfiguration(addresses),
+                new RedisClusterConfiguration(addresses()),
                 LettuceClientConfiguration.builder()
                         .clientOptions(options)
                         .commandTimeout(Duration.ofSeconds(5))
@@ -98,8 +96,17 @@ public final class RedisClusterFixture implements AutoCloseable {
         return factory;
     }
 
+    /** Every node's address ({@code 127.0.0.1:port}), for {@code spring.data.redis.cluster.nodes}. */
+    public static List<String> addresses() {
+        List<String> nodes = new ArrayList<>();
+        for (int port = FIRST_PORT; port < FIRST_PORT + NODES; port++) {
+            nodes.add("127.0.0.1:" + port);
+        }
+        return List.copyOf(nodes);
+    }
+
     /** Waits until every node says the cluster is ok and every master has a replica whose link is up. */
-    void awaitHealthy() {
+    public void awaitHealthy() {
         await().atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> {
@@ -120,14 +127,14 @@ public final class RedisClusterFixture implements AutoCloseable {
     }
 
     /** The port of the master that serves {@code slot} now, as node {@code askPort} sees it. */
-    int masterOf(int slot, int askPort) {
-        for (String line : cli(askPort, "cluster", "nodes").split("\n")) {
-            String[] fields = line.trim().split(" ");
+    public int masterOf(int slot, int askPort) {
+        for (String line : cli(askPort, "cluster", "nodes").split("\n", -1)) {
+            String[] fields = line.trim().split(" ", -1);
             if (fields.length < 9 || !fields[2].contains("master") || fields[2].contains("fail")) {
                 continue;
             }
             for (int i = 8; i < fields.length; i++) {
-                String[] range = fields[i].split("-");
+                String[] range = fields[i].split("-", -1);
                 if (range[0].startsWith("[")) {
                     continue;
                 }
@@ -142,10 +149,10 @@ public final class RedisClusterFixture implements AutoCloseable {
     }
 
     /** The port of the replica of the master on {@code masterPort}. */
-    int replicaOf(int masterPort) {
+    public int replicaOf(int masterPort) {
         String masterId = cli(masterPort, "cluster", "myid").trim();
-        for (String line : cli(masterPort, "cluster", "nodes").split("\n")) {
-            String[] fields = line.trim().split(" ");
+        for (String line : cli(masterPort, "cluster", "nodes").split("\n", -1)) {
+            String[] fields = line.trim().split(" ", -1);
             if (fields.length > 3 && fields[2].contains("slave") && fields[3].equals(masterId)) {
                 return port(fields[1]);
             }
@@ -153,9 +160,17 @@ public final class RedisClusterFixture implements AutoCloseable {
         throw new IllegalStateException("The master on " + masterPort + " has no replica");
     }
 
-    /** Kills one server at once (SIGKILL): nothing it had not replicated survives. */
-    void kill(int port) {
+    private Process server(int port) {
         Process server = servers.get(port);
+        if (server == null) {
+            throw new IllegalArgumentException("No node of the cluster on port " + port);
+        }
+        return server;
+    }
+
+    /** Kills one server at once (SIGKILL): nothing it had not replicated survives. */
+    public void kill(int port) {
+        Process server = server(port);
         server.destroyForcibly();
         try {
             server.waitFor(10, TimeUnit.SECONDS);
@@ -165,13 +180,13 @@ public final class RedisClusterFixture implements AutoCloseable {
     }
 
     /** Stops (SIGSTOP) or continues (SIGCONT) one server: a stopped replica receives nothing. */
-    void signal(int port, String signal) {
-        run(List.of("kill", "-" + signal, Long.toString(servers.get(port).pid())));
+    public void signal(int port, String signal) {
+        run(List.of("kill", "-" + signal, Long.toString(server(port).pid())));
     }
 
     /** Starts a killed server again on its node file: it rejoins as a replica of the master that took over. */
-    void restart(int port) {
-        if (servers.get(port).isAlive()) {
+    public void restart(int port) {
+        if (server(port).isAlive()) {
             return;
         }
         startServer(port);
@@ -179,7 +194,7 @@ public final class RedisClusterFixture implements AutoCloseable {
         awaitHealthy();
     }
 
-    String cli(int port, String... args) {
+    public String cli(int port, String... args) {
         List<String> command = new ArrayList<>(List.of("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port)));
         command.addAll(List.of(args));
         return run(command);
@@ -261,12 +276,12 @@ public final class RedisClusterFixture implements AutoCloseable {
 
     private static int port(String address) {
         // ip:port@cport
-        String hostPort = address.split("@")[0];
+        String hostPort = address.split("@", -1)[0];
         return Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
     }
 
     private static boolean onPath(String program) {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator, -1)) {
             if (new File(dir, program).canExecute()) {
                 return true;
             }
