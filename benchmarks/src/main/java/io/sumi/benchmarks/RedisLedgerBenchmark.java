@@ -13,8 +13,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -22,25 +26,28 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * Claims per second of the ledger on Redis standalone, on a Redis Cluster and on PostgreSQL, for
+ * Claims per second of the ledger on Redis standalone, on Redis Clusters of 1, 2 and 3 masters
+ * (each master with a replica) and on PostgreSQL, for
  * single-id claims (claim one, complete it: two round trips) and batch claims (claim 50 in one
  * call, complete them in one), from 1 and from 8 client threads. Each cell runs for a fixed time
  * after a warm-up; every claim is of a new id and must be {@code CLAIMED}.
  *
  * <pre>
  * java -cp benchmarks/target/sumi-benchmarks.jar -Dloader.main=io.sumi.benchmarks.RedisLedgerBenchmark \
- *   org.springframework.boot.loader.launch.PropertiesLauncher [--seconds=5] [--targets=redis,cluster,postgres] \
- *   [--redis=127.0.0.1:6379] [--cluster=127.0.0.1:7400,127.0.0.1:7401,127.0.0.1:7402] \
+ *   org.springframework.boot.loader.launch.PropertiesLauncher [--seconds=5] \
+ *   [--targets=redis,cluster-1,cluster-2,cluster-3,postgres] [--redis=127.0.0.1:6379] \
+ *   [--cluster-1=127.0.0.1:7410] [--cluster-2=127.0.0.1:7420] [--cluster-3=127.0.0.1:7400] \
  *   [--url=jdbc:postgresql://127.0.0.1:5432/sumi_bench] [--user=postgres]
  * </pre>
  *
- * {@code benchmarks/redis-cluster.sh start} starts the 3-master cluster (with a replica each) on
- * 127.0.0.1:7400–7405, {@code stop} stops it.
+ * {@code benchmarks/redis-cluster.sh start} starts the three clusters on the ports above (a
+ * {@code --cluster-N} option is a seed node, comma-separated if more), {@code stop} stops them.
  */
 public final class RedisLedgerBenchmark {
 
@@ -51,9 +58,10 @@ public final class RedisLedgerBenchmark {
 
     public static void main(String[] args) throws Exception {
         int seconds = 5;
-        List<String> targets = List.of("redis", "cluster", "postgres");
+        List<String> targets = List.of("redis", "cluster-1", "cluster-2", "cluster-3", "postgres");
         String redis = "127.0.0.1:6379";
-        String cluster = "127.0.0.1:7400,127.0.0.1:7401,127.0.0.1:7402";
+        Map<String, String> clusters = new HashMap<>(
+                Map.of("cluster-1", "127.0.0.1:7410", "cluster-2", "127.0.0.1:7420", "cluster-3", "127.0.0.1:7400"));
         String url = System.getenv().getOrDefault("SUMI_BENCH_URL", "jdbc:postgresql://127.0.0.1:5432/sumi_bench");
         String user = "postgres";
         for (String arg : args) {
@@ -63,30 +71,58 @@ public final class RedisLedgerBenchmark {
                 case "seconds" -> seconds = Integer.parseInt(value);
                 case "targets" -> targets = Arrays.asList(value.split(",", -1));
                 case "redis" -> redis = value;
-                case "cluster" -> cluster = value;
+                case "cluster-1", "cluster-2", "cluster-3" -> clusters.put(kv[0], value);
                 case "url" -> url = value;
                 case "user" -> user = value;
                 default -> throw new IllegalArgumentException("Unknown option " + arg);
             }
         }
         System.out.printf(Locale.ROOT, "%-10s %-7s %7s %12s%n", "target", "claim", "threads", "claims/s");
+        // target -> "single-1", "single-8", "batch-1", "batch-8" -> claims/s
+        Map<String, Map<String, Double>> rates = new LinkedHashMap<>();
         for (String target : targets) {
-            try (Target t = open(target, redis, cluster, url, user)) {
+            try (Target t = open(target, redis, clusters, url, user)) {
                 for (boolean batch : new boolean[] {false, true}) {
                     for (int threads : new int[] {1, 8}) {
                         run(t.store, batch, threads, 1); // warm-up
                         double rate = run(t.store, batch, threads, seconds);
-                        System.out.printf(
-                                Locale.ROOT,
-                                "%-10s %-7s %7d %12.0f%n",
-                                target,
-                                batch ? "batch" : "single",
-                                threads,
-                                rate);
+                        String claim = batch ? "batch" : "single";
+                        rates.computeIfAbsent(target, k -> new LinkedHashMap<>())
+                                .put(claim + "-" + threads, rate);
+                        System.out.printf(Locale.ROOT, "%-10s %-7s %7d %12.0f%n", target, claim, threads, rate);
                     }
                 }
             }
         }
+        print(rates, seconds);
+    }
+
+    /** The run as a table, each cell also as a ratio to PostgreSQL's and to the 1-master cluster's. */
+    private static void print(Map<String, Map<String, Double>> rates, int seconds) {
+        System.out.printf(Locale.ROOT, "%n%d s per cell after a 1 s warm-up%n%n", seconds);
+        System.out.println(
+                "| target | claim | 1 thread | 8 threads | 8 threads × PostgreSQL | 8 threads × cluster-1 |");
+        System.out.println("| --- | --- | ---: | ---: | ---: | ---: |");
+        for (Map.Entry<String, Map<String, Double>> target : rates.entrySet()) {
+            for (String claim : List.of("single", "batch")) {
+                double eight = Objects.requireNonNull(target.getValue().get(claim + "-8"));
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %s | %s | %,.0f | %,.0f | %s | %s |%n",
+                        target.getKey(),
+                        claim.equals("batch") ? "batch of " + BATCH : claim,
+                        Objects.requireNonNull(target.getValue().get(claim + "-1")),
+                        eight,
+                        ratio(eight, rates.get("postgres"), claim),
+                        target.getKey().startsWith("cluster-") ? ratio(eight, rates.get("cluster-1"), claim) : "");
+            }
+        }
+    }
+
+    private static String ratio(double rate, @Nullable Map<String, Double> baseline, String claim) {
+        return baseline == null
+                ? ""
+                : String.format(Locale.ROOT, "%.2f", rate / Objects.requireNonNull(baseline.get(claim + "-8")));
     }
 
     /** Ids claimed (and completed) per second, over {@code seconds}. */
@@ -145,7 +181,8 @@ public final class RedisLedgerBenchmark {
         }
     }
 
-    private static Target open(String target, String redis, String cluster, String url, String user) throws Exception {
+    private static Target open(String target, String redis, Map<String, String> clusters, String url, String user)
+            throws Exception {
         switch (target) {
             case "redis" -> {
                 String[] hostPort = redis.split(":", 2);
@@ -155,9 +192,9 @@ public final class RedisLedgerBenchmark {
                 factory.start();
                 return new Target(redisStore(factory), factory::destroy);
             }
-            case "cluster" -> {
-                LettuceConnectionFactory factory = new LettuceConnectionFactory(
-                        new RedisClusterConfiguration(Arrays.asList(cluster.split(",", -1))));
+            case "cluster-1", "cluster-2", "cluster-3" -> {
+                LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisClusterConfiguration(
+                        Arrays.asList(clusters.get(target).split(",", -1))));
                 factory.afterPropertiesSet();
                 factory.start();
                 return new Target(redisStore(factory), factory::destroy);

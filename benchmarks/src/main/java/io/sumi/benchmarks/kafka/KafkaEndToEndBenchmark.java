@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -49,10 +50,12 @@ import org.springframework.context.ConfigurableApplicationContext;
  * <p>Options ({@code --name=value}): {@code records} (200000), {@code paced-rate} (1000),
  * {@code paced-seconds} (10), {@code cases} (all: bare, bare-work, hand-rolled, hand-rolled-work,
  * spring-integration, spring-integration-work, record-tx, record-tx-work, record-lease,
- * record-lease-poll, record-lease-poll-work, record-lease-poll-async, batch-lease, batch-tx;
- * {@code -work}: the handler also inserts a row, see {@link BenchListeners}), {@code duplicates}
+ * record-lease-poll, record-lease-poll-work, record-lease-poll-async, record-lease-redis,
+ * record-lease-poll-redis, batch-lease, batch-tx; {@code -work}: the handler also inserts a row, see
+ * {@link BenchListeners}; {@code -redis}: the same case on the Redis ledger at {@code redis}), {@code duplicates}
  * (0,30,30x: {@code x}, each copy on another partition within 10 records of its original), {@code jdbc-url}
- * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code jdbc-user}
+ * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_kafka; created if missing), {@code redis}
+ * (127.0.0.1:6379: the Redis of the {@code -redis} cases), {@code jdbc-user}
  * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records} (10000: an
  * unmeasured drain by the bare, record-lease-poll and batch-lease cases first, so that the first
  * measured case does not pay for the JVM's warm-up).
@@ -72,12 +75,16 @@ public final class KafkaEndToEndBenchmark {
             "record-lease-poll",
             "record-lease-poll-work",
             "record-lease-poll-async",
+            "record-lease-redis",
+            "record-lease-poll-redis",
             "batch-lease",
             "batch-tx");
     /** The cases without Sumi: their listener runs for every record, duplicates included. */
     private static final Set<String> WITHOUT_SUMI = Set.of("bare", "hand-rolled", "spring-integration");
 
     private static final String WORK = "-work";
+    /** A Sumi case's suffix for the same listener on the Redis ledger ({@code sumi.ledger.store=redis}). */
+    private static final String REDIS = "-redis";
 
     private static final int PARTITIONS = 6;
     private static final int DUPLICATE_WINDOW = 2_000;
@@ -161,7 +168,11 @@ public final class KafkaEndToEndBenchmark {
                 // Unmeasured: the JIT and the connection pools of this JVM warm up before the first measured case.
                 broker.createTopic("warmup", PARTITIONS);
                 long distinct = produce(broker, "warmup", warmup, new Shape(30, false), 0, "w-");
-                for (String name : List.of("bare", "record-lease-poll", "batch-lease")) {
+                List<String> warmupCases = new ArrayList<>(List.of("bare", "record-lease-poll", "batch-lease"));
+                if (cases.stream().anyMatch(name -> name.endsWith(REDIS))) {
+                    warmupCases.add("record-lease-poll" + REDIS); // Lettuce's connections and event loops
+                }
+                for (String name : warmupCases) {
                     runCase(broker, url, user, password, name, new Shape(30, false), "warmup", warmup, distinct, null);
                 }
             }
@@ -197,8 +208,10 @@ public final class KafkaEndToEndBenchmark {
         truncateTables(url, user, password);
         int pacedTotal = pacedRate * pacedSeconds;
         Recorder.reset(pacedTotal);
-        boolean work = name.endsWith(WORK);
-        String listener = work ? name.substring(0, name.length() - WORK.length()) : name;
+        boolean redis = name.endsWith(REDIS);
+        String base = redis ? name.substring(0, name.length() - REDIS.length()) : name;
+        boolean work = base.endsWith(WORK);
+        String listener = work ? base.substring(0, base.length() - WORK.length()) : base;
         boolean sumi = !WITHOUT_SUMI.contains(listener);
         Map<String, Object> properties = new LinkedHashMap<>();
         boolean pollClaim = listener.startsWith("record-lease-poll");
@@ -221,6 +234,15 @@ public final class KafkaEndToEndBenchmark {
         properties.put("spring.datasource.hikari.maximum-pool-size", 6);
         properties.put("spring.flyway.locations", "classpath:db/sumi/{vendor}");
         properties.put("sumi.ledger.pruning.enabled", false);
+        if (redis) {
+            String[] hostPort = options.getOrDefault("redis", "127.0.0.1:6379").split(":", 2);
+            properties.put("sumi.ledger.store", "redis");
+            properties.put("spring.data.redis.host", hostPort[0]);
+            properties.put("spring.data.redis.port", hostPort[1]);
+            // A ledger of the case's own, as the truncated table is for the JDBC cases; it expires.
+            properties.put("sumi.ledger.redis.prefix", "sumi-bench-e2e:" + UUID.randomUUID());
+            properties.put("sumi.ledger.retention", "30m");
+        }
         // Spring Modulith is on the benchmarks' class path (the outbox comparison); its registry needs its table.
         properties.put("spring.modulith.events.jdbc.schema-initialization.enabled", true);
         long expectedDrain = sumi ? distinctInDrain : drainCount;
@@ -422,18 +444,24 @@ public final class KafkaEndToEndBenchmark {
                 started,
                 Duration.between(started, Instant.now()).toSeconds());
         System.out.println(
-                "| case | duplicates | records/s | × bare | × hand-rolled | × spring-integration | p50 ms | p99 ms | repeated effects |");
-        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+                "| case | duplicates | records/s | × bare | × hand-rolled | × spring-integration | × on PostgreSQL | p50 ms | p99 ms | repeated effects |");
+        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (Result result : results) {
             System.out.printf(
                     Locale.ROOT,
-                    "| %s | %s %% | %,.0f | %s | %s | %s | %d | %d | %s |%n",
+                    "| %s | %s %% | %,.0f | %s | %s | %s | %s | %d | %d | %s |%n",
                     result.name(),
                     result.duplicates(),
                     result.recordsPerSecond(),
                     ratio(results, result, "bare"),
                     ratio(results, result, "hand-rolled"),
                     ratio(results, result, "spring-integration"),
+                    result.name().endsWith(REDIS)
+                            ? ratioTo(
+                                    results,
+                                    result,
+                                    result.name().substring(0, result.name().length() - REDIS.length()))
+                            : "",
                     result.p50(),
                     result.p99(),
                     result.repeatedEffects() < 0 ? "" : Long.toString(result.repeatedEffects()));
@@ -446,7 +474,11 @@ public final class KafkaEndToEndBenchmark {
      * Blank if that case did not run.
      */
     private static String ratio(List<Result> results, Result result, String baseline) {
-        String against = result.name().endsWith(WORK) ? baseline + WORK : baseline;
+        return ratioTo(results, result, result.name().endsWith(WORK) ? baseline + WORK : baseline);
+    }
+
+    /** {@code result}'s rate over case {@code against}'s at the same duplicates; blank if it did not run. */
+    private static String ratioTo(List<Result> results, Result result, String against) {
         return results.stream()
                 .filter(r -> r.name().equals(against) && r.duplicates().equals(result.duplicates()))
                 .findFirst()
