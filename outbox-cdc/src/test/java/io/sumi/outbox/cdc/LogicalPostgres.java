@@ -37,12 +37,18 @@ final class LogicalPostgres {
     private final String baseUrl;
     private final String user;
     private final String password;
+    /** The private cluster's binaries and data directory; null for a server of {@code SUMI_CDC_PG_URL}. */
+    private final Path bin;
+
+    private final Path data;
     private int databases;
 
-    private LogicalPostgres(String baseUrl, String user, String password) {
+    private LogicalPostgres(String baseUrl, String user, String password, Path bin, Path data) {
         this.baseUrl = baseUrl;
         this.user = user;
         this.password = password;
+        this.bin = bin;
+        this.data = data;
     }
 
     static synchronized LogicalPostgres get() {
@@ -51,7 +57,7 @@ final class LogicalPostgres {
             if (url != null && !url.isBlank()) {
                 String user = System.getenv().getOrDefault("SUMI_CDC_PG_USER", "postgres");
                 String password = System.getenv().getOrDefault("SUMI_CDC_PG_PASSWORD", "");
-                instance = new LogicalPostgres(url.substring(0, url.lastIndexOf('/')), user, password);
+                instance = new LogicalPostgres(url.substring(0, url.lastIndexOf('/')), user, password, null, null);
             } else {
                 instance = startPrivateCluster();
             }
@@ -93,6 +99,34 @@ final class LogicalPostgres {
 
     String password() {
         return password;
+    }
+
+    /**
+     * Stops the private cluster as a crash would ({@code pg_ctl -m immediate}: every connection cut,
+     * no shutdown checkpoint, so the slot's state is what the last checkpoint saved) and starts it
+     * again with the options of its first start, on the same port. Refused for a server of {@code SUMI_CDC_PG_URL},
+     * which this class does not own.
+     */
+    synchronized void restart() {
+        if (data == null) {
+            throw new IllegalStateException("Restarting PostgreSQL needs the private cluster: unset SUMI_CDC_PG_URL");
+        }
+        // restart takes the options of the first start again (postmaster.opts): the port, wal_level.
+        run(
+                List.of(
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-l",
+                        data.getParent().resolve("server.log").toString(),
+                        "-m",
+                        "immediate",
+                        "-w",
+                        "-t",
+                        "60",
+                        "restart"),
+                true,
+                false);
     }
 
     /** Runs SQL as the superuser on the database at {@code url}. */
@@ -171,7 +205,7 @@ final class LogicalPostgres {
                                 "stop"),
                         true,
                         true)));
-        return new LogicalPostgres("jdbc:postgresql://127.0.0.1:" + port, "postgres", "");
+        return new LogicalPostgres("jdbc:postgresql://127.0.0.1:" + port, "postgres", "", bin, data);
     }
 
     private static Path binaries() {

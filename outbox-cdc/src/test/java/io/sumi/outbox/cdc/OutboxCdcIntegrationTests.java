@@ -613,6 +613,50 @@ class OutboxCdcIntegrationTests {
         assertThat(run.fixture().undispatched()).isEqualTo(1);
     }
 
+    /**
+     * PostgreSQL stopped as a crash would and started again (the private cluster, {@code pg_ctl -m
+     * immediate}: the slot's confirmed position is what the last checkpoint saved, so the engine may
+     * read rows it had sent before). The engine's connections are cut, the supervisor starts it
+     * again, and it streams the rows written after the restart; polling is off (an hour), so only
+     * the log brings them. Nothing is lost, nothing re-read is sent again (it is marked
+     * dispatched), and each aggregate's order holds across the restart.
+     */
+    @Test
+    void afterAPostgresRestartTheEngineStreamsAgainAndLosesNothing() {
+        Fixture f = new Fixture("pgrestart");
+        OutboxDispatcher dispatcher = f.dispatcher(publisher, Duration.ofHours(1), Duration.ofHours(1));
+        OutboxCdc cdc = f.cdc(dispatcher);
+        f.startStreaming(cdc);
+        f.append(messages("cdc-pgrestart", 3, 10, "p1"));
+        await().atMost(WAIT).until(() -> receivedOn("cdc-pgrestart").size() >= 30);
+        await().atMost(WAIT).until(() -> f.undispatched() == 0);
+
+        LogicalPostgres.get().restart();
+
+        // The pool's connections died with the server: the first append after it may fail before
+        // its commit (nothing written); it is tried again until one commits.
+        List<Long> after = new ArrayList<>();
+        await().atMost(WAIT).ignoreExceptions().until(() -> {
+            after.addAll(f.append(messages("cdc-pgrestart", 3, 10, "p2")));
+            return true;
+        });
+        await().atMost(WAIT).until(() -> receivedOn("cdc-pgrestart").size() >= 60);
+        await().atMost(WAIT).until(() -> f.undispatched() == 0);
+
+        assertThat(cdc.lastFailure()).as("the restart stopped the engine").isNotNull();
+        assertThat(cdc.isStreaming()).as("streaming again").isTrue();
+        assertThat(after).hasSize(30);
+        List<ConsumerRecord<String, String>> records = receivedOn("cdc-pgrestart");
+        assertThat(sendsPerOutboxId(records)).hasSize(60);
+        assertThat(sendsPerOutboxId(records).values()).containsOnly(1L);
+        Map<String, List<String>> tags = new HashMap<>();
+        records.forEach(r -> tags.computeIfAbsent(r.key(), k -> new ArrayList<>())
+                .add(r.value().substring(0, 2)));
+        tags.values().forEach(sequence -> assertThat(sequence).isSorted());
+        assertInOrderPerAggregate(
+                records.stream().filter(r -> r.value().startsWith("p2:")).toList());
+    }
+
     @Test
     void delayedRowsAndFailedSendsAreLeftToPolling() {
         Fixture f = new Fixture("delayed");

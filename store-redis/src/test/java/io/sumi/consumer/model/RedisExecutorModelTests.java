@@ -1,6 +1,6 @@
 package io.sumi.consumer.model;
 
-import io.sumi.store.redis.TestRedis;
+import io.sumi.store.redis.RedisTarget;
 import io.sumi.testing.RedisClusterExtension;
 import io.sumi.testing.RedisClusterFixture;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,15 +17,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * crashes and ledger errors. Lease mode only: the Redis ledger refuses transactional mode.
  */
 @ParameterizedClass(name = "{0}")
-@EnumSource(RedisExecutorModelTests.Target.class)
+@EnumSource(RedisTarget.class)
 @ExtendWith(RedisClusterExtension.class)
 class RedisExecutorModelTests extends ExecutorModelProperties {
-
-    /** Where the ledger runs. */
-    enum Target {
-        STANDALONE,
-        CLUSTER
-    }
 
     private static RedisClusterFixture cluster;
 
@@ -35,14 +29,14 @@ class RedisExecutorModelTests extends ExecutorModelProperties {
     }
 
     @Parameter
-    Target target;
+    RedisTarget target;
 
     /** 300 tries on the standalone server, 150 on the cluster (every call crosses a node of its own). */
     @Override
     ModelLedger ledger() {
-        return target == Target.STANDALONE
-                ? new RedisModelLedger("Redis standalone", TestRedis.standalone(), 300)
-                : new RedisModelLedger("Redis Cluster", cluster.connectionFactory(), 150);
+        return target == RedisTarget.STANDALONE
+                ? new RedisModelLedger("Redis standalone", target.connectionFactory(cluster), 300)
+                : new RedisModelLedger("Redis Cluster", target.connectionFactory(cluster), 150);
     }
 
     @Override

@@ -48,19 +48,13 @@ import org.springframework.data.redis.core.types.Expiration;
  * server's clock, has run out.
  */
 @ParameterizedClass(name = "{0}")
-@EnumSource(RedisSeparateJvmLedgerTests.Target.class)
+@EnumSource(RedisTarget.class)
 @ExtendWith(RedisClusterExtension.class)
 class RedisSeparateJvmLedgerTests {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSeparateJvmLedgerTests.class);
     private static final int IDS = 1_000;
     private static final Duration HOLDER_LEASE = Duration.ofSeconds(2);
-
-    /** Where the ledger runs. */
-    enum Target {
-        STANDALONE,
-        CLUSTER
-    }
 
     private static RedisClusterFixture cluster;
 
@@ -70,7 +64,7 @@ class RedisSeparateJvmLedgerTests {
     }
 
     @Parameter
-    Target target;
+    RedisTarget target;
 
     private final String consumer = "jvm-" + UUID.randomUUID();
     private final List<Process> processes = new ArrayList<>();
@@ -88,7 +82,7 @@ class RedisSeparateJvmLedgerTests {
     }
 
     private RedisConnectionFactory redis() {
-        return target == Target.STANDALONE ? TestRedis.standalone() : cluster.connectionFactory();
+        return target.connectionFactory(cluster);
     }
 
     private RedisProcessedMessageStore store() {
