@@ -1,5 +1,6 @@
 package io.sumi.benchmarks.kafka;
 
+import io.sumi.testing.KafkaBrokerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -153,8 +154,9 @@ public final class KafkaEndToEndBenchmark {
         Path dir = Files.createTempDirectory("sumi-kafka-bench");
         List<Result> results = new ArrayList<>();
         Instant started = Instant.now();
-        try (BrokerProcess broker = new BrokerProcess(dir)) {
-            broker.start(options.getOrDefault("broker-heap", "512m"));
+        try (KafkaBrokerProcess broker =
+                KafkaBrokerProcess.onThisClasspath(dir, options.getOrDefault("broker-heap", "512m"))) {
+            broker.formatAndStart(Duration.ofMinutes(5));
             System.out.printf(
                     Locale.ROOT,
                     "broker up at %s (%s); %d records per drain, paced %d/s for %d s%n",
@@ -194,7 +196,7 @@ public final class KafkaEndToEndBenchmark {
     // The application context is a guard: try-with-resources closes it; the body never names it.
     @SuppressWarnings("try")
     private Result runCase(
-            BrokerProcess broker,
+            KafkaBrokerProcess broker,
             String url,
             String user,
             String password,
@@ -291,7 +293,8 @@ public final class KafkaEndToEndBenchmark {
      * @return how many distinct keys were sent
      */
     private static long produce(
-            BrokerProcess broker, String topic, int count, Shape duplicates, int rate, String prefix) throws Exception {
+            KafkaBrokerProcess broker, String topic, int count, Shape duplicates, int rate, String prefix)
+            throws Exception {
         Map<String, Object> config = Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 broker.bootstrapServers(),

@@ -17,6 +17,7 @@ import io.sumi.outbox.OutboxRecord;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.PublishResult;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
+import io.sumi.testing.KafkaBrokerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +39,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -246,6 +248,24 @@ class OutboxCdcIntegrationTests {
                 assertThat(sequence).as("order of %s", aggregate).isSorted());
     }
 
+    /**
+     * Per aggregate, the order within each of {@code tags} (two-character payload prefixes, in the
+     * order they were written: before and after a restart or an outage), and every row of one tag
+     * before every row of the next.
+     */
+    private static void assertInOrderPerAggregateAcross(List<ConsumerRecord<String, String>> records, String... tags) {
+        for (String tag : tags) {
+            assertInOrderPerAggregate(records.stream()
+                    .filter(r -> r.value().startsWith(tag + ":"))
+                    .toList());
+        }
+        Map<String, List<String>> tagsPerAggregate = new HashMap<>();
+        records.forEach(r -> tagsPerAggregate
+                .computeIfAbsent(r.key(), k -> new ArrayList<>())
+                .add(r.value().substring(0, 2)));
+        tagsPerAggregate.values().forEach(sequence -> assertThat(sequence).isSorted());
+    }
+
     // ---------------------------------------------------------------- tests
 
     @Test
@@ -363,16 +383,7 @@ class OutboxCdcIntegrationTests {
         assertThat(sendsPerOutboxId(records)).hasSize(300);
         assertThat(sendsPerOutboxId(records).values()).containsOnly(1L);
         await().atMost(WAIT).until(() -> second.rowsSent() == 200);
-        for (String tag : List.of("r1", "r2", "r3")) {
-            assertInOrderPerAggregate(records.stream()
-                    .filter(r -> r.value().startsWith(tag + ":"))
-                    .toList());
-        }
-        // Across the restart too: per aggregate, every r1 row before every r2 row before every r3 row.
-        Map<String, List<String>> tags = new HashMap<>();
-        records.forEach(r -> tags.computeIfAbsent(r.key(), k -> new ArrayList<>())
-                .add(r.value().substring(0, 2)));
-        tags.values().forEach(sequence -> assertThat(sequence).isSorted());
+        assertInOrderPerAggregateAcross(records, "r1", "r2", "r3");
     }
 
     @Test
@@ -649,12 +660,93 @@ class OutboxCdcIntegrationTests {
         List<ConsumerRecord<String, String>> records = receivedOn("cdc-pgrestart");
         assertThat(sendsPerOutboxId(records)).hasSize(60);
         assertThat(sendsPerOutboxId(records).values()).containsOnly(1L);
-        Map<String, List<String>> tags = new HashMap<>();
-        records.forEach(r -> tags.computeIfAbsent(r.key(), k -> new ArrayList<>())
-                .add(r.value().substring(0, 2)));
-        tags.values().forEach(sequence -> assertThat(sequence).isSorted());
-        assertInOrderPerAggregate(
-                records.stream().filter(r -> r.value().startsWith("p2:")).toList());
+        assertInOrderPerAggregateAcross(records, "p1", "p2");
+    }
+
+    /**
+     * The broker (a real one, a JVM of its own: {@link KafkaBrokerProcess}) killed with SIGKILL while
+     * the engine streams, and started again on the same ports and data. The rows written during
+     * the outage are read from the log, their sends fail and are recorded as failed attempts (the
+     * engine moves on, streaming), and polling, the safety net, sends them once the broker is
+     * back: every row once, in order per aggregate. The broker dies idle, after every earlier
+     * send was acknowledged, so no acknowledgement is lost in flight (the stated bound's case).
+     */
+    @Test
+    void aBrokerOutageLeavesItsRowsToPollingWhichSendsThemWhenTheBrokerIsBack() throws Exception {
+        Fixture f = new Fixture("outage");
+        KafkaBrokerProcess broker =
+                KafkaBrokerProcess.onThisClasspath(Path.of("target", "cdc-broker-" + f.slot), "384m");
+        closeables.add(broker);
+        broker.formatAndStart(Duration.ofMinutes(2));
+        broker.createTopic("cdc-outage", 1);
+        Map<String, Object> producer = new HashMap<>();
+        producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        producer.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        producer.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+        producer.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
+        KafkaOutboxPublisher outagePublisher = KafkaOutboxPublisher.create(producer, Duration.ofSeconds(3));
+        closeables.add(outagePublisher);
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(f.table, outagePublisher)
+                .lease(Duration.ofSeconds(30))
+                .sendTimeout(Duration.ofSeconds(3))
+                .backoff(new OutboxBackoff(Duration.ofSeconds(1), 1.0, Duration.ofSeconds(1), 0))
+                // Polling as the starter runs it under CDC: behind a poll delay.
+                .pollDelay(Duration.ofSeconds(1))
+                .minPollInterval(Duration.ofMillis(200))
+                .maxPollInterval(Duration.ofMillis(500))
+                .build();
+        closeables.add(dispatcher);
+        OutboxCdc cdc = f.cdc(dispatcher);
+        f.startStreaming(cdc);
+        dispatcher.start();
+        List<ConsumerRecord<String, String>> records = new CopyOnWriteArrayList<>();
+        KafkaConsumer<String, String> reader = readerOf(broker.bootstrapServers(), "cdc-outage");
+        closeables.add(reader);
+
+        f.append(messages("cdc-outage", 2, 10, "o1"));
+        await().atMost(WAIT).until(() -> poll(reader, records) >= 20 && f.undispatched() == 0);
+        assertThat(cdc.rowsSent())
+                .as("sent through the log while the broker is up")
+                .isEqualTo(20);
+
+        broker.kill9();
+        f.append(messages("cdc-outage", 2, 10, "o2"));
+        await().atMost(WAIT)
+                .until(() -> f.jdbc.queryForObject(
+                                "SELECT COUNT(*) FROM outbox WHERE dispatched_at IS NULL AND attempts > 0", Long.class)
+                        > 0);
+        assertThat(cdc.isStreaming())
+                .as("the engine moves on past failed sends")
+                .isTrue();
+
+        broker.start();
+        broker.awaitReady(Duration.ofMinutes(2));
+        await().atMost(WAIT).until(() -> poll(reader, records) >= 40 && f.undispatched() == 0);
+
+        Map<String, Long> sends = sendsPerOutboxId(records);
+        assertThat(sends).hasSize(40);
+        assertThat(sends.values()).containsOnly(1L);
+        assertInOrderPerAggregateAcross(records, "o1", "o2");
+    }
+
+    /** A consumer of {@code topic}'s one partition on {@code bootstrap}, from the beginning. */
+    private static KafkaConsumer<String, String> readerOf(String bootstrap, String topic) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "cdc-outage-reader");
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        KafkaConsumer<String, String> reader = new KafkaConsumer<>(config);
+        reader.assign(List.of(new TopicPartition(topic, 0)));
+        return reader;
+    }
+
+    /** Adds what {@code reader} has now to {@code records}; how many there are. */
+    private static int poll(KafkaConsumer<String, String> reader, List<ConsumerRecord<String, String>> records) {
+        reader.poll(Duration.ofMillis(200)).forEach(records::add);
+        return records.size();
     }
 
     @Test
