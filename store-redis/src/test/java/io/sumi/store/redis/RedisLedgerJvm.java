@@ -84,9 +84,9 @@ final class RedisLedgerJvm {
         System.out.flush();
     }
 
-    /** {@code STANDALONE}: 127.0.0.1:6379; {@code CLUSTER}: the tests' cluster ({@link RedisClusterFixture}). */
+    /** A {@link RedisTarget}'s name: a factory of this JVM's own on 127.0.0.1:6379 or on the tests' cluster. */
     static LettuceConnectionFactory factory(String target) {
-        LettuceConnectionFactory factory = target.equals("CLUSTER")
+        LettuceConnectionFactory factory = RedisTarget.valueOf(target) == RedisTarget.CLUSTER
                 ? new LettuceConnectionFactory(new RedisClusterConfiguration(RedisClusterFixture.addresses()))
                 : new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379));
         factory.afterPropertiesSet();
