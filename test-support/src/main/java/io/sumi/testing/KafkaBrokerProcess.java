@@ -31,6 +31,8 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private final Path dir;
     private final String classpath;
     private final String heap;
+    private final List<String> jvmOptions;
+    private final boolean startAgainIfExited;
     private final int port = freePort();
     private final int controllerPort = freePort();
     private final Path properties;
@@ -38,19 +40,34 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     private @Nullable Process process;
     private int starts;
 
-    /** A broker in {@code dir} on {@code classpath}, with {@code heap} ({@code -Xmx}, e.g. {@code 448m}). */
-    public KafkaBrokerProcess(Path dir, String classpath, String heap) {
+    /**
+     * A broker in {@code dir} on {@code classpath}, with {@code heap} ({@code -Xmx}, e.g.
+     * {@code 448m}) and {@code jvmOptions} for its JVM; with {@code startAgainIfExited},
+     * {@link #awaitReady} starts a broker JVM again that exited while it waited (after a kill, its
+     * predecessor's ports may still be held), else it fails at once with the broker's log.
+     */
+    public KafkaBrokerProcess(
+            Path dir, String classpath, String heap, List<String> jvmOptions, boolean startAgainIfExited) {
         this.dir = dir.toAbsolutePath();
         this.classpath = classpath;
         this.heap = heap;
+        this.jvmOptions = List.copyOf(jvmOptions);
+        this.startAgainIfExited = startAgainIfExited;
         this.properties = this.dir.resolve("server.properties");
         this.logback = this.dir.resolve("logback.xml");
     }
 
-    /** A broker in {@code dir} on this JVM's class path (Surefire's test class path in a test). */
+    /**
+     * A broker in {@code dir} on this JVM's class path (Surefire's test class path in a test), with
+     * the JVM's default options, failing at once if it exits while {@link #awaitReady} waits.
+     */
     public static KafkaBrokerProcess onThisClasspath(Path dir, String heap) {
         return new KafkaBrokerProcess(
-                dir, System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")), heap);
+                dir,
+                System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+                heap,
+                List.of(),
+                false);
     }
 
     /** Writes its configuration, formats its storage, starts it and waits until it answers. */
@@ -128,17 +145,12 @@ public final class KafkaBrokerProcess implements AutoCloseable {
     /** Starts the broker's JVM on its formatted storage (again, after {@link #kill9} or {@link #close}). */
     public synchronized void start() {
         starts++;
+        List<String> command = new ArrayList<>(List.of(javaBinary(), "-Xmx" + heap));
+        command.addAll(jvmOptions);
+        command.addAll(List.of(
+                "-Dlogback.configurationFile=" + logback, "-cp", classpath, "kafka.Kafka", properties.toString()));
         try {
-            process = new ProcessBuilder(
-                            javaBinary(),
-                            "-Xmx" + heap,
-                            "-XX:+UseSerialGC",
-                            "-XX:TieredStopAtLevel=1",
-                            "-Dlogback.configurationFile=" + logback,
-                            "-cp",
-                            classpath,
-                            "kafka.Kafka",
-                            properties.toString())
+            process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(
                             dir.resolve("broker.log").toFile()))
@@ -150,12 +162,15 @@ public final class KafkaBrokerProcess implements AutoCloseable {
 
     /**
      * Waits until the broker accepts connections and answers an admin request; a broker JVM that
-     * exited meanwhile (a port still held by its predecessor) is started again.
+     * exited meanwhile is started again or fails the wait, as the constructor was told.
      */
     public void awaitReady(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!alive()) {
+                if (!startAgainIfExited) {
+                    throw new IllegalStateException("The Kafka broker exited, see " + dir.resolve("broker.log"));
+                }
                 start();
             }
             if (listening(port)) {

@@ -32,6 +32,8 @@ import org.springframework.test.context.TestPropertySource;
             "sumi.kafka.poll-claim=true",
             "sumi.ledger.store=redis",
             "sumi.ledger.redis.prefix=" + KafkaRedisConformanceTests.PREFIX,
+            // The catalogue's rows expire soon after the run (the shared Redis keeps nothing else).
+            "sumi.ledger.retention=1h",
             // Lettuce follows the cluster's topology as docs/redis-ledger.md tells users to.
             "spring.data.redis.lettuce.cluster.refresh.adaptive=true",
             "spring.data.redis.lettuce.cluster.refresh.period=1s",

@@ -23,6 +23,8 @@ import org.springframework.test.context.TestPropertySource;
         properties = {
             "sumi.ledger.store=redis",
             "sumi.ledger.redis.prefix=" + KafkaRedisConformanceTests.PREFIX,
+            // The catalogue's rows expire soon after the run (the shared Redis keeps nothing else).
+            "sumi.ledger.retention=1h",
             "spring.data.redis.host=127.0.0.1",
             "spring.data.redis.port=6379",
             "catalogue.transactional-listeners=false"

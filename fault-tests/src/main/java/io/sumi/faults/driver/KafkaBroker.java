@@ -18,7 +18,10 @@ final class KafkaBroker implements Broker {
     private final int partitions;
 
     KafkaBroker(Path dir, String classpath, String topic, int partitions) {
-        this.process = new KafkaBrokerProcess(dir, classpath, "448m");
+        // A small, quickly started JVM beside the application instances; started again if it
+        // exits while the driver waits (a killed predecessor's port still held).
+        this.process = new KafkaBrokerProcess(
+                dir, classpath, "448m", List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), true);
         this.topic = topic;
         this.partitions = partitions;
     }

@@ -54,7 +54,8 @@ class RedisSeparateJvmLedgerTests {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSeparateJvmLedgerTests.class);
     private static final int IDS = 1_000;
-    private static final Duration HOLDER_LEASE = Duration.ofSeconds(2);
+    /** Long enough that this JVM's first claim falls inside it on a loaded machine. */
+    private static final Duration HOLDER_LEASE = Duration.ofSeconds(5);
 
     private static RedisClusterFixture cluster;
 
