@@ -112,21 +112,18 @@ final class LogicalPostgres {
             throw new IllegalStateException("Restarting PostgreSQL needs the private cluster: unset SUMI_CDC_PG_URL");
         }
         // restart takes the options of the first start again (postmaster.opts): the port, wal_level.
-        run(
-                List.of(
-                        bin.resolve("pg_ctl").toString(),
-                        "-D",
-                        data.toString(),
-                        "-l",
-                        data.getParent().resolve("server.log").toString(),
-                        "-m",
-                        "immediate",
-                        "-w",
-                        "-t",
-                        "60",
-                        "restart"),
-                true,
-                false);
+        pgCtl(
+                bin,
+                data,
+                false,
+                "-l",
+                data.getParent().resolve("server.log").toString(),
+                "-m",
+                "immediate",
+                "-w",
+                "-t",
+                "60",
+                "restart");
     }
 
     /** Runs SQL as the superuser on the database at {@code url}. */
@@ -148,10 +145,7 @@ final class LogicalPostgres {
         int port = freePort();
         try {
             if (Files.exists(dir)) {
-                run(
-                        List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate", "stop"),
-                        true,
-                        true);
+                pgCtl(bin, data, true, "-m", "immediate", "stop");
                 try (Stream<Path> walk = Files.walk(dir)) {
                     walk.sorted(Comparator.reverseOrder())
                             .forEach(p -> p.toFile().delete());
@@ -177,34 +171,20 @@ final class LogicalPostgres {
                         "UTF8"),
                 true,
                 false);
-        run(
-                List.of(
-                        bin.resolve("pg_ctl").toString(),
-                        "-D",
-                        data.toString(),
-                        "-l",
-                        dir.resolve("server.log").toString(),
-                        "-o",
-                        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c wal_level=logical"
-                                + " -c max_replication_slots=20 -c max_wal_senders=20 -c max_connections=200 -c fsync=off",
-                        "-w",
-                        "-t",
-                        "60",
-                        "start"),
-                true,
-                false);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(() -> run(
-                        List.of(
-                                bin.resolve("pg_ctl").toString(),
-                                "-D",
-                                data.toString(),
-                                "-m",
-                                "immediate",
-                                "-w",
-                                "stop"),
-                        true,
-                        true)));
+        pgCtl(
+                bin,
+                data,
+                false,
+                "-l",
+                dir.resolve("server.log").toString(),
+                "-o",
+                "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c wal_level=logical"
+                        + " -c max_replication_slots=20 -c max_wal_senders=20 -c max_connections=200 -c fsync=off",
+                "-w",
+                "-t",
+                "60",
+                "start");
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> pgCtl(bin, data, true, "-m", "immediate", "-w", "stop")));
         return new LogicalPostgres("jdbc:postgresql://127.0.0.1:" + port, "postgres", "", bin, data);
     }
 
@@ -227,6 +207,13 @@ final class LogicalPostgres {
                             + " or in SUMI_CDC_PG_BIN",
                     ex);
         }
+    }
+
+    /** {@code pg_ctl -D data args…}, as the postgres user when the tests run as root. */
+    private static void pgCtl(Path bin, Path data, boolean quiet, String... args) {
+        List<String> command = new ArrayList<>(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString()));
+        command.addAll(List.of(args));
+        run(command, true, quiet);
     }
 
     private static void run(List<String> command, boolean asPostgres, boolean quiet) {
