@@ -22,6 +22,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -74,8 +75,7 @@ public final class LedgerFaults implements BeanPostProcessor {
         private final AtomicInteger left;
         private final AtomicInteger fired = new AtomicInteger();
         private final List<String> what = new CopyOnWriteArrayList<>();
-        private final java.util.concurrent.atomic.AtomicBoolean refusedCompletion =
-                new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean refusedCompletion = new AtomicBoolean();
 
         Fault(String key, Point point, int times) {
             this.key = key;

@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.data.redis.RedisConnectionFailureException;
@@ -128,9 +129,9 @@ public final class RedisLedgerFaults implements BeanPostProcessor {
     private final class Faulty implements InvocationHandler {
 
         final Object target;
-        private final java.util.function.UnaryOperator<Object> connections;
+        private final UnaryOperator<Object> connections;
 
-        Faulty(Object target, java.util.function.UnaryOperator<Object> connections) {
+        Faulty(Object target, UnaryOperator<Object> connections) {
             this.target = target;
             this.connections = connections;
         }
