@@ -19,6 +19,12 @@ import org.junit.jupiter.api.Test;
  * exchange), the outbox publishing to RabbitMQ and the driver publishing some messages twice; a
  * graceful broker restart (and, in the full version, a crash of the Erlang VM) beside the kills.
  * Its negative control must double or lose orders.
+ *
+ * <p>The CDC mode runs the Kafka application with the outbox streamed from a replication slot of
+ * the private cluster ({@code wal_level=logical}): one instance streams, the others take over
+ * when it is killed (every other kill hits it), polling is the safety net. Its negative control
+ * keeps Sumi's listeners and replaces the CDC path with one that confirms each batch before the
+ * broker's acknowledgement: it must lose orders, rows marked dispatched that the topic never got.
  */
 class FaultSuiteIntegrationTests {
 
@@ -70,5 +76,32 @@ class FaultSuiteIntegrationTests {
         assertThat(guarded.postgresRestarts()).isEqualTo(1);
         assertThat(guarded.brokerRestarts()).isEqualTo(scenario.brokerFaults());
         assertThat(guarded.duplicatesInjected()).isEqualTo(scenario.injectedDuplicates());
+    }
+
+    @Test
+    void cdcThatConfirmsBeforeTheBrokerAckLosesOrdersUnderTheSameFaults() {
+        FaultScenario scenario = FaultScenario.cdc(SCALE, true, SEED);
+        FaultReport control = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
+        System.out.println(control.summaryLine());
+        assertThat(control.orders()).as(control.summaryLine()).isEqualTo(control.expectedOrders());
+        assertThat(control.unpublished())
+                .as("rows confirmed before the ack must be lost under these faults: " + control.summaryLine())
+                .isPositive();
+        assertThat(control.losses()).as(control.summaryLine()).isPositive();
+        assertThat(control.passed()).as(control.summaryLine()).isFalse();
+    }
+
+    @Test
+    void cdcLosesNothingAndDoublesNothingUnderKillsOfTheStreamerAndRestarts() {
+        FaultScenario scenario = FaultScenario.cdc(SCALE, false, SEED);
+        FaultReport guarded = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
+        System.out.println(guarded.summaryLine());
+        assertThat(guarded.passed()).as(guarded.summaryLine()).isTrue();
+        assertThat(guarded.kills()).isEqualTo(scenario.kills());
+        assertThat(guarded.postgresRestarts()).isEqualTo(1);
+        assertThat(guarded.brokerRestarts()).isEqualTo(1);
+        assertThat(guarded.cdcSent())
+                .as("most rows must have come from the log, not the safety net: " + guarded.summaryLine())
+                .isGreaterThan(guarded.expectedOrders() / 2);
     }
 }

@@ -60,6 +60,19 @@ final class AppInstance {
         }
     }
 
+    /**
+     * CDC mode: whether this incarnation is alive and streams the slot (its log's last word on the
+     * slot is that it holds the lock, not that it stopped).
+     */
+    synchronized boolean streamsCdc() {
+        try {
+            String text = Files.exists(log) ? Files.readString(log, StandardCharsets.ISO_8859_1) : "";
+            return alive() && text.lastIndexOf("starts streaming") > text.lastIndexOf("stopped; trying again");
+        } catch (IOException ex) {
+            return false;
+        }
+    }
+
     /** The last "Caused by" line of this incarnation's log, to say why it did not start. */
     synchronized String lastCause() {
         try {

@@ -17,6 +17,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
@@ -35,6 +36,12 @@ public final class FaultDriver {
 
     static final String TOPIC = "orders";
     static final int PARTITIONS = 6;
+
+    /** The CDC mode's negative control: how long nothing may move before the missing orders count as lost. */
+    private static final Duration LOST_FOR_GOOD = Duration.ofSeconds(20);
+
+    /** The CDC mode's {@code sumi.outbox.cdc.polling-delay} (application-cdc.properties). */
+    private static final Duration CDC_POLLING_DELAY = Duration.ofSeconds(5);
 
     /** The least time between two faults. */
     private static final Duration MIN_GAP = Duration.ofSeconds(2);
@@ -79,7 +86,7 @@ public final class FaultDriver {
         prepareRunDir();
         note("scenario " + scenario);
         List<AppInstance> instances = new ArrayList<>();
-        PostgresCluster postgres = new PostgresCluster(runDir.resolve("pg"));
+        PostgresCluster postgres = new PostgresCluster(runDir.resolve("pg"), scenario.cdc());
         RabbitBroker rabbit =
                 scenario.rabbit() ? new RabbitBroker(runDir.resolve("rabbitmq"), scenario.deliveryLimit()) : null;
         Broker broker = rabbit != null
@@ -155,7 +162,7 @@ public final class FaultDriver {
                             next++;
                             switch (event.kind()) {
                                 case "kill" -> {
-                                    kill(instances, monitor);
+                                    kill(instances, monitor, scenario.cdc() && kills % 2 == 0);
                                     kills++;
                                 }
                                 case "postgres" -> {
@@ -214,6 +221,7 @@ public final class FaultDriver {
                     FaultReport report = measure(
                             postgres,
                             provider,
+                            broker,
                             rabbit,
                             injected,
                             kills,
@@ -290,6 +298,10 @@ public final class FaultDriver {
                 "--fault.go-file=" + goFile,
                 "--fault.provider-url=" + provider.baseUrl()));
         command.addAll(broker.appArguments());
+        if (scenario.cdc()) {
+            command.add("--spring.profiles.active=cdc");
+            command.add("--fault.cdc-confirm-first=" + scenario.dispatch().equals(FaultScenario.CDC_CONFIRM_FIRST));
+        }
         // Extra application arguments for experiments, e.g. -Dsumi.faults.app-args=--fault.error-handler=none
         String extra = System.getProperty("sumi.faults.app-args", "").trim();
         if (!extra.isEmpty()) {
@@ -336,13 +348,20 @@ public final class FaultDriver {
         }
     }
 
-    private void kill(List<AppInstance> instances, ProgressMonitor monitor) {
+    /**
+     * Kills a random working instance; with {@code streamer} (the CDC mode, every other kill) the
+     * one that streams the slot, when one does.
+     */
+    private void kill(List<AppInstance> instances, ProgressMonitor monitor, boolean streamer) {
         List<AppInstance> working =
                 instances.stream().filter(AppInstance::ready).toList();
-        AppInstance victim = working.get(random.nextInt(working.size()));
+        List<AppInstance> streaming =
+                streamer ? working.stream().filter(AppInstance::streamsCdc).toList() : List.of();
+        AppInstance victim = streaming.isEmpty() ? working.get(random.nextInt(working.size())) : streaming.get(0);
         victim.kill9();
         Instant end = Instant.now();
-        note("kill -9 instance " + victim.slot() + " incarnation " + victim.incarnation() + "; restarting");
+        note("kill -9 instance " + victim.slot() + " incarnation " + victim.incarnation()
+                + (streaming.isEmpty() ? "" : " (it streamed the CDC slot)") + "; restarting");
         victim.start();
         monitor.faultEnded("kill s" + victim.slot(), end);
     }
@@ -386,14 +405,32 @@ public final class FaultDriver {
         monitor.faultEnded("broker restart", Instant.now());
     }
 
-    /** Waits until every order is shipped and charged and no outbox row is pending, stable for 3 s. */
+    /**
+     * Waits until every order is shipped and charged and no outbox row is pending, stable for 3 s.
+     * The CDC mode's negative control stops waiting once nothing is pending and nothing moved for
+     * {@link #LOST_FOR_GOOD}: what its CDC path confirmed unsent is marked dispatched, nothing will
+     * send it, and the run would otherwise wait out its drain timeout.
+     */
     private boolean drain(
             List<AppInstance> instances, Broker broker, AtomicInteger appRestarts, ProgressMonitor monitor) {
         long deadline = System.nanoTime() + scenario.drainTimeout().toNanos();
         long stableSince = -1;
+        ProgressMonitor.Snapshot last = null;
+        long unchangedSince = System.nanoTime();
+        boolean confirmFirst = scenario.dispatch().equals(FaultScenario.CDC_CONFIRM_FIRST);
         while (System.nanoTime() < deadline) {
             supervise(instances, broker, appRestarts);
             ProgressMonitor.Snapshot s = monitor.snapshot();
+            if (!s.equals(last)) {
+                last = s;
+                unchangedSince = System.nanoTime();
+            } else if (confirmFirst
+                    && s.orders() >= scenario.totalOrders()
+                    && s.pending() == 0
+                    && System.nanoTime() - unchangedSince > LOST_FOR_GOOD.toNanos()) {
+                note("nothing pending and nothing moved for " + LOST_FOR_GOOD + ": the rest is lost");
+                return false;
+            }
             boolean done = s.orders() >= scenario.totalOrders()
                     && s.pending() == 0
                     && s.unshipped() == 0
@@ -415,6 +452,7 @@ public final class FaultDriver {
     private FaultReport measure(
             PostgresCluster postgres,
             PaymentProvider provider,
+            Broker broker,
             RabbitBroker rabbit,
             int injected,
             int kills,
@@ -433,6 +471,32 @@ public final class FaultDriver {
                     connection,
                     "SELECT order_id FROM shipments GROUP BY order_id HAVING count(*) > 1 ORDER BY order_id");
             int pending = count(connection, "SELECT count(*) FROM outbox WHERE dispatched_at IS NULL");
+            // Kafka: rows the outbox marked dispatched that the topic does not hold (sent nowhere,
+            // and nothing will send them again); RabbitMQ's queues are consumed, so not counted there.
+            List<String> unpublished = List.of();
+            if (broker instanceof KafkaBroker kafka) {
+                Set<String> inTopic = kafka.outboxIdsInTopic();
+                unpublished = ids(
+                                connection,
+                                "SELECT CAST(id AS VARCHAR) FROM outbox WHERE dispatched_at IS NOT NULL ORDER BY id")
+                        .stream()
+                        .filter(id -> !inTopic.contains(id))
+                        .toList();
+                note("topic " + TOPIC + " holds " + inTopic.size() + " distinct outbox ids; " + unpublished.size()
+                        + " rows marked dispatched are not among them"
+                        + (unpublished.isEmpty()
+                                ? ""
+                                : ": " + unpublished.stream().limit(10).toList()));
+            }
+            // CDC mode: rows dispatched within the safety net's poll delay of their creation. Polling
+            // takes a row only once it has been due that long, so these were sent from the log (a
+            // lower bound: rows the streamer sends late after a take-over are not counted).
+            int cdcSent = scenario.cdc()
+                    ? count(
+                            connection,
+                            "SELECT count(*) FROM outbox WHERE dispatched_at < created_at + INTERVAL '"
+                                    + CDC_POLLING_DELAY.toSeconds() + " seconds'")
+                    : 0;
             // Guarded run only: every message must end COMPLETED in both consumers' ledgers, else it
             // was acknowledged without its completion (a record skipped while its key was busy).
             List<String> ledgerIncomplete = scenario.guard() ? ids(connection, LEDGER_INCOMPLETE) : List.of();
@@ -479,9 +543,12 @@ public final class FaultDriver {
                     uncharged.size(),
                     chargedTwice.size(),
                     pending,
+                    unpublished.size(),
                     ledgerIncomplete.size(),
                     deadLetters.size(),
                     scenario.broker(),
+                    scenario.dispatch(),
+                    cdcSent,
                     injected,
                     kills,
                     postgresRestarts,

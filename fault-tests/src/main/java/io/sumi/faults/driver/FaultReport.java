@@ -12,7 +12,13 @@ import java.util.Locale;
  *     consumers at the end (guarded run only): acknowledged without being completed
  * @param deadLettered RabbitMQ mode: messages in the dead-letter queues at the end (every message
  *     of the run is valid, so each one is an order effect that should have run); 0 on Kafka
+ * @param unpublished Kafka: rows the outbox marked dispatched whose record the topic does not hold
+ *     at the end (nothing sends a dispatched row again, so each one is lost); 0 on RabbitMQ
  * @param broker {@code kafka} or {@code rabbit}
+ * @param dispatch {@code polling}, {@code cdc} or {@code cdc-confirm-first} (see
+ *     {@link FaultScenario#dispatch()})
+ * @param cdcSent CDC mode: rows sent from the log (a lower bound: those dispatched within the
+ *     safety net's poll delay of their creation); 0 otherwise
  * @param duplicatesInjected RabbitMQ mode: messages the driver published a second time (same
  *     {@code outbox-id}); 0 on Kafka
  * @param errorHandler the application's error handler ({@code retry} bean or {@code none})
@@ -32,9 +38,12 @@ public record FaultReport(
         int chargesMissing,
         int chargesDouble,
         int pending,
+        int unpublished,
         int ledgerIncomplete,
         int deadLettered,
         String broker,
+        String dispatch,
+        int cdcSent,
         int duplicatesInjected,
         int kills,
         int postgresRestarts,
@@ -54,6 +63,7 @@ public record FaultReport(
                 && chargesMissing == 0
                 && chargesDouble == 0
                 && pending == 0
+                && unpublished == 0
                 && ledgerIncomplete == 0
                 && deadLettered == 0;
     }
@@ -63,7 +73,10 @@ public record FaultReport(
         return shipmentsDouble + chargesDouble;
     }
 
-    /** Orders never shipped or never charged, and messages dead-lettered that should have run. */
+    /**
+     * Orders never shipped or never charged, and messages dead-lettered that should have run (rows
+     * marked dispatched but never published show here as the orders they never shipped).
+     */
     public int losses() {
         return shipmentsMissing + chargesMissing + deadLettered;
     }
@@ -82,8 +95,8 @@ public record FaultReport(
     public String summaryLine() {
         return String.format(
                 Locale.ROOT,
-                "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d ledger_incomplete=%d dead_lettered=%d"
-                        + " duplicates_injected=%d kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
+                "FAULTS[%s]: orders=%d/%d shipments_missing=%d shipments_double=%d charges_missing=%d charges_double=%d pending=%d unpublished=%d ledger_incomplete=%d dead_lettered=%d"
+                        + " dispatch=%s cdc_sent>=%d duplicates_injected=%d kills=%d pg_restarts=%d broker_restarts=%d app_restarts=%d error_handler=%s recovery_ms(p50/max)=%s catchup_ms(p50/max)=%s quiescent=%s"
                         + " wall_s=%d seed=%d result=%s",
                 name,
                 orders,
@@ -93,8 +106,11 @@ public record FaultReport(
                 chargesMissing,
                 chargesDouble,
                 pending,
+                unpublished,
                 ledgerIncomplete,
                 deadLettered,
+                dispatch,
+                cdcSent,
                 duplicatesInjected,
                 kills,
                 postgresRestarts,

@@ -29,6 +29,10 @@ import java.time.Duration;
  *     private RabbitMQ node, one quorum queue per consumer)
  * @param deliveryLimit RabbitMQ mode: the quorum queues' {@code x-delivery-limit} (from
  *     {@code sumi.faults.rabbit.delivery-limit}, default {@value #DEFAULT_DELIVERY_LIMIT})
+ * @param dispatch how the outbox reaches the broker: {@value #POLLING} (the polling dispatcher),
+ *     {@value #CDC} (the CDC path streams the outbox from a replication slot, polling is the
+ *     safety net) or {@value #CDC_CONFIRM_FIRST} (the CDC mode's negative control: a CDC path that
+ *     confirms each batch before the broker acknowledged it)
  */
 public record FaultScenario(
         String name,
@@ -44,10 +48,14 @@ public record FaultScenario(
         String errorHandler,
         boolean brokerRestart,
         String broker,
-        int deliveryLimit) {
+        int deliveryLimit,
+        String dispatch) {
 
     static final String DEFAULT_ERROR_HANDLER = "none";
     static final String RABBIT_RETRY = "rabbit-retry";
+    static final String POLLING = "polling";
+    static final String CDC = "cdc";
+    static final String CDC_CONFIRM_FIRST = "cdc-confirm-first";
 
     /**
      * Low, as an operator sets it to get a poison message out of the way within seconds; it is
@@ -79,7 +87,8 @@ public record FaultScenario(
                 configuredErrorHandler(),
                 false,
                 "kafka",
-                0);
+                0,
+                POLLING);
     }
 
     /** The full version: 20,100 orders, 12 kills, one PostgreSQL restart, one broker crash. */
@@ -98,7 +107,8 @@ public record FaultScenario(
                 configuredErrorHandler(),
                 false,
                 "kafka",
-                0);
+                0,
+                POLLING);
     }
 
     /**
@@ -140,13 +150,53 @@ public record FaultScenario(
                 RABBIT_RETRY,
                 true,
                 "rabbit",
-                configuredDeliveryLimit());
+                configuredDeliveryLimit(),
+                POLLING);
     }
 
-    /** A scenario of the given broker ({@code kafka} or {@code rabbit}) and scale. */
+    /**
+     * The CDC mode (Kafka): the instances stream the outbox from the private cluster's replication
+     * slot, one at a time, with the polling dispatcher as the safety net; every other kill hits
+     * the instance that streams. Its negative control ({@code negativeControl}) keeps Sumi's
+     * listeners and replaces the CDC path with one that confirms each batch before the broker's
+     * acknowledgement: it must lose orders under the same faults.
+     */
+    public static FaultScenario cdc(String scale, boolean negativeControl, long seed) {
+        record Size(int ordersPerInstance, int rate, int kills, Duration drainTimeout) {}
+        Size size = switch (scale) {
+            case "short" -> new Size(600, 30, 3, Duration.ofMinutes(2));
+            case "full" -> new Size(4000, 40, 12, Duration.ofMinutes(4));
+            case "tiny" -> new Size(300, 20, 2, Duration.ofSeconds(90));
+            default ->
+                throw new IllegalArgumentException("sumi.faults.scale must be short, full or tiny, not " + scale);
+        };
+        return new FaultScenario(
+                "cdc-" + (negativeControl ? "confirm-first" : "guarded") + "-" + scale,
+                true,
+                3,
+                size.ordersPerInstance(),
+                size.rate(),
+                size.kills(),
+                true,
+                true,
+                size.drainTimeout(),
+                seed,
+                configuredErrorHandler(),
+                false,
+                "kafka",
+                0,
+                negativeControl ? CDC_CONFIRM_FIRST : CDC);
+    }
+
+    /**
+     * A scenario of the given mode ({@code kafka}, {@code rabbit} or {@code cdc}) and scale;
+     * {@code guard=false} is the mode's negative control (for {@code cdc}: Sumi's listeners behind
+     * a CDC path that confirms before the ack, see {@link #cdc}).
+     */
     public static FaultScenario of(String broker, String scale, boolean guard, long seed) {
         return switch (broker) {
             case "kafka" -> of(scale, guard, seed);
+            case "cdc" -> cdc(scale, !guard, seed);
             case "rabbit" ->
                 switch (scale) {
                     case "short" -> rabbitShortRun(guard, seed);
@@ -156,7 +206,7 @@ public record FaultScenario(
                         throw new IllegalArgumentException(
                                 "sumi.faults.scale must be short, full or tiny, not " + scale);
                 };
-            default -> throw new IllegalArgumentException("The broker must be kafka or rabbit, not " + broker);
+            default -> throw new IllegalArgumentException("The mode must be kafka, rabbit or cdc, not " + broker);
         };
     }
 
@@ -180,7 +230,8 @@ public record FaultScenario(
                         configuredErrorHandler(),
                         false,
                         "kafka",
-                        0);
+                        0,
+                        POLLING);
             default ->
                 throw new IllegalArgumentException("sumi.faults.scale must be short, full or tiny, not " + scale);
         };
@@ -188,6 +239,16 @@ public record FaultScenario(
 
     boolean rabbit() {
         return broker.equals("rabbit");
+    }
+
+    /** Whether the outbox is streamed from the log (the CDC mode and its negative control). */
+    public boolean cdc() {
+        return !dispatch.equals(POLLING);
+    }
+
+    /** Whether this run is a negative control: it must double or lose what the guarded run keeps. */
+    public boolean negativeControl() {
+        return !guard || dispatch.equals(CDC_CONFIRM_FIRST);
     }
 
     /**

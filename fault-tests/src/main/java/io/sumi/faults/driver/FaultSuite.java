@@ -6,7 +6,7 @@ import java.nio.file.Path;
  * Runs the fault suite from the command line and prints one summary line per run.
  *
  * <pre>
- * java -cp fault-tests/target/classes:$(cat fault-tests/target/app.classpath) io.sumi.faults.driver.FaultSuite [short|full] [both|guarded|control] [seed] [kafka|rabbit]
+ * java -cp fault-tests/target/classes:$(cat fault-tests/target/app.classpath) io.sumi.faults.driver.FaultSuite [short|full] [both|guarded|control] [seed] [kafka|rabbit|cdc]
  * </pre>
  *
  * Exits 0 when the guarded run passes every invariant and the negative control shows doubles.
@@ -30,8 +30,11 @@ public final class FaultSuite {
         if (!which.equals("guarded")) {
             FaultReport control = new FaultDriver(FaultScenario.of(broker, scale, false, seed), buildDir).run();
             summary.append(control.summaryLine()).append('\n');
-            // Kafka: the control must double; RabbitMQ: double or lose (a dead-lettered message).
-            ok &= control.doubles() > 0 || (broker.equals("rabbit") && control.losses() > 0);
+            // Kafka: the control must double; RabbitMQ: double or lose (a dead-lettered message);
+            // CDC: lose rows it marked dispatched unsent.
+            ok &= broker.equals("cdc")
+                    ? control.unpublished() > 0 && control.losses() > 0
+                    : control.doubles() > 0 || (broker.equals("rabbit") && control.losses() > 0);
         }
         if (!which.equals("control")) {
             FaultReport guarded = new FaultDriver(FaultScenario.of(broker, scale, true, seed), buildDir).run();

@@ -1,9 +1,20 @@
 package io.sumi.faults.driver;
 
+import io.sumi.outbox.OutboxHeaders;
 import io.sumi.testing.KafkaBrokerProcess;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * The Kafka mode's broker: a real broker as a JVM of its own ({@link KafkaBrokerProcess}), so that
@@ -55,6 +66,43 @@ final class KafkaBroker implements Broker {
                 "--spring.kafka.bootstrap-servers=" + process.bootstrapServers(),
                 // The RabbitMQ mode's client stays off: no connection to anyone's RabbitMQ.
                 "--spring.autoconfigure.exclude=org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration");
+    }
+
+    /**
+     * The {@code outbox-id} header of every record in the topic, read from the beginning to the end
+     * offsets of now: what the broker holds, to compare with the rows the outbox marked dispatched.
+     */
+    Set<String> outboxIdsInTopic() {
+        Map<String, Object> config = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                process.bootstrapServers(),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
+                5000);
+        Set<String> ids = new HashSet<>();
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                    .map(info -> new TopicPartition(topic, info.partition()))
+                    .toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Could not read topic " + topic + " to its end offsets " + end);
+                }
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    Header header = record.headers().lastHeader(OutboxHeaders.OUTBOX_ID);
+                    if (header != null) {
+                        ids.add(new String(header.value(), StandardCharsets.UTF_8));
+                    }
+                }
+            }
+        }
+        return ids;
     }
 
     @Override

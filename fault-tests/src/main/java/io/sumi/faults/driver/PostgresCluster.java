@@ -22,8 +22,14 @@ final class PostgresCluster {
     private final Path data;
     private final Path log;
     private final int port;
+    private final boolean logical;
 
-    PostgresCluster(Path dir) {
+    /**
+     * @param logical whether the cluster runs {@code wal_level=logical} (the CDC mode: the outbox
+     *     is streamed from a replication slot)
+     */
+    PostgresCluster(Path dir, boolean logical) {
+        this.logical = logical;
         this.bin = findBinaries();
         this.dir = dir;
         this.data = dir.resolve("data");
@@ -100,7 +106,10 @@ final class PostgresCluster {
                         "-l",
                         log.toString(),
                         "-o",
-                        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=200",
+                        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=200"
+                                + (logical
+                                        ? " -c wal_level=logical -c max_replication_slots=4 -c max_wal_senders=8"
+                                        : ""),
                         "-w",
                         "-t",
                         "60",
