@@ -13,8 +13,11 @@ import java.util.Map;
  * the database name in their process titles, and the server's background processes). The
  * machine has 2 cores; a case that ran while others used one of them is not comparable to one
  * that ran alone, so the report shows it. Returns nothing where /proc is missing.
+ *
+ * <p>{@link #clusterCpuSeconds} instead counts one PostgreSQL cluster whole (the outbox CDC
+ * benchmark's private cluster): its postmaster and every process the postmaster started.
  */
-final class CpuMonitor {
+public final class CpuMonitor {
 
     private static final Path PROC = Path.of("/proc");
     private static final double TICKS_PER_SECOND = 100.0; // USER_HZ on Linux
@@ -113,5 +116,60 @@ final class CpuMonitor {
         }
         double seconds = (end.nanos() - start.nanos()) / 1e9;
         return Math.max(0, (end.busyTicks() - start.busyTicks() - ours) / TICKS_PER_SECOND / seconds);
+    }
+
+    /**
+     * The parent of a process ({@code /proc/<pid>/stat}'s fourth field): for a PostgreSQL backend
+     * (from {@code SELECT pg_backend_pid()}) its postmaster. -1 where /proc cannot tell.
+     */
+    public static long parentPid(long pid) {
+        try {
+            return Long.parseLong(statFields(PROC.resolve(Long.toString(pid)))[1]);
+        } catch (IOException | RuntimeException ex) {
+            return -1;
+        }
+    }
+
+    /**
+     * CPU seconds (user + system) one PostgreSQL cluster has used so far: its postmaster, each of
+     * its live children (backends, WAL senders, checkpointer, writers, launchers), and the children
+     * that have already exited (the postmaster reaps them, so their time is in its cutime and
+     * cstime). The difference of two readings is the cluster's CPU time in between, backends that
+     * came and went included. NaN where /proc is missing.
+     */
+    public static double clusterCpuSeconds(long postmasterPid) {
+        if (!available()) {
+            return Double.NaN;
+        }
+        try {
+            String[] postmaster = statFields(PROC.resolve(Long.toString(postmasterPid)));
+            long ticks = Long.parseLong(postmaster[11])
+                    + Long.parseLong(postmaster[12])
+                    + Long.parseLong(postmaster[13])
+                    + Long.parseLong(postmaster[14]);
+            String parent = Long.toString(postmasterPid);
+            try (DirectoryStream<Path> dirs = Files.newDirectoryStream(
+                    PROC, p -> p.getFileName().toString().matches("\\d+"))) {
+                for (Path dir : dirs) {
+                    try {
+                        String[] f = statFields(dir);
+                        if (parent.equals(f[1])) {
+                            ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                        }
+                    } catch (IOException | RuntimeException ex) {
+                        // the process ended meanwhile (its time is now in the postmaster's cutime)
+                    }
+                }
+            }
+            return ticks / TICKS_PER_SECOND;
+        } catch (IOException | RuntimeException ex) {
+            return Double.NaN;
+        }
+    }
+
+    /** The fields of {@code /proc/<pid>/stat} after the command name: [0] state, [1] ppid, ... [11] utime. */
+    private static String[] statFields(Path processDir) throws IOException {
+        String stat = Files.readString(processDir.resolve("stat"));
+        return stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
     }
 }

@@ -331,11 +331,11 @@ public final class OutboxBenchmark {
         }
     }
 
-    private static double loadAverage() {
+    static double loadAverage() {
         return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
     }
 
-    private static String verdict(String target, boolean pass, String figure) {
+    static String verdict(String target, boolean pass, String figure) {
         return (pass ? "PASS " : "MISS ") + target + ": " + figure;
     }
 
@@ -391,7 +391,7 @@ public final class OutboxBenchmark {
         return left;
     }
 
-    private static void createDatabaseIfMissing(String jdbcUrl, String user) throws Exception {
+    static void createDatabaseIfMissing(String jdbcUrl, String user) throws Exception {
         int slash = jdbcUrl.lastIndexOf('/');
         String database = jdbcUrl.substring(slash + 1).replaceAll("\\?.*", "");
         String admin = jdbcUrl.substring(0, slash + 1) + "postgres";

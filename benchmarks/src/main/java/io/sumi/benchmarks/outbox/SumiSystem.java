@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -69,7 +70,7 @@ final class SumiSystem implements OutboxSystem {
         hikari.setMinimumIdle(1);
         hikari.setPoolName("sumi-d" + pipelineDepth);
         this.dataSource = new HikariDataSource(hikari);
-        createTable();
+        createTable(dataSource);
         this.table = OutboxTable.of(dataSource);
         Map<String, Object> config = KafkaOutboxPublisher.producerConfig(
                 Map.of(
@@ -92,7 +93,8 @@ final class SumiSystem implements OutboxSystem {
         this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
-    private void createTable() throws Exception {
+    /** Creates the outbox table from sumi-migrations' {@code R__sumi_outbox.sql} (idempotent). */
+    static void createTable(DataSource dataSource) throws Exception {
         String ddl;
         try (InputStream in = SumiSystem.class.getResourceAsStream("/db/sumi/postgresql/R__sumi_outbox.sql")) {
             if (in == null) {
@@ -132,6 +134,14 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public void truncate() throws Exception {
+        resetTable(dataSource);
+    }
+
+    /**
+     * Empties the outbox table, then gives it 20,000 already-dispatched rows and fresh statistics:
+     * the state every measured phase starts from.
+     */
+    static void resetTable(DataSource dataSource) throws Exception {
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
             statement.execute("TRUNCATE outbox");
