@@ -912,12 +912,7 @@ public final class CdcBenchmark {
 
         @Override
         public long undispatched() throws Exception {
-            try (Connection connection = writeTo.get(0).dataSource.getConnection();
-                    Statement statement = connection.createStatement();
-                    ResultSet rs = statement.executeQuery("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")) {
-                rs.next();
-                return rs.getLong(1);
-            }
+            return SumiSystem.undispatchedIn(writeTo.get(0).dataSource);
         }
 
         @Override

@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -194,6 +195,11 @@ final class SumiSystem implements OutboxSystem {
 
     @Override
     public long undispatched() throws Exception {
+        return undispatchedIn(dataSource);
+    }
+
+    /** Rows of the outbox in {@code dataSource} not yet dispatched (parked ones included). */
+    static long undispatchedIn(DataSource dataSource) throws SQLException {
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT count(*) FROM outbox WHERE dispatched_at IS NULL")) {
