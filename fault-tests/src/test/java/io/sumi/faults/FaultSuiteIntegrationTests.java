@@ -6,6 +6,9 @@ import io.sumi.faults.driver.FaultDriver;
 import io.sumi.faults.driver.FaultReport;
 import io.sumi.faults.driver.FaultScenario;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The process-level fault suite: application JVMs, a broker JVM and a private PostgreSQL cluster,
@@ -25,8 +28,16 @@ import org.junit.jupiter.api.Test;
  * when it is killed (every other kill hits it), polling is the safety net. Its negative control
  * keeps Sumi's listeners and replaces the CDC path with one that confirms each batch before the
  * broker's acknowledgement: it must lose orders, rows marked dispatched that the topic never got.
+ *
+ * <p>The three modes run concurrently (src/test/resources/junit-platform.properties): nothing is
+ * shared between their runs but the machine. Within a mode the lock keeps its two runs in turn.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class FaultSuiteIntegrationTests {
+
+    private static final String KAFKA_MODE = "fault-suite-kafka";
+    private static final String RABBIT_MODE = "fault-suite-rabbit";
+    private static final String CDC_MODE = "fault-suite-cdc";
 
     private static final String SCALE = System.getProperty("sumi.faults.scale", "short");
     // The CDC mode's short run costs about 300 s of CI's time for the pair (a slower drain: the
@@ -38,6 +49,7 @@ class FaultSuiteIntegrationTests {
     private static final long SEED = Long.getLong("sumi.faults.seed", System.currentTimeMillis());
 
     @Test
+    @ResourceLock(KAFKA_MODE)
     void withoutSumiTheSameFaultsDoubleShipmentsOrCharges() {
         FaultReport control =
                 new FaultDriver(FaultScenario.of(SCALE, false, SEED), FaultDriver.defaultBuildDir()).run();
@@ -50,6 +62,7 @@ class FaultSuiteIntegrationTests {
     }
 
     @Test
+    @ResourceLock(KAFKA_MODE)
     void withSumiNothingIsLostAndNothingDoubledUnderKillsAndRestarts() {
         FaultReport guarded = new FaultDriver(FaultScenario.of(SCALE, true, SEED), FaultDriver.defaultBuildDir()).run();
         System.out.println(guarded.summaryLine());
@@ -61,6 +74,7 @@ class FaultSuiteIntegrationTests {
     }
 
     @Test
+    @ResourceLock(RABBIT_MODE)
     void rabbitWithoutSumiTheSameFaultsDoubleOrLoseOrders() {
         FaultScenario scenario = FaultScenario.of("rabbit", SCALE, false, SEED);
         FaultReport control = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
@@ -73,6 +87,7 @@ class FaultSuiteIntegrationTests {
     }
 
     @Test
+    @ResourceLock(RABBIT_MODE)
     void rabbitWithSumiNothingIsLostNothingDoubledAndNothingDeadLetteredUnderKillsAndBrokerRestarts() {
         FaultScenario scenario = FaultScenario.of("rabbit", SCALE, true, SEED);
         FaultReport guarded = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
@@ -85,6 +100,7 @@ class FaultSuiteIntegrationTests {
     }
 
     @Test
+    @ResourceLock(CDC_MODE)
     void cdcThatConfirmsBeforeTheBrokerAckLosesOrdersUnderTheSameFaults() {
         FaultScenario scenario = FaultScenario.cdc(CDC_SCALE, true, SEED);
         FaultReport control = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
@@ -98,6 +114,7 @@ class FaultSuiteIntegrationTests {
     }
 
     @Test
+    @ResourceLock(CDC_MODE)
     void cdcLosesNothingAndDoublesNothingUnderKillsOfTheStreamerAndRestarts() {
         FaultScenario scenario = FaultScenario.cdc(CDC_SCALE, false, SEED);
         FaultReport guarded = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
