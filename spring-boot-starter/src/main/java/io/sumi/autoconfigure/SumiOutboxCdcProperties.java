@@ -19,10 +19,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param url the JDBC URL the engine reads the log from; {@code spring.datasource.url} when not set
  * @param username the database user (REPLICATION); {@code spring.datasource.username} when not set
  * @param password its password; {@code spring.datasource.password} when not set
- * @param takeOverInterval how often a waiting instance tries to take the slot over (and the
- *     streaming one checks the connection that holds the lock)
+ * @param takeOverInterval how often the streaming instance checks the connection that holds the
+ *     slot's lock, and the pause before an instance whose engine failed tries again (a waiting
+ *     instance blocks on the lock and takes over as soon as the streaming one's session ends)
  * @param heartbeatInterval Debezium's heartbeat, whose action query keeps a quiet outbox's slot
- *     advancing
+ *     advancing: on a quiet outbox the slot retains about this much of the database's other WAL
  * @param offsetFlushInterval how often the engine commits its offsets and confirms the LSN
  * @param pollingInterval the polling dispatcher's interval (its minimum and maximum) while CDC is
  *     on: polling is the safety net for the rows CDC leaves (delayed, failed, written before the
@@ -44,7 +45,7 @@ public record SumiOutboxCdcProperties(
         @Nullable String username,
         @Nullable String password,
         @DefaultValue("2s") Duration takeOverInterval,
-        @DefaultValue("10s") Duration heartbeatInterval,
+        @DefaultValue("60s") Duration heartbeatInterval,
         @DefaultValue("1s") Duration offsetFlushInterval,
         @DefaultValue("30s") Duration pollingInterval,
         @DefaultValue("10s") Duration pollingDelay,

@@ -20,13 +20,19 @@ final class CdcSetup {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxCdc.class);
 
-    /** The heartbeat table: Debezium's action query inserts here, so a quiet outbox does not pin WAL. */
+    /**
+     * The heartbeat table: Debezium's action query inserts here, so a quiet outbox does not pin WAL.
+     * Its key is a generated id, not the slot: the action query deletes the slot's old row and
+     * inserts the new one in one statement, whose two parts do not run in a set order.
+     */
     static final String HEARTBEAT_TABLE = "sumi_outbox_cdc_heartbeat";
 
     private static final String SQL_STATEMENT_CREATE_HEARTBEAT = """
             CREATE TABLE IF NOT EXISTS sumi_outbox_cdc_heartbeat (
+                id        BIGINT GENERATED ALWAYS AS IDENTITY,
                 slot_name VARCHAR(200)             NOT NULL,
-                beat_at   TIMESTAMP WITH TIME ZONE NOT NULL
+                beat_at   TIMESTAMP WITH TIME ZONE NOT NULL,
+                CONSTRAINT sumi_outbox_cdc_heartbeat_pk PRIMARY KEY (id)
             )
             """;
 

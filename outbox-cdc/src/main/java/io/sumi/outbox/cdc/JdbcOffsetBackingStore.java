@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -24,7 +25,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The engine writes offsets only after the change consumer marked the records processed, that
  * is after the broker acknowledged them (see {@link OutboxCdc}); a write that fails fails that
- * commit, and the next commit writes the offsets again.
+ * commit, and the next commit writes the offsets again. A commit writes only the offsets that
+ * changed since the last write (at idle, none: no statement), and a single changed offset in one
+ * autocommitted statement.
  */
 public final class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
 
@@ -62,6 +65,9 @@ public final class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
     record Registration(DataSource dataSource, String storeName) {}
 
     private @Nullable Registration registration;
+
+    /** What the table holds for this store, as last read or written: {@link #save} writes only what differs. */
+    private final Map<ByteBuffer, @Nullable ByteBuffer> saved = new HashMap<>();
 
     /** Makes {@code registration} known under {@code key} for the stores the engine creates. */
     static void register(String key, Registration registration) {
@@ -101,7 +107,10 @@ public final class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     byte[] value = rs.getBytes(2);
-                    data.put(ByteBuffer.wrap(rs.getBytes(1)), value == null ? null : ByteBuffer.wrap(value));
+                    ByteBuffer key = ByteBuffer.wrap(rs.getBytes(1));
+                    ByteBuffer stored = value == null ? null : ByteBuffer.wrap(value);
+                    data.put(key, stored);
+                    saved.put(key, stored);
                 }
             }
         } catch (SQLException ex) {
@@ -111,29 +120,62 @@ public final class JdbcOffsetBackingStore extends MemoryOffsetBackingStore {
 
     @Override
     protected void save() {
+        // Runs on the store's single executor thread (MemoryOffsetBackingStore.set), after start():
+        // saved is touched nowhere else.
+        Map<ByteBuffer, @Nullable ByteBuffer> changed = new HashMap<>();
+        data.forEach((key, value) -> {
+            if (!saved.containsKey(key) || !Objects.equals(saved.get(key), value)) {
+                changed.put(key, value);
+            }
+        });
+        if (changed.isEmpty()) {
+            return; // nothing moved since the last write: no statement at idle
+        }
         Registration store = registration();
         try (Connection connection = store.dataSource().getConnection()) {
-            boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(false);
-            try (PreparedStatement statement = connection.prepareStatement(SQL_STATEMENT_UPSERT)) {
-                for (Map.Entry<ByteBuffer, ByteBuffer> entry : data.entrySet()) {
-                    statement.setString(1, store.storeName());
-                    statement.setBytes(2, bytes(entry.getKey()));
-                    ByteBuffer value = entry.getValue();
-                    statement.setBytes(3, value == null ? null : bytes(value));
-                    statement.addBatch();
+            if (changed.size() == 1) {
+                // The usual case (one connector, one key): one statement in autocommit.
+                try (PreparedStatement statement = connection.prepareStatement(SQL_STATEMENT_UPSERT)) {
+                    Map.Entry<ByteBuffer, @Nullable ByteBuffer> entry =
+                            changed.entrySet().iterator().next();
+                    bind(statement, store, entry.getKey(), entry.getValue());
+                    statement.executeUpdate();
                 }
-                statement.executeBatch();
-                connection.commit();
-            } catch (SQLException ex) {
-                connection.rollback();
-                throw ex;
-            } finally {
-                connection.setAutoCommit(autoCommit);
+            } else {
+                saveInOneTransaction(connection, store, changed);
             }
         } catch (SQLException ex) {
             throw new ConnectException("Could not write the CDC offsets to " + TABLE, ex);
         }
+        saved.putAll(changed);
+    }
+
+    private static void saveInOneTransaction(
+            Connection connection, Registration store, Map<ByteBuffer, @Nullable ByteBuffer> changed)
+            throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        connection.setAutoCommit(false);
+        try (PreparedStatement statement = connection.prepareStatement(SQL_STATEMENT_UPSERT)) {
+            for (Map.Entry<ByteBuffer, @Nullable ByteBuffer> entry : changed.entrySet()) {
+                bind(statement, store, entry.getKey(), entry.getValue());
+                statement.addBatch();
+            }
+            statement.executeBatch();
+            connection.commit();
+        } catch (SQLException ex) {
+            connection.rollback();
+            throw ex;
+        } finally {
+            connection.setAutoCommit(autoCommit);
+        }
+    }
+
+    private static void bind(
+            PreparedStatement statement, Registration store, ByteBuffer key, @Nullable ByteBuffer value)
+            throws SQLException {
+        statement.setString(1, store.storeName());
+        statement.setBytes(2, bytes(key));
+        statement.setBytes(3, value == null ? null : bytes(value));
     }
 
     @Override

@@ -37,11 +37,13 @@ import org.slf4j.LoggerFactory;
  * <h2>One reader per slot</h2>
  * Every instance runs an {@code OutboxCdc}; one streams. Before it starts the engine an instance
  * takes a PostgreSQL session advisory lock named after the slot on a connection of its own and
- * holds it while it streams; the others try again every {@linkplain Builder#takeOverInterval
- * take-over interval}. When the streaming instance dies its session ends, the lock is released and
- * the next try of another instance takes over (from the offsets in the database). The slot itself
- * admits one streaming connection at a time, so the lock only spares the others the engine's
- * failing attempts.
+ * holds it while it streams; the others wait for it in {@code pg_advisory_lock} on their own lock
+ * connection, each wait bounded by {@code lock_timeout} ({@value #LOCK_WAIT_SECONDS} s, then it
+ * waits again). A waiting instance costs the database one idle backend and one statement a
+ * minute, not a try every take-over interval. When the streaming instance dies its session ends,
+ * the lock goes to a waiting instance at once and it takes over (from the offsets in the
+ * database). The slot itself admits one streaming connection at a time, so the lock only spares the
+ * others the engine's failing attempts.
  *
  * <h2>Offsets and acknowledgements</h2>
  * A batch is marked processed only after {@code dispatchAmong} returned (every claimed row
@@ -67,13 +69,29 @@ public final class OutboxCdc implements AutoCloseable {
     /** Default wait between two tries of a waiting instance to take the slot over. */
     public static final Duration DEFAULT_TAKE_OVER_INTERVAL = Duration.ofSeconds(2);
 
-    /** Default interval of Debezium's heartbeat (and its action query). */
-    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
+    /**
+     * Default interval of Debezium's heartbeat (and its action query): on a quiet outbox the slot
+     * retains at most about this much of the database's other WAL, at two statements a beat.
+     */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(60);
 
     /** Default interval between two offset commits of the engine. */
     public static final Duration DEFAULT_OFFSET_FLUSH_INTERVAL = Duration.ofSeconds(1);
 
     private static final Logger log = LoggerFactory.getLogger(OutboxCdc.class);
+
+    /**
+     * How long one {@code pg_advisory_lock} of a waiting instance waits ({@code lock_timeout})
+     * before it asks again: bounds how long a wait can outlive a broken connection that no error
+     * reported.
+     */
+    static final int LOCK_WAIT_SECONDS = 60;
+
+    /** {@code application_name} of this class's own connections (the lock's), followed by the slot. */
+    static final String APPLICATION_NAME_PREFIX = "sumi-outbox-cdc ";
+
+    /** SQLSTATE of a lock wait that ran out of {@code lock_timeout}. */
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
 
     /** The advisory lock's first key: "SUMI"; the second is the slot name's hash. */
     private static final int LOCK_CLASS = 0x53554D49;
@@ -108,6 +126,8 @@ public final class OutboxCdc implements AutoCloseable {
     private volatile boolean holdsLock;
     private volatile @Nullable Throwable lastFailure;
     private volatile long streamingSinceNanos;
+    /** The statement that waits in {@code pg_advisory_lock}, while it waits: {@link #stop} cancels it. */
+    private volatile @Nullable Statement waitingStatement;
 
     private OutboxCdc(Builder builder) {
         this.dispatcher = builder.dispatcher;
@@ -119,6 +139,8 @@ public final class OutboxCdc implements AutoCloseable {
         if (builder.password != null) {
             connectionProperties.setProperty("password", builder.password);
         }
+        // What pg_stat_activity shows for the lock connection (a waiting instance's wait included).
+        connectionProperties.setProperty("ApplicationName", APPLICATION_NAME_PREFIX + builder.slotName);
         java.util.regex.Matcher url = JDBC_URL.matcher(jdbcUrl);
         if (!url.matches()) {
             throw new IllegalArgumentException(
@@ -190,8 +212,14 @@ public final class OutboxCdc implements AutoCloseable {
             stopSignal.countDown();
         }
         if (thread != null) {
+            // A wait in pg_advisory_lock does not see the stop signal: cancel it, again until the
+            // supervisor ends, since a cancel that reaches the server before the wait began is lost.
+            long deadline = System.nanoTime() + timeout.toNanos();
             try {
-                thread.join(timeout.toMillis());
+                while (thread.isAlive() && System.nanoTime() < deadline) {
+                    cancelWait();
+                    thread.join(100);
+                }
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
@@ -205,6 +233,17 @@ public final class OutboxCdc implements AutoCloseable {
     @Override
     public void close() {
         stop(Duration.ofSeconds(30));
+    }
+
+    private void cancelWait() {
+        Statement waiting = waitingStatement;
+        if (waiting != null) {
+            try {
+                waiting.cancel();
+            } catch (SQLException ex) {
+                log.debug("Cancelling the wait for the lock of slot {} failed", slotName, ex);
+            }
+        }
     }
 
     /** Whether this instance holds the slot's lock and its engine runs. */
@@ -311,28 +350,51 @@ public final class OutboxCdc implements AutoCloseable {
     }
 
     private boolean waitForLock(Connection lock) throws SQLException {
-        boolean logged = false;
+        if (advisoryLock(lock, "SELECT pg_try_advisory_lock(?, ?)", false)) {
+            return true;
+        }
+        log.info("Outbox CDC: slot {} is streamed by another instance; this one waits to take over", slotName);
+        try (Statement statement = lock.createStatement()) {
+            statement.execute("SET lock_timeout = '" + LOCK_WAIT_SECONDS + "s'");
+        }
         while (!stopped()) {
-            if (tryLock(lock)) {
-                return true;
-            }
-            if (!logged) {
-                log.info("Outbox CDC: slot {} is streamed by another instance; this one waits to take over", slotName);
-                logged = true;
-            }
-            if (pause(takeOverInterval)) {
-                return false;
+            try {
+                if (advisoryLock(lock, "SELECT pg_advisory_lock(?, ?) IS NOT NULL", true)) {
+                    return !stopped();
+                }
+            } catch (SQLException ex) {
+                if (stopped()) {
+                    return false;
+                }
+                if (!LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
+                    throw ex;
+                }
+                // lock_timeout ran out: the holder still streams; wait again.
             }
         }
         return false;
     }
 
-    private boolean tryLock(Connection lock) throws SQLException {
-        try (PreparedStatement statement = lock.prepareStatement("SELECT pg_try_advisory_lock(?, ?)")) {
+    /**
+     * Runs {@code query} (an advisory-lock function on the slot's key) and returns its boolean; a
+     * {@code cancellable} one is where {@link #stop} can cancel it.
+     */
+    private boolean advisoryLock(Connection lock, String query, boolean cancellable) throws SQLException {
+        try (PreparedStatement statement = lock.prepareStatement(query)) {
             statement.setInt(1, LOCK_CLASS);
             statement.setInt(2, slotName.hashCode());
+            if (cancellable) {
+                waitingStatement = statement;
+                if (stopped()) {
+                    return false;
+                }
+            }
             try (ResultSet rs = statement.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
+            }
+        } finally {
+            if (cancellable) {
+                waitingStatement = null;
             }
         }
     }
@@ -519,9 +581,10 @@ public final class OutboxCdc implements AutoCloseable {
         }
 
         /**
-         * How often a waiting instance tries to take the slot over, and how often the streaming
-         * one checks the connection that holds the lock: the take-over after the streaming
-         * instance died is about this plus the engine's start.
+         * How often the streaming instance checks the connection that holds the slot's lock, and
+         * the pause before an instance whose engine or lock connection failed tries again. A
+         * waiting instance does not poll: it takes over as soon as the streaming one's session
+         * ends (then the engine's start).
          */
         public Builder takeOverInterval(Duration interval) {
             this.takeOverInterval = positive("take-over interval", interval);

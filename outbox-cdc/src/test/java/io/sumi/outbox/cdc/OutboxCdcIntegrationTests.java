@@ -18,11 +18,13 @@ import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.PublishResult;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
 import io.sumi.testing.KafkaBrokerProcess;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,6 +36,8 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -43,6 +47,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.connect.runtime.standalone.StandaloneConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -455,6 +460,112 @@ class OutboxCdcIntegrationTests {
                 "Take-over: the first instance stopped in %d ms; the second streamed the next rows %d ms after the stop"
                         + " (take-over interval 500 ms)%n",
                 stopTook / 1_000_000, takeOver / 1_000_000);
+    }
+
+    /** The waiting lock sessions of {@code slot}: their query_start, one per waiting backend. */
+    private static List<Timestamp> lockWaits(Fixture f) {
+        return f.jdbc.queryForList(
+                "SELECT query_start FROM pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock'"
+                        + " AND wait_event = 'advisory'",
+                Timestamp.class,
+                OutboxCdc.APPLICATION_NAME_PREFIX + f.slot);
+    }
+
+    @Test
+    void aWaitingInstanceBlocksOnTheLockWithoutAskingAgainAndStopsAtOnce() {
+        Fixture f = new Fixture("waiting");
+        OutboxDispatcher dispatcher = f.dispatcher(publisher);
+        OutboxCdc a = f.cdc(dispatcher);
+        OutboxCdc b = f.cdc(dispatcher);
+        f.startStreaming(a);
+        b.start();
+        await().atMost(WAIT).until(() -> lockWaits(f).size() == 1);
+        Timestamp waitingSince = lockWaits(f).get(0);
+        // Four take-over intervals (500 ms): an instance that tried the lock again every interval
+        // would show a newer query_start, or no wait at all between two tries.
+        await().during(Duration.ofSeconds(2))
+                .atMost(WAIT)
+                .until(() -> lockWaits(f).equals(List.of(waitingSince)) && !b.holdsLock());
+
+        long stopping = System.nanoTime();
+        b.stop(Duration.ofSeconds(30));
+        long stopMillis = (System.nanoTime() - stopping) / 1_000_000;
+        assertThat(stopMillis)
+                .as("stop() of a waiting instance cancels its wait")
+                .isLessThan(10_000);
+        await().atMost(WAIT).until(() -> lockWaits(f).isEmpty());
+        assertThat(a.isStreaming()).isTrue();
+        assertThat(b.holdsLock()).isFalse();
+        System.out.printf("A waiting instance stopped in %d ms%n", stopMillis);
+    }
+
+    @Test
+    void heartbeatsAdvanceTheSlotOfAQuietOutboxWhileTheDatabaseWritesElsewhere() {
+        Fixture f = new Fixture("heartbeat");
+        OutboxDispatcher dispatcher = f.dispatcher(publisher);
+        OutboxCdc cdc = f.cdcBuilder(dispatcher)
+                .heartbeatInterval(Duration.ofMillis(500))
+                .build();
+        closeables.add(cdc);
+        f.startStreaming(cdc);
+        // Other tables' WAL: nothing of it is in the publication, so only the heartbeat lets the
+        // slot confirm past it.
+        f.jdbc.execute("CREATE TABLE elsewhere (id BIGINT, filler TEXT)");
+        f.jdbc.update("INSERT INTO elsewhere SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g");
+        String written = f.jdbc.queryForObject("SELECT pg_current_wal_lsn()::text", String.class);
+        await().atMost(WAIT)
+                .until(() -> Boolean.TRUE.equals(f.jdbc.queryForObject(
+                        "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?",
+                        Boolean.class,
+                        written,
+                        f.slot)));
+        assertThat(f.jdbc.queryForObject(
+                        "SELECT COUNT(*) FROM sumi_outbox_cdc_heartbeat WHERE slot_name = ?", Long.class, f.slot))
+                .as("one row per slot, replaced at each beat")
+                .isEqualTo(1L);
+        assertThat(cdc.rowsSent()).isZero();
+    }
+
+    @Test
+    void theOffsetsStoreWritesOnlyWhatChanged() throws Exception {
+        Fixture f = new Fixture("offsets");
+        try (Connection connection = f.dataSource.getConnection()) {
+            JdbcOffsetBackingStore.createTable(connection);
+        }
+        JdbcOffsetBackingStore.register("offsets-test", new JdbcOffsetBackingStore.Registration(f.dataSource, f.slot));
+        JdbcOffsetBackingStore store = new JdbcOffsetBackingStore();
+        try {
+            store.configure(new StandaloneConfig(Map.of(
+                    "key.converter",
+                    "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter",
+                    "org.apache.kafka.connect.json.JsonConverter",
+                    "offset.storage.file.filename",
+                    "",
+                    JdbcOffsetBackingStore.REGISTRATION,
+                    "offsets-test")));
+            store.start();
+            ByteBuffer key = ByteBuffer.wrap("partition".getBytes(StandardCharsets.UTF_8));
+            Function<String, ByteBuffer> value = v -> ByteBuffer.wrap(v.getBytes(StandardCharsets.UTF_8));
+            Supplier<Timestamp> updatedAt = () -> f.jdbc.queryForObject(
+                    "SELECT updated_at FROM sumi_outbox_cdc_offsets WHERE store_name = ?", Timestamp.class, f.slot);
+
+            store.set(Map.of(key, value.apply("lsn-1")), (error, ignored) -> {}).get();
+            Timestamp first = updatedAt.get();
+            Thread.sleep(20);
+            store.set(Map.of(key, value.apply("lsn-1")), (error, ignored) -> {}).get();
+            assertThat(updatedAt.get()).as("the same offset again: no write").isEqualTo(first);
+            store.set(Map.of(key, value.apply("lsn-2")), (error, ignored) -> {}).get();
+            assertThat(updatedAt.get()).as("a moved offset is written").isAfter(first);
+            assertThat(f.jdbc.queryForObject(
+                            "SELECT convert_from(offset_value, 'UTF8') FROM sumi_outbox_cdc_offsets WHERE store_name = ?",
+                            String.class,
+                            f.slot))
+                    .isEqualTo("lsn-2");
+        } finally {
+            store.stop();
+            JdbcOffsetBackingStore.unregister("offsets-test");
+        }
     }
 
     @Test
