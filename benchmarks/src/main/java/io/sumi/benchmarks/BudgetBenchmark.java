@@ -36,12 +36,7 @@ public final class BudgetBenchmark {
     private BudgetBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (arg.startsWith("--") && arg.contains("=")) {
-                options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-            }
-        }
+        Map<String, String> options = BenchOptions.parse("BudgetBenchmark", args);
         int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
         int calls = Integer.parseInt(options.getOrDefault("calls", "500"));
         int smallChunk = Integer.parseInt(options.getOrDefault("small-chunk", "0"));

@@ -1,5 +1,6 @@
 package io.sumi.benchmarks.kafka;
 
+import io.sumi.benchmarks.BenchOptions;
 import io.sumi.testing.KafkaBrokerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -105,14 +106,7 @@ public final class KafkaEndToEndBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                System.err.println("Usage: KafkaEndToEndBenchmark [--name=value ...]; see the class comment");
-                System.exit(2);
-            }
-            options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> options = BenchOptions.parse("KafkaEndToEndBenchmark", args);
         new KafkaEndToEndBenchmark(options).run();
         System.exit(0);
     }

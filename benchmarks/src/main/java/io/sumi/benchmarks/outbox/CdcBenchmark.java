@@ -2,6 +2,7 @@ package io.sumi.benchmarks.outbox;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.sumi.benchmarks.BenchOptions;
 import io.sumi.benchmarks.CpuMonitor;
 import io.sumi.outbox.Outbox;
 import io.sumi.outbox.OutboxDispatcher;
@@ -84,7 +85,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * dispatcher's ramp to its longest poll interval and the engine's first heartbeat),
  * {@code idle-instances} (1,3), {@code phases} (lag,drain,idle), {@code slot} (sumi_bench_cdc),
  * {@code cdc-polling-interval} (30 s), {@code cdc-polling-delay} (10 s), {@code heartbeat-seconds}
- * (10), {@code take-over-millis} (2000), {@code offset-flush-millis} (1000): the starter's defaults; {@code analyze-every} (0: seconds between two
+ * (60), {@code take-over-millis} (2000), {@code offset-flush-millis} (1000): the starter's defaults; {@code analyze-every} (0: seconds between two
  * {@code ANALYZE outbox} during each lag phase, an experiment on fresh statistics; off by default:
  * the table's statistics are those of the {@code ANALYZE} at the phase's start, when no row is
  * pending, as a healthy outbox's are), {@code trace} (false: true prints,
@@ -111,14 +112,7 @@ public final class CdcBenchmark {
             int batchSize) {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                System.err.println("Usage: CdcBenchmark [--name=value ...]; see the class comment");
-                System.exit(2);
-            }
-            options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> options = BenchOptions.parse("CdcBenchmark", args);
         String jdbcUrl = options.getOrDefault("jdbc-url", "jdbc:postgresql://127.0.0.1:5440/sumi_cdc_bench");
         String user = options.getOrDefault("user", "postgres");
         List<Integer> rates = ints(options.getOrDefault("rates", "1000,5000"));
@@ -143,9 +137,12 @@ public final class CdcBenchmark {
                 options.getOrDefault("slot", "sumi_bench_cdc"),
                 Duration.ofSeconds(Long.parseLong(options.getOrDefault("cdc-polling-interval", "30"))),
                 Duration.ofSeconds(Long.parseLong(options.getOrDefault("cdc-polling-delay", "10"))),
-                Duration.ofSeconds(Long.parseLong(options.getOrDefault("heartbeat-seconds", "10"))),
-                Duration.ofMillis(Long.parseLong(options.getOrDefault("take-over-millis", "2000"))),
-                Duration.ofMillis(Long.parseLong(options.getOrDefault("offset-flush-millis", "1000"))),
+                Duration.ofSeconds(Long.parseLong(options.getOrDefault(
+                        "heartbeat-seconds", String.valueOf(OutboxCdc.DEFAULT_HEARTBEAT_INTERVAL.toSeconds())))),
+                Duration.ofMillis(Long.parseLong(options.getOrDefault(
+                        "take-over-millis", String.valueOf(OutboxCdc.DEFAULT_TAKE_OVER_INTERVAL.toMillis())))),
+                Duration.ofMillis(Long.parseLong(options.getOrDefault(
+                        "offset-flush-millis", String.valueOf(OutboxCdc.DEFAULT_OFFSET_FLUSH_INTERVAL.toMillis())))),
                 Integer.parseInt(options.getOrDefault("batch", String.valueOf(OutboxDispatcher.DEFAULT_BATCH_SIZE))));
         int largestFleet = Math.max(
                 instanceCount, idleFleets.stream().max(Integer::compare).orElse(1));

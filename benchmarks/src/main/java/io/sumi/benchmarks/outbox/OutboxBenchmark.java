@@ -1,5 +1,6 @@
 package io.sumi.benchmarks.outbox;
 
+import io.sumi.benchmarks.BenchOptions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -48,14 +49,7 @@ public final class OutboxBenchmark {
     private OutboxBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> options = new LinkedHashMap<>();
-        for (String arg : args) {
-            if (!arg.startsWith("--") || !arg.contains("=")) {
-                System.err.println("Usage: OutboxBenchmark [--name=value ...]; see the class comment");
-                System.exit(2);
-            }
-            options.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
-        }
+        Map<String, String> options = BenchOptions.parse("OutboxBenchmark", args);
         String jdbcUrl = options.getOrDefault("jdbc-url", "jdbc:postgresql://127.0.0.1:5432/sumi_outbox_bench");
         String user = options.getOrDefault("user", "postgres");
         int backlog = Integer.parseInt(options.getOrDefault("backlog", "100000"));
