@@ -280,9 +280,17 @@ abstract class OutboxDialect {
                 statement.setInt(index++, limit);
                 statement.setLong(index++, claimToken);
                 statement.setLong(index, lease.toMillis());
-                return inIdOrder(readRows(statement));
+                return inIdOrder(readClaimedRows(statement));
             }
         };
+    }
+
+    /**
+     * Runs a claim's statement and reads the rows it returns: {@link #readRows} unless the vendor's
+     * claim text carries statements before the claim (PostgreSQL's plan settings).
+     */
+    protected List<OutboxRecord> readClaimedRows(PreparedStatement statement) throws SQLException {
+        return readRows(statement);
     }
 
     /**

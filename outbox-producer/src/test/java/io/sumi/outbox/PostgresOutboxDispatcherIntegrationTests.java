@@ -3,13 +3,25 @@ package io.sumi.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sumi.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
- * The dispatcher on PostgreSQL only: {@code dispatchAmong}, the CDC path. The tests of every database
- * are {@link OutboxDispatcherContractTests}.
+ * The dispatcher on PostgreSQL only: {@code dispatchAmong}, the CDC path, and the claim's plan under
+ * stale statistics. The tests of every database are {@link OutboxDispatcherContractTests}.
  */
 class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
 
@@ -97,5 +109,125 @@ class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
         assertThat(row.pending()).isTrue();
         assertThat(row.attempts()).isOne();
         assertThat(row.availableAt()).isAfter(clock.instant());
+    }
+
+    // ---------------------------------------------------------------- the claim's plan
+
+    private static final String STALE = "outbox_stale_statistics";
+
+    @AfterEach
+    void dropStaleTable() {
+        jdbc.execute("DROP TABLE IF EXISTS " + STALE);
+    }
+
+    /**
+     * The statistics of an outbox analyzed while empty (a new table, one retention emptied), then a
+     * burst: 30,000 rows of 1,000 aggregates, the first 10,000 dispatched. Autovacuum is off on the
+     * table, so the statistics stay those of the empty table for the whole test.
+     */
+    private OutboxTable staleTable() {
+        jdbc.execute("DROP TABLE IF EXISTS " + STALE);
+        jdbc.execute("CREATE TABLE " + STALE + " (LIKE outbox INCLUDING ALL) WITH (autovacuum_enabled = false)");
+        jdbc.execute("ANALYZE " + STALE);
+        Timestamp now = Timestamp.from(clock.instant());
+        jdbc.update(
+                "INSERT INTO " + STALE + " (aggregate_id, topic, payload, created_at, available_at)"
+                        + " SELECT 'agg-' || (g % 1000), 'orders', 'p' || g, ?, ? FROM generate_series(1, 30000) g",
+                now,
+                now);
+        jdbc.update("UPDATE " + STALE + " SET dispatched_at = ? WHERE id <= 10000", now);
+        return OutboxTable.builder(dataSource).tableName(STALE).clock(clock).build();
+    }
+
+    /** The claim's plan, explained with its real rows; {@code withSettings}: as the dialect runs it. */
+    private List<String> explainClaim(OutboxTable stale, boolean withSettings) throws SQLException {
+        PostgresOutboxDialect dialect = (PostgresOutboxDialect) stale.dialect();
+        List<String> plan = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try {
+                if (withSettings) {
+                    try (Statement settings = connection.createStatement()) {
+                        settings.execute(PostgresOutboxDialect.planSettings());
+                    }
+                }
+                String explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+                        + dialect.claimStatement(new OutboxDialect.Ordering(true, Set.of()));
+                try (PreparedStatement statement = connection.prepareStatement(explain)) {
+                    statement.setTimestamp(1, Timestamp.from(clock.instant()));
+                    statement.setInt(2, 200);
+                    statement.setLong(3, 1L);
+                    statement.setLong(4, 30_000L);
+                    try (ResultSet rs = statement.executeQuery()) {
+                        while (rs.next()) {
+                            plan.add(rs.getString(1).strip());
+                        }
+                    }
+                }
+            } finally {
+                connection.rollback();
+                connection.setAutoCommit(true);
+            }
+        }
+        return plan;
+    }
+
+    @Test
+    void theClaimWalksThePendingIndexInIdOrderWhateverTheStatisticsSay() throws SQLException {
+        OutboxTable stale = staleTable();
+        String pendingIndex = jdbc.queryForObject(
+                "SELECT indexname FROM pg_indexes WHERE tablename = ? AND indexdef LIKE '%(id) WHERE (dispatched_at IS NULL)'",
+                String.class, STALE);
+
+        List<String> plan = explainClaim(stale, true);
+
+        assertThat(plan)
+                .as("the claim's plan")
+                .noneMatch(line -> line.startsWith("-> Sort") || line.startsWith("Sort"))
+                .anyMatch(line -> line.startsWith("->  Index Scan using " + pendingIndex + " on " + STALE + " c ")
+                        && line.contains("(actual rows=200 "));
+        // Negative control: without the settings these statistics give the plan that reads and
+        // sorts every pending row, so the assertion above can fail.
+        assertThat(explainClaim(stale, false))
+                .as("the claim's plan without the settings")
+                .anyMatch(line -> line.contains("Sort Key: c.id"))
+                .anyMatch(line -> line.contains(" on " + STALE + " c ") && line.contains("(actual rows=20000 "));
+    }
+
+    @Test
+    void theClaimTakesTheOldestHeadsUnderStaleStatisticsAndLeavesTheConnectionsSettingsAsTheyWere()
+            throws SQLException {
+        staleTable();
+        // One connection for every claim and for the check: the settings must end with the claim.
+        SingleConnectionDataSource single = new SingleConnectionDataSource(dataSource.getConnection(), true);
+        try {
+            OutboxTable stale =
+                    OutboxTable.builder(single).tableName(STALE).clock(clock).build();
+            RecordingPublisher sent = new RecordingPublisher();
+            OutboxDispatcher dispatcher = OutboxDispatcher.builder(stale, sent)
+                    .jitter(() -> 0)
+                    .batchSize(200)
+                    .build();
+
+            assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+            assertThat(dispatcher
+                            .dispatchAmong(LongStream.rangeClosed(10_201, 10_400)
+                                    .boxed()
+                                    .toList())
+                            .sent())
+                    .isEqualTo(200);
+
+            // The first pending row of each of the 1,000 aggregates, oldest first.
+            assertThat(sent.sentIds())
+                    .containsExactlyElementsOf(
+                            LongStream.rangeClosed(10_001, 10_400).boxed().toList());
+            JdbcTemplate check = new JdbcTemplate(single);
+            assertThat(List.of("enable_sort", "enable_hashjoin", "enable_mergejoin", "enable_seqscan"))
+                    .allSatisfy(setting -> assertThat(check.queryForObject("SHOW " + setting, String.class))
+                            .as(setting)
+                            .isEqualTo("on"));
+        } finally {
+            single.destroy();
+        }
     }
 }
