@@ -535,7 +535,10 @@ class OutboxCdcIntegrationTests {
         JdbcOffsetBackingStore.register("offsets-test", new JdbcOffsetBackingStore.Registration(f.dataSource, f.slot));
         JdbcOffsetBackingStore store = new JdbcOffsetBackingStore();
         try {
+            // bootstrap.servers: required by Kafka Connect 4.2's WorkerConfig (Boot 4.1), never used by the store.
             store.configure(new StandaloneConfig(Map.of(
+                    "bootstrap.servers",
+                    "127.0.0.1:9",
                     "key.converter",
                     "org.apache.kafka.connect.json.JsonConverter",
                     "value.converter",
