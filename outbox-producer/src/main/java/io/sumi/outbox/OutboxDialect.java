@@ -549,8 +549,13 @@ abstract class OutboxDialect {
     }
 
     protected List<OutboxRecord> readRows(PreparedStatement statement) throws SQLException {
+        return readRows(statement.executeQuery());
+    }
+
+    /** Reads every row of {@code rs}, then closes it. */
+    protected List<OutboxRecord> readRows(ResultSet rs) throws SQLException {
         List<OutboxRecord> rows = new ArrayList<>();
-        try (ResultSet rs = statement.executeQuery()) {
+        try (rs) {
             while (rs.next()) {
                 rows.add(readRow(rs));
             }

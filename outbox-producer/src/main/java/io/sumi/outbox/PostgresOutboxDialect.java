@@ -4,7 +4,6 @@ import io.sumi.jdbc.internal.InstantBinding;
 import io.sumi.jdbc.internal.SqlTemplate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -128,13 +127,7 @@ final class PostgresOutboxDialect extends OutboxDialect {
             }
             rowsNext = statement.getMoreResults();
         }
-        List<OutboxRecord> rows = new ArrayList<>();
-        try (ResultSet rs = statement.getResultSet()) {
-            while (rs.next()) {
-                rows.add(readRow(rs));
-            }
-        }
-        return rows;
+        return readRows(statement.getResultSet());
     }
 
     /** The plan settings the claims run with, for tests that explain a claim's plan. */

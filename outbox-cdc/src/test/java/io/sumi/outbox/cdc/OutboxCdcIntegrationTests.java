@@ -553,12 +553,18 @@ class OutboxCdcIntegrationTests {
             Supplier<Timestamp> updatedAt = () -> f.jdbc.queryForObject(
                     "SELECT updated_at FROM sumi_outbox_cdc_offsets WHERE store_name = ?", Timestamp.class, f.slot);
 
+            // xmin: the transaction that wrote the row last, changed by any write whatever the clock.
+            Supplier<String> writer = () -> f.jdbc.queryForObject(
+                    "SELECT xmin::text FROM sumi_outbox_cdc_offsets WHERE store_name = ?", String.class, f.slot);
+
             store.set(Map.of(key, value.apply("lsn-1")), (error, ignored) -> {}).get();
             Timestamp first = updatedAt.get();
-            Thread.sleep(20);
+            String firstWriter = writer.get();
             store.set(Map.of(key, value.apply("lsn-1")), (error, ignored) -> {}).get();
+            assertThat(writer.get()).as("the same offset again: no write").isEqualTo(firstWriter);
             assertThat(updatedAt.get()).as("the same offset again: no write").isEqualTo(first);
             store.set(Map.of(key, value.apply("lsn-2")), (error, ignored) -> {}).get();
+            assertThat(writer.get()).as("a moved offset is written").isNotEqualTo(firstWriter);
             assertThat(updatedAt.get()).as("a moved offset is written").isAfter(first);
             assertThat(f.jdbc.queryForObject(
                             "SELECT convert_from(offset_value, 'UTF8') FROM sumi_outbox_cdc_offsets WHERE store_name = ?",
