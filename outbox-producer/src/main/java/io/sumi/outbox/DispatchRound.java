@@ -56,6 +56,7 @@ final class DispatchRound {
     private final DispatcherMetrics metrics;
     private final Duration pollDelay;
     private final ClaimTokens tokens = new ClaimTokens();
+    private final StatisticsCheck statistics;
 
     DispatchRound(DispatcherConfig config) {
         this.table = config.table();
@@ -75,6 +76,7 @@ final class DispatchRound {
         this.ordering = new OutboxDialect.Ordering(
                 config.orderedTopics().all(), config.orderedTopics().topics());
         this.claim = dialect.claim(ordering);
+        this.statistics = new StatisticsCheck(table, config.statisticsCheckInterval(), batchSize, metrics);
     }
 
     int batchSize() {
@@ -154,6 +156,7 @@ final class DispatchRound {
      */
     Claimed claim() {
         // Due times only: a poll delay holds rows back from polling, never from dispatchAmong.
+        statistics.runIfDue();
         Instant now = clock.instant().minus(pollDelay);
         long token = tokens.next();
         // The database starts the lease after this moment, so the lease is surely ours until
@@ -172,6 +175,7 @@ final class DispatchRound {
             return Claimed.NOTHING;
         }
         metrics.poll("rows");
+        statistics.claimed(rows.size());
         return new Claimed(token, claimedAt, rows);
     }
 
@@ -189,11 +193,13 @@ final class DispatchRound {
             claimAmong = among;
         }
         OutboxDialect.ClaimAmong prepared = among;
+        statistics.runIfDue();
         Instant now = clock.instant();
         long token = tokens.next();
         long claimedAt = System.nanoTime();
         List<OutboxRecord> rows = Jdbc.inOwnTransaction(
                 table.dataSource(), "claim", connection -> prepared.claim(connection, token, now, lease, ids));
+        statistics.claimed(rows.size());
         return rows.isEmpty() ? Claimed.NOTHING : new Claimed(token, claimedAt, rows);
     }
 

@@ -27,7 +27,8 @@ record DispatcherConfig(
         DoubleSupplier jitter,
         MeterRegistry meterRegistry,
         int pipelineDepth,
-        Duration pollDelay) {
+        Duration pollDelay,
+        Duration statisticsCheckInterval) {
 
     /** The longest wait past the deadline for a publisher to return by itself before it is interrupted. */
     static final Duration MAX_DEADLINE_GRACE = Duration.ofSeconds(1);

@@ -18,9 +18,14 @@ final class DispatcherMetrics {
     private final Map<String, Counter> failures = new ConcurrentHashMap<>();
     private final Map<String, Counter> parked = new ConcurrentHashMap<>();
     private final Map<String, Counter> polls = new ConcurrentHashMap<>();
+    private final Counter statisticsRefreshes;
 
     DispatcherMetrics(MeterRegistry registry) {
         this.registry = registry;
+        this.statisticsRefreshes = Counter.builder("outbox.statistics.refreshes")
+                .description("ANALYZE runs of the outbox table by the dispatcher, after its planner statistics"
+                        + " counted fewer pending rows than a claim took")
+                .register(registry);
     }
 
     /**
@@ -105,5 +110,9 @@ final class DispatcherMetrics {
                                 .tag("result", r)
                                 .register(registry))
                 .increment();
+    }
+
+    void statisticsRefreshed() {
+        statisticsRefreshes.increment();
     }
 }

@@ -306,6 +306,23 @@ abstract class OutboxDialect {
      */
     public void analyze(Connection connection) throws SQLException {}
 
+    /**
+     * The pending rows the planner's statistics of the table count, for the dispatcher's check
+     * that they are not provably stale ({@link StatisticsCheck}); {@code null} where the database
+     * keeps no such statistics, or its claim's plan does not depend on them (unless overridden).
+     */
+    public @Nullable PendingEstimate pendingEstimate(Connection connection) throws SQLException {
+        return null;
+    }
+
+    /**
+     * What the planner believes of the pending rows.
+     *
+     * @param pendingRows the pending rows its statistics count
+     * @param refreshable whether this connection's user may refresh them ({@link #analyze})
+     */
+    public record PendingEstimate(double pendingRows, boolean refreshable) {}
+
     // ---------------------------------------------------------------- candidates
 
     /**

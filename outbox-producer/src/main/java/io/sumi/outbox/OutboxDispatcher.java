@@ -128,6 +128,12 @@ public final class OutboxDispatcher implements AutoCloseable {
      */
     public static final int DEFAULT_PIPELINE_DEPTH = 2;
 
+    /**
+     * Default bound on how often the dispatcher checks the outbox's planner statistics
+     * ({@link Builder#statisticsCheckInterval}).
+     */
+    public static final Duration DEFAULT_STATISTICS_CHECK_INTERVAL = Duration.ofSeconds(10);
+
     private static final Logger log = LoggerFactory.getLogger(OutboxDispatcher.class);
 
     // Design: a dispatcher is two parts with one config. DispatchRound is one claim → send → mark,
@@ -293,6 +299,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         private MeterRegistry meterRegistry = new CompositeMeterRegistry();
         private int pipelineDepth = DEFAULT_PIPELINE_DEPTH;
         private Duration pollDelay = Duration.ZERO;
+        private Duration statisticsCheckInterval = DEFAULT_STATISTICS_CHECK_INTERVAL;
 
         private Builder(OutboxTable table, OutboxPublisher publisher) {
             this.table = Objects.requireNonNull(table, "table");
@@ -420,6 +427,23 @@ public final class OutboxDispatcher implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How often, at most, the dispatcher checks after a claim that took a full batch whether the
+         * database's planner statistics of the outbox count fewer pending rows than that claim
+         * took, and refreshes them if so ({@code ANALYZE}; PostgreSQL, where statistics taken
+         * while every row was dispatched make each claim read every pending row); zero never
+         * checks. 10 s by default.
+         */
+        public Builder statisticsCheckInterval(Duration statisticsCheckInterval) {
+            Objects.requireNonNull(statisticsCheckInterval, "statisticsCheckInterval");
+            if (statisticsCheckInterval.isNegative()) {
+                throw new IllegalArgumentException(
+                        "The outbox statistics check interval must not be negative, was " + statisticsCheckInterval);
+            }
+            this.statisticsCheckInterval = statisticsCheckInterval;
+            return this;
+        }
+
         /** Where the backoff's jitter comes from (numbers in [0, 1)); random by default. */
         public Builder jitter(DoubleSupplier jitter) {
             this.jitter = Objects.requireNonNull(jitter, "jitter");
@@ -458,7 +482,8 @@ public final class OutboxDispatcher implements AutoCloseable {
                     jitter,
                     meterRegistry,
                     pipelineDepth,
-                    pollDelay);
+                    pollDelay,
+                    statisticsCheckInterval);
         }
 
         /**

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * PostgreSQL: the claim is {@code WITH picked AS MATERIALIZED (SELECT ... FOR UPDATE SKIP LOCKED)
@@ -63,6 +64,25 @@ final class PostgresOutboxDialect extends OutboxDialect {
             """;
 
     private static final String SQL_STATEMENT_ANALYZE = "ANALYZE ${table}";
+
+    /**
+     * The pending rows the planner believes the table holds: the share of rows without
+     * {@code dispatched_at} in the last statistics, times the rows the table holds now as the
+     * planner counts them (the density of the last statistics times the table's pages now); and
+     * whether the user owns the table, which {@code ANALYZE} requires (it skips the table with a
+     * warning otherwise). No row when the table has no statistics (never analyzed, or analyzed
+     * while empty): the planner then takes a default share, which gives the claim its good plan.
+     * Parameter: the table's name.
+     */
+    private static final String SQL_QUERY_PENDING_ESTIMATE = """
+            SELECT s.null_frac * GREATEST(c.reltuples, 0) / GREATEST(c.relpages, 1)
+                   * (pg_relation_size(c.oid) / current_setting('block_size')::int),
+                   pg_has_role(c.relowner, 'USAGE')
+              FROM pg_class c
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+              JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = 'dispatched_at'
+             WHERE c.oid = CAST(? AS regclass)
+            """;
 
     private final String claim;
     private final String deleteDispatched;
@@ -143,6 +163,25 @@ final class PostgresOutboxDialect extends OutboxDialect {
     public void analyze(Connection connection) throws SQLException {
         try (java.sql.Statement statement = connection.createStatement()) {
             statement.execute(analyze);
+        }
+    }
+
+    /**
+     * Statistics taken while every row was dispatched (the steady state of an outbox, and the one
+     * autovacuum analyzes it in; a big table is analyzed again only after a tenth of its rows
+     * changed) make the planner believe the pending rows are none. Both partial indexes then look
+     * empty, so scanning one whole costs as little as probing it, and the order gate's probe reads
+     * every pending row for each candidate instead of the few of its aggregate: measured at 50,000
+     * pending rows, 2 s a claim instead of a few milliseconds. No plan setting rules that shape
+     * out; fresh statistics do.
+     */
+    @Override
+    public @Nullable PendingEstimate pendingEstimate(Connection connection) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(SQL_QUERY_PENDING_ESTIMATE)) {
+            statement.setString(1, table);
+            try (java.sql.ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? new PendingEstimate(rs.getDouble(1), rs.getBoolean(2)) : null;
+            }
         }
     }
 

@@ -2,6 +2,10 @@ package io.sumi.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sumi.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,9 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.LongStream;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
@@ -139,6 +146,44 @@ class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
         return OutboxTable.builder(dataSource).tableName(STALE).clock(clock).build();
     }
 
+    /**
+     * The steady state of an outbox, then a burst: 20,000 rows, all dispatched, analyzed (as
+     * autovacuum would, and a big table is analyzed again only after a tenth of its rows changed),
+     * then 30,000 pending rows of 1,000 aggregates (ids 20,001 to 50,000). Autovacuum is off on the
+     * table, so only the dispatcher can refresh its statistics.
+     */
+    private OutboxTable tableAnalyzedWhileEveryRowWasDispatched() {
+        jdbc.execute("DROP TABLE IF EXISTS " + STALE);
+        jdbc.execute("CREATE TABLE " + STALE + " (LIKE outbox INCLUDING ALL) WITH (autovacuum_enabled = false)");
+        Timestamp now = Timestamp.from(clock.instant());
+        jdbc.update(
+                "INSERT INTO " + STALE + " (aggregate_id, topic, payload, created_at, available_at, dispatched_at)"
+                        + " SELECT 'agg-' || (g % 1000), 'orders', 'p' || g, ?, ?, ? FROM generate_series(1, 20000) g",
+                now,
+                now,
+                now);
+        jdbc.execute("ANALYZE " + STALE);
+        jdbc.update(
+                "INSERT INTO " + STALE + " (aggregate_id, topic, payload, created_at, available_at)"
+                        + " SELECT 'agg-' || (g % 1000), 'orders', 'p' || g, ?, ? FROM generate_series(1, 30000) g",
+                now,
+                now);
+        return OutboxTable.builder(dataSource).tableName(STALE).clock(clock).build();
+    }
+
+    /** The share of rows without dispatched_at in the table's statistics. */
+    private double pendingShareInStatistics() {
+        return jdbc.queryForObject(
+                "SELECT null_frac FROM pg_stats WHERE tablename = ? AND attname = 'dispatched_at'",
+                Double.class,
+                STALE);
+    }
+
+    /** A plan line of the order gate's probe reading the aggregate's rows only. */
+    private static boolean probesTheAggregate(String planLine) {
+        return planLine.startsWith("Index Cond:") && planLine.contains("(aggregate_id)::text = (c.aggregate_id)::text");
+    }
+
     /** The claim's plan, explained with its real rows; {@code withSettings}: as the dialect runs it. */
     private List<String> explainClaim(OutboxTable stale, boolean withSettings) throws SQLException {
         PostgresOutboxDialect dialect = (PostgresOutboxDialect) stale.dialect();
@@ -229,5 +274,107 @@ class PostgresOutboxDispatcherIntegrationTests extends OutboxDispatcherFixture {
         } finally {
             single.destroy();
         }
+    }
+
+    @Test
+    void statisticsTakenWhileEveryRowWasDispatchedAreRefreshedBeforeTheNextClaim() throws SQLException {
+        OutboxTable stale = tableAnalyzedWhileEveryRowWasDispatched();
+        // Negative control: under these statistics the plan settings alone leave the order gate's
+        // probe scanning the pending index whole for each candidate.
+        assertThat(explainClaim(stale, true))
+                .as("the claim's plan before the refresh")
+                .noneMatch(PostgresOutboxDispatcherIntegrationTests::probesTheAggregate)
+                .anyMatch(line -> line.startsWith("->  Index Scan using ")
+                        && line.contains(" on " + STALE + " e ")
+                        && line.contains("(actual rows=30000 "));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(stale, publisher)
+                .jitter(() -> 0)
+                .statisticsCheckInterval(Duration.ofMillis(1))
+                .meterRegistry(registry)
+                .build();
+
+        // The first claim takes 200 rows; the check before the second finds fewer counted.
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+
+        assertThat(registry.get("outbox.statistics.refreshes").counter().count())
+                .isOne();
+        assertThat(pendingShareInStatistics()).isGreaterThan(0.5);
+        assertThat(explainClaim(stale, true))
+                .as("the claim's plan after the refresh")
+                .anyMatch(PostgresOutboxDispatcherIntegrationTests::probesTheAggregate);
+        // Statistics that count the pending rows are left alone.
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+        assertThat(registry.get("outbox.statistics.refreshes").counter().count())
+                .isOne();
+        assertThat(publisher.sentIds())
+                .containsExactlyElementsOf(
+                        LongStream.rangeClosed(20_001, 20_600).boxed().toList());
+    }
+
+    @Test
+    void aZeroStatisticsCheckIntervalNeverRefreshesTheStatistics() {
+        OutboxTable stale = tableAnalyzedWhileEveryRowWasDispatched();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(stale, publisher)
+                .jitter(() -> 0)
+                .statisticsCheckInterval(Duration.ZERO)
+                .meterRegistry(registry)
+                .build();
+
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+        assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+
+        assertThat(registry.get("outbox.statistics.refreshes").counter().count())
+                .isZero();
+        assertThat(pendingShareInStatistics()).isZero();
+    }
+
+    @Test
+    void aUserWhoDoesNotOwnTheOutboxGetsOneWarningAndNoRefresh() throws SQLException {
+        tableAnalyzedWhileEveryRowWasDispatched();
+        // Roles are the server's, not the database's: created once, kept.
+        jdbc.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'sumi_outbox_not_owner')"
+                + " THEN CREATE ROLE sumi_outbox_not_owner LOGIN PASSWORD 'sumi'; END IF; END $$");
+        jdbc.execute("GRANT SELECT, UPDATE ON " + STALE + " TO sumi_outbox_not_owner");
+        String url;
+        try (Connection connection = dataSource.getConnection()) {
+            url = connection.getMetaData().getURL();
+        }
+        DataSource notOwner = new DriverManagerDataSource(url, "sumi_outbox_not_owner", "sumi");
+        OutboxTable stale =
+                OutboxTable.builder(notOwner).tableName(STALE).clock(clock).build();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder(stale, publisher)
+                .jitter(() -> 0)
+                .statisticsCheckInterval(Duration.ofMillis(1))
+                .meterRegistry(registry)
+                .build();
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(StatisticsCheck.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            for (int round = 0; round < 3; round++) {
+                assertThat(dispatcher.dispatchOnce().sent()).isEqualTo(200);
+                Thread.sleep(2); // past the check interval
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(ex);
+        } finally {
+            logger.detachAppender(logged);
+        }
+
+        assertThat(registry.get("outbox.statistics.refreshes").counter().count())
+                .isZero();
+        assertThat(pendingShareInStatistics()).isZero();
+        assertThat(logged.list)
+                .filteredOn(event -> event.getLevel() == Level.WARN)
+                .singleElement()
+                .satisfies(event ->
+                        assertThat(event.getFormattedMessage()).contains(STALE, "ANALYZE needs the table's owner"));
     }
 }

@@ -169,6 +169,7 @@ public class SumiOutboxAutoConfiguration implements BeanClassLoaderAware {
                         dispatcher.shadowMode() ? List.of(OutboxDispatcher.ALL_TOPICS) : dispatcher.shadowTopics())
                 .cutoff(dispatcher.cutoff())
                 .pipelineDepth(dispatcher.pipelineDepth())
+                .statisticsCheckInterval(dispatcher.statisticsCheckInterval())
                 .pollDelay(OutboxCdcMode.pollDelay(environment, classLoader))
                 .meterRegistry(meterRegistry.getIfUnique(CompositeMeterRegistry::new))
                 .build();

@@ -54,6 +54,11 @@ public record SumiOutboxProperties(
      * @param pipelineDepth batches claimed and not yet marked at most: the dispatcher claims the
      *     next batch while earlier ones await their acknowledgements (1: claim, send, mark one after
      *     the other); uses up to depth + 1 database connections
+     * @param statisticsCheckInterval how often, at most, the dispatcher checks after a claim that
+     *     took a full batch whether the database's planner statistics of the outbox count fewer pending
+     *     rows than the claim took, and refreshes them ({@code ANALYZE}) if so (PostgreSQL: with
+     *     statistics taken while every row was dispatched, each claim reads every pending row);
+     *     {@code 0} never checks
      */
     public record Dispatcher(
             @DefaultValue("true") boolean enabled,
@@ -68,7 +73,8 @@ public record SumiOutboxProperties(
             @DefaultValue("false") boolean shadowMode,
             @DefaultValue List<String> shadowTopics,
             @Nullable Instant cutoff,
-            @DefaultValue("2") int pipelineDepth) {}
+            @DefaultValue("2") int pipelineDepth,
+            @DefaultValue("10s") Duration statisticsCheckInterval) {}
 
     /**
      * The wait before a failed row is sent again: {@code initial}, times {@code multiplier} per
