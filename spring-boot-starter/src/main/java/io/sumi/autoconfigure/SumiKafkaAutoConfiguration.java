@@ -75,11 +75,13 @@ public class SumiKafkaAutoConfiguration {
 
     /**
      * Refuses, at start-up, share-group containers (KIP-932) that run an {@code @IdempotentHandler}
-     * listener: Sumi does not settle share acknowledgements yet, and there a retry is counted
-     * towards the record's delivery limit (docs/kafka.md, "Share groups").
+     * listener, unless {@code sumi-binder-spring-kafka-share} (Spring Boot 4.1) guards them (its
+     * bean {@code sumiShareListenerConfigurer}): without it nothing settles share acknowledgements,
+     * and there a retry is counted towards the record's delivery limit (docs/kafka.md, "Share groups").
      */
     @Bean
     @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
+    @ConditionalOnMissingBean(name = "sumiShareListenerConfigurer")
     ShareGroupListenerCheck sumiShareGroupListenerCheck(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
         return new ShareGroupListenerCheck(registry::getObject);
     }

@@ -98,6 +98,18 @@ public final class IdempotentHandlerInterceptor extends IdempotentHandlerInterce
     protected @Nullable Object guard(
             MethodInvocation invocation, HandlerDefinition definition, boolean listenerInvocation) throws Exception {
         Object[] args = invocation.getArguments();
+        ShareDelivery share = listenerInvocation ? ShareDelivery.current() : null;
+        if (share != null) {
+            // A share group's record: the share module settles it (ACCEPT, RELEASE, REJECT, RENEW)
+            // from how the call ended; none of the consumer-group paths below applies.
+            if (definition.storeReply()
+                    || ListenerReturnTypes.of(invocation.getMethod()).isAsync()) {
+                throw new IllegalStateException("Share-group listener " + invocation.getMethod()
+                        + " keeps replies or returns a future: Spring Kafka drops a share listener's return"
+                        + " value, so neither can be honoured; return void");
+            }
+            return execute(invocation, definition, new KafkaInboundMessage(share.record()), share.settlement());
+        }
         // The handler's acknowledge() / nack() reach the container only once the message is
         // settled: a nack is not success, and nothing is committed before its completion is written.
         DeferredAcknowledgment ack = DeferredAcknowledgment.install(args);

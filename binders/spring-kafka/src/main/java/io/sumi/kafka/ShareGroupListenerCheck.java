@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.AbstractShareKafkaMessageListenerContainer;
@@ -58,6 +59,27 @@ public final class ShareGroupListenerCheck implements SmartLifecycle {
                 + " consumer of the group is running would use them up, so messages would be lost. Consume this topic"
                 + " with an ordinary consumer group (ConcurrentKafkaListenerContainerFactory, the default), or remove"
                 + " @IdempotentHandler from this listener. See docs/kafka.md#share-groups");
+    }
+
+    /**
+     * Whether {@code listener} (a container's message listener) calls a bean with an
+     * {@code @IdempotentHandler} method; {@code null} if Sumi cannot tell. For the share-group
+     * module, which guards such containers.
+     *
+     * @since 0.1.0
+     */
+    public static @Nullable Boolean runsIdempotentHandler(@Nullable Object listener) {
+        return SumiErrorHandlerConfigurer.runsIdempotentHandler(listener);
+    }
+
+    /**
+     * The bean whose method {@code listener} (a container's message listener, a
+     * {@code @KafkaListener} adapter) calls, or {@code null} if Sumi cannot see it.
+     *
+     * @since 0.1.0
+     */
+    public static @Nullable Object listenerBean(@Nullable Object listener) {
+        return SumiErrorHandlerConfigurer.listenerBean(listener);
     }
 
     @Override

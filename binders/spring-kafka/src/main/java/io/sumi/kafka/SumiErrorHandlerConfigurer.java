@@ -108,23 +108,28 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
 
     /** Whether {@code listener} (a container's message listener) calls an {@link IdempotentHandler} method's bean; {@code null} if Sumi cannot tell. */
     static @Nullable Boolean runsIdempotentHandler(@Nullable Object listener) {
+        Object bean = listenerBean(listener);
+        if (bean == null) {
+            return null;
+        }
+        return !IdempotentHandlerInterceptorSupport.annotatedMethods(bean).isEmpty();
+    }
+
+    /** The bean {@code listener} (a container's message listener) calls, or {@code null} if Sumi cannot see it. */
+    static @Nullable Object listenerBean(@Nullable Object listener) {
         while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
             listener = delegating.getDelegate();
         }
-        Object bean = listener;
         if (listener instanceof MessagingMessageListenerAdapter<?, ?> adapter) {
             if (HANDLER_METHOD == null) {
                 return null;
             }
             ReflectionUtils.makeAccessible(HANDLER_METHOD);
-            bean = ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler
+            return ReflectionUtils.getField(HANDLER_METHOD, adapter) instanceof HandlerAdapter handler
                     ? handler.getBean()
                     : null;
         }
-        if (bean == null) {
-            return null;
-        }
-        return !IdempotentHandlerInterceptorSupport.annotatedMethods(bean).isEmpty();
+        return listener;
     }
 
     @Override

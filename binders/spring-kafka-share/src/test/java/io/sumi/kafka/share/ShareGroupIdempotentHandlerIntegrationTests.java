@@ -1,0 +1,446 @@
+package io.sumi.kafka.share;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.search.Search;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.consumer.IdempotencyMode;
+import io.sumi.consumer.IdempotentHandler;
+import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.testing.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
+import org.springframework.kafka.config.TopicBuilder;
+import org.springframework.kafka.core.DefaultShareConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.GenericMessageListener;
+import org.springframework.kafka.listener.ShareKafkaMessageListenerContainer;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * {@code @IdempotentHandler} on share-group listeners against a real broker with share groups on
+ * (spring-kafka-test's KRaft broker, Kafka 4.2): records are acquired one at a time
+ * ({@code max.poll.records=1}), a lock lasts 2 s and a record is archived after its second
+ * delivery, so that what a delivery limit does shows within seconds. Two consumers per container;
+ * the ledger is the local PostgreSQL.
+ */
+@SpringBootTest(
+        classes = ShareGroupIdempotentHandlerIntegrationTests.App.class,
+        properties = {
+            "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",
+            "sumi.outbox.dispatcher.enabled=false",
+            "spring.flyway.locations=classpath:db/sumi/{vendor}",
+            "sumi.kafka.share.busy-retry-interval=200ms",
+            "sumi.kafka.share.busy-max-wait=1s"
+        })
+@EmbeddedKafka(
+        partitions = 2,
+        topics = "share-mail",
+        brokerProperties = {
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+            "group.share.min.record.lock.duration.ms=1000",
+            "group.share.record.lock.duration.ms=2000",
+            "group.share.delivery.count.limit=2"
+        })
+class ShareGroupIdempotentHandlerIntegrationTests {
+
+    static final String DELIVERY_LIMIT = "2";
+
+    /** The ledger outlives a run: each run's keys are its own. */
+    static final String RUN = java.util.UUID.randomUUID().toString().substring(0, 8) + "-";
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        TestDatabase.POSTGRESQL.registerDataSource("sumi_share_test", registry::add);
+    }
+
+    @Autowired
+    KafkaTemplate<String, String> template;
+
+    @Autowired
+    Effects effects;
+
+    @Autowired
+    MeterRegistry meters;
+
+    @Autowired
+    KafkaListenerEndpointRegistry registry;
+
+    static ProducerRecord<String, String> record(String topic, String key, String payload) {
+        ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
+        record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
+        return record;
+    }
+
+    private double acknowledgements(String listener, String type) {
+        return Search.in(meters)
+                .name("sumi.kafka.share.acknowledgements")
+                .tag("listener", listener)
+                .tag("type", type)
+                .counters()
+                .stream()
+                .mapToDouble(counter -> counter.count())
+                .sum();
+    }
+
+    @Test
+    void copiesOfOneKeyOnTwoConsumersRunItsHandlerOnceAndAreAllAccepted() throws Exception {
+        double accepted = acknowledgements("share-mail", "accept");
+        double released = acknowledgements("share-mail", "release");
+        double rejected = acknowledgements("share-mail", "reject");
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            records.add(record("share-mail", RUN + "mail-" + i, "ok"));
+        }
+        for (int i = 0; i < 30; i++) { // 30 % duplicates, sent again behind the others
+            records.add(record("share-mail", RUN + "mail-" + (i * 3), "ok"));
+        }
+        Collections.shuffle(records, new java.util.Random(7));
+        for (ProducerRecord<String, String> record : records) {
+            template.send(record);
+        }
+        template.flush();
+
+        await().atMost(Duration.ofSeconds(60))
+                .untilAsserted(() -> assertThat(acknowledgements("share-mail", "accept") - accepted)
+                        .isEqualTo(130));
+        assertThat(effects.runs(RUN + "mail-"))
+                .hasSize(100)
+                .allSatisfy((key, runs) -> assertThat(runs).as(key).isOne());
+        assertThat(acknowledgements("share-mail", "release") - released).isZero();
+        assertThat(acknowledgements("share-mail", "reject") - rejected).isZero();
+    }
+
+    @Test
+    void aFailedHandlersRecordIsReleasedAndRunsAgain() {
+        double released = acknowledgements("share-mail", "release");
+        template.send(record("share-mail", RUN + "fail-once", "fail-once"));
+
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(effects.runs(RUN + "fail-once")).containsEntry(RUN + "fail-once", 1));
+        assertThat(effects.attempts(RUN + "fail-once")).isEqualTo(2);
+        assertThat(acknowledgements("share-mail", "release") - released).isOne();
+    }
+
+    @Test
+    void aRecordWithoutAKeyIsRejectedOnceWithoutRunningTheHandler() throws Exception {
+        double rejected = acknowledgements("share-mail", "reject");
+        template.send(new ProducerRecord<>("share-mail", RUN + "no-key", "no key header"));
+
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(acknowledgements("share-mail", "reject") - rejected)
+                        .isOne());
+        // Archived: not delivered again (three lock periods later it is still one rejection).
+        Thread.sleep(6_000);
+        assertThat(acknowledgements("share-mail", "reject") - rejected).isOne();
+        assertThat(effects.attempts(RUN + "no-key")).isZero();
+    }
+
+    /**
+     * Copy 1 of a key hangs in its handler on one consumer, then fails; copy 2 meets BUSY on the
+     * other consumer meanwhile, for longer than the delivery limit would allow if each meeting
+     * released it. Held (renewed, uncounted), copy 2 runs once copy 1's claim is released.
+     * Negative control, same shape on its own topic and group: a listener that releases a busy
+     * record at once loses the key (copy 2 archived at the limit, copy 1 always fails).
+     */
+    @Test
+    void aBusyKeyIsHeldPastTheDeliveryLimitAndRunsOnceItsHolderFails() throws Exception {
+        assertBusyKey("share-busy", true);
+    }
+
+    @Test
+    void negativeControlReleasingABusyRecordEachTimeLosesTheKey() throws Exception {
+        ShareKafkaMessageListenerContainer<?, ?> control =
+                (ShareKafkaMessageListenerContainer<?, ?>) registry.getListenerContainer("share-busy-control");
+        assertThat(control).isNotNull();
+        SumiShareListener<?, ?> sumi =
+                (SumiShareListener<?, ?>) control.getContainerProperties().getMessageListener();
+        control.getContainerProperties()
+                .setMessageListener(new SumiShareListener<>(
+                        (GenericMessageListener<?>) sumi.getDelegate(),
+                        "share-busy-control",
+                        BusyPolicy.of(Duration.ofMillis(200), Duration.ofSeconds(1)),
+                        false,
+                        control::isRunning,
+                        new ShareMetrics(meters),
+                        false));
+        control.start();
+        try {
+            assertBusyKey("share-busy-control", false);
+        } finally {
+            control.stop();
+        }
+    }
+
+    private void assertBusyKey(String topic, boolean held) throws Exception {
+        String key = RUN + topic + "-key";
+        CountDownLatch hanging = effects.hang(key);
+        template.send(record(topic, key, "hang-then-fail"));
+        assertThat(effects.awaitHanging(key)).as("copy 1 hangs in its handler").isTrue();
+        template.send(record(topic, key, "ok"));
+
+        if (held) {
+            // Three lock periods of 2 s: released at each meeting, copy 2 would be archived by now.
+            Thread.sleep(6_000);
+            assertThat(acknowledgements(topic, "renew")).as("renewals").isGreaterThanOrEqualTo(3);
+            assertThat(acknowledgements(topic, "release")).as("releases").isZero();
+        } else {
+            // Copy 2 released at its two deliveries, copy 1 at its second (its first lock ran out
+            // while it hung): all archived.
+            await().atMost(Duration.ofSeconds(30)).until(() -> acknowledgements(topic, "release") >= 3);
+            Thread.sleep(3_000);
+        }
+        hanging.countDown(); // copy 1 fails: its claim is released
+
+        if (held) {
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(effects.runs(key)).containsEntry(key, 1));
+            // Within the limit: held, copy 2 was never released. (When its consumer acquires the
+            // other copy between two renewals, the renewed lock can lapse once: delivery 2.)
+            assertThat(effects.okDeliveries(key))
+                    .as("copy 2's delivery count")
+                    .singleElement()
+                    .satisfies(deliveries -> assertThat(deliveries).isBetween(1, Integer.parseInt(DELIVERY_LIMIT)));
+        } else {
+            Thread.sleep(8_000); // copy 1's redeliveries fail too, until it is archived
+            assertThat(effects.runs(key)).as("the key's effect").isEmpty();
+        }
+    }
+
+    /** What the listeners did, per key. */
+    static class Effects {
+
+        private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        private final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+        private final Map<String, CountDownLatch> hangs = new ConcurrentHashMap<>();
+        private final Map<String, CountDownLatch> hanging = new ConcurrentHashMap<>();
+        private final Map<String, List<Integer>> okDeliveries = new ConcurrentHashMap<>();
+
+        void on(ConsumerRecord<String, String> record) throws InterruptedException {
+            String key = record.key();
+            int attempt =
+                    attempts.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            switch (record.value()) {
+                case "fail-once" -> {
+                    if (attempt == 1) {
+                        throw new IllegalStateException("the first attempt fails");
+                    }
+                }
+                case "hang-then-fail" -> {
+                    CountDownLatch release = hangs.remove(key); // only the first attempt hangs
+                    if (release != null) {
+                        hanging.computeIfAbsent(key, k -> new CountDownLatch(1)).countDown();
+                        release.await(60, TimeUnit.SECONDS);
+                    }
+                    throw new IllegalStateException("copy 1 always fails");
+                }
+                default ->
+                    okDeliveries
+                            .computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
+                            .add(record.deliveryCount().map(Short::intValue).orElse(0));
+            }
+            runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        }
+
+        CountDownLatch hang(String key) {
+            CountDownLatch latch = new CountDownLatch(1);
+            hangs.put(key, latch);
+            return latch;
+        }
+
+        boolean awaitHanging(String key) throws InterruptedException {
+            return hanging.computeIfAbsent(key, k -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS);
+        }
+
+        Map<String, Integer> runs(String prefix) {
+            Map<String, Integer> found = new java.util.TreeMap<>();
+            runs.forEach((key, count) -> {
+                if (key.startsWith(prefix)) {
+                    found.put(key, count.get());
+                }
+            });
+            return found;
+        }
+
+        int attempts(String key) {
+            AtomicInteger count = attempts.get(key);
+            return count == null ? 0 : count.get();
+        }
+
+        List<Integer> okDeliveries(String key) {
+            return okDeliveries.getOrDefault(key, List.of());
+        }
+    }
+
+    static class Listeners {
+
+        private final Effects effects;
+
+        Listeners(Effects effects) {
+            this.effects = effects;
+        }
+
+        @KafkaListener(
+                id = "share-mail",
+                topics = "share-mail",
+                groupId = "share-mail",
+                containerFactory = "shareFactory")
+        @IdempotentHandler(consumer = "share-mail")
+        public void mail(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
+                id = "share-busy",
+                topics = "share-busy",
+                groupId = "share-busy",
+                containerFactory = "shareFactory")
+        @IdempotentHandler(consumer = "share-busy", mode = IdempotencyMode.LEASE, lease = "60s")
+        public void busy(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
+                id = "share-busy-control",
+                topics = "share-busy-control",
+                groupId = "share-busy-control",
+                containerFactory = "shareFactory",
+                autoStartup = "false")
+        @IdempotentHandler(consumer = "share-busy-control", mode = IdempotencyMode.LEASE, lease = "60s")
+        public void busyControl(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class App {
+
+        @Bean
+        Effects effects() {
+            return new Effects();
+        }
+
+        @Bean
+        Listeners listeners(Effects effects) {
+            return new Listeners(effects);
+        }
+
+        /**
+         * One partition: a share group hands a partition to every member only when it has more
+         * members than partitions, and both copies of a key are on one partition.
+         */
+        @Bean
+        NewTopic shareBusy() {
+            return TopicBuilder.name("share-busy").partitions(1).replicas(1).build();
+        }
+
+        @Bean
+        NewTopic shareBusyControl() {
+            return TopicBuilder.name("share-busy-control")
+                    .partitions(1)
+                    .replicas(1)
+                    .build();
+        }
+
+        @Bean
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+
+        @Bean
+        ShareKafkaListenerContainerFactory<String, String> shareFactory(
+                @Value("${spring.embedded.kafka.brokers}") String brokers) {
+            ShareKafkaListenerContainerFactory<String, String> factory =
+                    new ShareKafkaListenerContainerFactory<>(new DefaultShareConsumerFactory<>(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                            brokers,
+                            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                            StringDeserializer.class,
+                            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                            StringDeserializer.class,
+                            ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
+                            1,
+                            "share.acquire.mode",
+                            "record_limit")));
+            factory.setConcurrency(2);
+            return factory;
+        }
+
+        /** Share groups start at the latest offset by default: these read from the first record. */
+        @Bean
+        SmartLifecycle shareGroupsFromEarliest(KafkaAdmin kafkaAdmin) {
+            return new SmartLifecycle() {
+                private volatile boolean running;
+
+                @Override
+                public void start() {
+                    try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
+                        Map<ConfigResource, java.util.Collection<AlterConfigOp>> configs = new java.util.HashMap<>();
+                        for (String group : List.of("share-mail", "share-busy", "share-busy-control")) {
+                            configs.put(
+                                    new ConfigResource(ConfigResource.Type.GROUP, group),
+                                    List.of(new AlterConfigOp(
+                                            new ConfigEntry("share.auto.offset.reset", "earliest"),
+                                            AlterConfigOp.OpType.SET)));
+                        }
+                        admin.incrementalAlterConfigs(configs).all().get(30, TimeUnit.SECONDS);
+                    } catch (Exception ex) {
+                        throw new IllegalStateException("Could not configure the share groups", ex);
+                    }
+                    running = true;
+                }
+
+                @Override
+                public void stop() {
+                    running = false;
+                }
+
+                @Override
+                public boolean isRunning() {
+                    return running;
+                }
+
+                @Override
+                public int getPhase() {
+                    return AbstractMessageListenerContainer.DEFAULT_PHASE - 10;
+                }
+            };
+        }
+    }
+}
