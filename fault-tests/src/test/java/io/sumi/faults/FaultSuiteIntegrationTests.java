@@ -123,11 +123,13 @@ class FaultSuiteIntegrationTests {
         assertThat(guarded.kills()).isEqualTo(scenario.kills());
         assertThat(guarded.postgresRestarts()).isEqualTo(1);
         assertThat(guarded.brokerRestarts()).isEqualTo(1);
-        // A quarter, not more: at tiny scale the kills, the PostgreSQL restart and the broker crash
-        // cover most of the 15 s of load, and what they interrupt goes through the safety net (one
-        // CI run: 463 of 900 from the log, another 878).
+        // A tenth, not more: at tiny scale the kills, the PostgreSQL restart and the broker crash
+        // cover most of the 15 s of load, and what they interrupt goes through the safety net; how
+        // much that is depends on where the faults fall on a loaded machine (CI runs: 463, 878 and
+        // 210 of 900 from the log; a quarter failed the last). What this guards against is a CDC
+        // path that sends nothing, with the safety net doing all the work: 0.
         assertThat(guarded.cdcSent())
                 .as("rows must have come from the log, not only from the safety net: " + guarded.summaryLine())
-                .isGreaterThan(guarded.expectedOrders() / 4);
+                .isGreaterThan(guarded.expectedOrders() / 10);
     }
 }
