@@ -42,6 +42,30 @@ public final class BusyHold {
      * @param running whether the listener container still runs
      */
     public boolean retry(RuntimeException refusal, BooleanSupplier running) {
+        if (!keep(refusal, running)) {
+            return false;
+        }
+        try {
+            policy.sleep();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * The decision of {@link #retry} without its wait: whether to keep the delivery after
+     * {@code refusal}. For a binder that must not wait on the delivery's thread before it keeps the
+     * delivery: a Kafka share group renews the record's lock at once and waits the policy's
+     * {@linkplain BusyPolicy#retryInterval() retry interval} when the record comes back, so that
+     * the held records of one poll wait one interval together, not one each.
+     *
+     * @param refusal as for {@link #retry}
+     * @param running whether the listener container still runs
+     * @since 0.1.0
+     */
+    public boolean keep(RuntimeException refusal, BooleanSupplier running) {
         Objects.requireNonNull(refusal, "refusal");
         Throwable cause =
                 refusal instanceof BatchFailedException batch && batch.getCause() != null ? batch.getCause() : refusal;
@@ -55,17 +79,11 @@ public final class BusyHold {
         if (!running.getAsBoolean() || pastBound(verdict)) {
             return false;
         }
-        try {
-            policy.sleep();
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
         retries++;
         return true;
     }
 
-    /** How many times {@link #retry} let the delivery run again. */
+    /** How many times the hold kept the delivery ({@link #retry} or {@link #keep} answered {@code true}). */
     public int retries() {
         return retries;
     }
@@ -101,6 +119,9 @@ public final class BusyHold {
             // Handing the delivery back could only spend the broker's budget: every delivery meets
             // the same outage. Held while the container runs (see BusyPolicy).
             return false;
+        }
+        if (verdict == Verdict.BUSY && policy.holdsBusyKeysWhileTheirHolderLives()) {
+            return false; // the holder's max run time bounds it (see BusyPolicy)
         }
         boolean waitedEnough = policy.nanoTime() - startedAt >= policy.maxWait().toNanos();
         return waitedEnough && (verdict == Verdict.RECONCILE || firstLeaseEnded);

@@ -64,8 +64,18 @@ public final class BusyPolicy {
     private final Duration maxWait;
     private final LongSupplier nanoTime;
     private final Sleeper sleeper;
+    private final boolean busyWhileHolderLives;
 
     private BusyPolicy(Duration retryInterval, Duration maxWait, LongSupplier nanoTime, Sleeper sleeper) {
+        this(retryInterval, maxWait, nanoTime, sleeper, false);
+    }
+
+    private BusyPolicy(
+            Duration retryInterval,
+            Duration maxWait,
+            LongSupplier nanoTime,
+            Sleeper sleeper,
+            boolean busyWhileHolderLives) {
         Objects.requireNonNull(retryInterval, "retryInterval");
         Objects.requireNonNull(maxWait, "maxWait");
         if (retryInterval.isNegative() || retryInterval.isZero()) {
@@ -78,6 +88,28 @@ public final class BusyPolicy {
         this.maxWait = maxWait;
         this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+        this.busyWhileHolderLives = busyWhileHolderLives;
+    }
+
+    /**
+     * This policy, except that a busy key is held for as long as the ledger answers busy, past
+     * {@link #maxWait()}: while its holder lives (its lease is renewed) and at most until the
+     * holder's max run time stops the renewals and its lease lapses. For a binder whose broker hands
+     * a released message back only a few times and whose hold costs the broker nothing: a Kafka
+     * share group renews the held record's lock, and there a holder renewing its lease for longer
+     * than {@code maxWait} would otherwise cost one counted delivery per {@code maxWait}, until the
+     * group archives the record while its holder may still fail. Rows awaiting reconciliation keep
+     * the {@code maxWait} bound; an unreachable ledger is held while it lasts, as always.
+     *
+     * @since 0.1.0
+     */
+    public BusyPolicy holdingBusyKeysWhileTheirHolderLives() {
+        return new BusyPolicy(retryInterval, maxWait, nanoTime, sleeper, true);
+    }
+
+    /** Whether a busy key is held for as long as the ledger answers busy ({@link #holdingBusyKeysWhileTheirHolderLives()}). */
+    public boolean holdsBusyKeysWhileTheirHolderLives() {
+        return busyWhileHolderLives;
     }
 
     /**

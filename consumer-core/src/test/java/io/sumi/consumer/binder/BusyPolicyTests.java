@@ -114,4 +114,52 @@ class BusyPolicyTests {
         assertThatThrownBy(() -> BusyPolicy.of(Duration.ofSeconds(1), Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void keepDecidesAsRetryDoesWithoutWaiting() {
+        BusyHold hold = policy.start();
+        Instant lease = Instant.parse("2026-01-01T00:00:20Z");
+        assertThat(hold.keep(busy(7, lease), () -> true)).isTrue();
+        assertThat(now.get()).as("no wait: the caller waits").isZero();
+        assertThat(hold.keep(busy(7, lease.plusSeconds(20)), () -> true)).isTrue(); // renewed: first lease ended
+        assertThat(hold.retries()).isEqualTo(2);
+        assertThat(hold.keep(busy(7, lease.plusSeconds(20)), () -> false))
+                .as("container stopping")
+                .isFalse();
+        assertThat(hold.keep(new MissingIdempotencyKeyException("no key"), () -> true))
+                .isFalse();
+        now.set(Duration.ofSeconds(5).toNanos()); // the caller waited maxWait meanwhile
+        assertThat(hold.keep(busy(7, lease.plusSeconds(20)), () -> true))
+                .as("past the bound")
+                .isFalse();
+        assertThat(hold.keep(
+                        new LedgerUnavailableException(
+                                "c", "claim", new java.sql.SQLTransientConnectionException("down", "08006")),
+                        () -> true))
+                .as("an outage is held while it lasts")
+                .isTrue();
+    }
+
+    @Test
+    void aPolicyHoldingBusyKeysWhileTheirHolderLivesHoldsARenewedLeasePastMaxWait() {
+        BusyHold hold = policy.holdingBusyKeysWhileTheirHolderLives().start();
+        Instant lease = Instant.parse("2026-01-01T00:00:20Z");
+        for (int i = 0; i < 60; i++) { // a minute, the holder renewing its lease each second
+            assertThat(hold.retry(busy(7, lease.plusSeconds(i)), () -> true)).isTrue();
+        }
+        assertThat(hold.firstLeaseEnded()).isTrue();
+        ReconciliationRequiredException reconcile = new ReconciliationRequiredException("c", "k", "uncertain");
+        assertThat(hold.retry(reconcile, () -> true))
+                .as("reconciliation keeps its bound")
+                .isFalse();
+        assertThat(hold.retry(busy(7, lease.plusSeconds(61)), () -> false))
+                .as("the container stops")
+                .isFalse();
+        // The same holds under the ordinary policy: released once maxWait has passed.
+        BusyHold bounded = policy.start();
+        for (int i = 0; i < 5; i++) {
+            bounded.retry(busy(7, lease.plusSeconds(100 + i)), () -> true);
+        }
+        assertThat(bounded.retry(busy(7, lease.plusSeconds(110)), () -> true)).isFalse();
+    }
 }

@@ -52,8 +52,9 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
 
     /**
      * @param containers the application's listener containers (looked up at start)
-     * @param busyPolicy how long a record whose key another consumer holds is held (renewed)
-     *     before it is released
+     * @param busyPolicy when a held record is claimed again and how long a row awaiting
+     *     reconciliation is held (renewed) before it is released; a busy key is held while its
+     *     holder lives, whatever the policy's max wait
      * @param meterRegistry where the share listeners' counters go; {@code null}: nowhere
      */
     public ShareListenerConfigurer(
@@ -61,7 +62,10 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
             BusyPolicy busyPolicy,
             @Nullable MeterRegistry meterRegistry) {
         this.containers = Objects.requireNonNull(containers, "containers");
-        this.busyPolicy = Objects.requireNonNull(busyPolicy, "busyPolicy");
+        // A busy key is held while its holder lives: each release past a bound would count one of
+        // the few deliveries a share group allows, and it could archive the record of a holder that
+        // still fails (BusyPolicy#holdingBusyKeysWhileTheirHolderLives).
+        this.busyPolicy = Objects.requireNonNull(busyPolicy, "busyPolicy").holdingBusyKeysWhileTheirHolderLives();
         this.metrics = new ShareMetrics(meterRegistry);
     }
 

@@ -8,14 +8,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * Share-group listeners ({@code sumi.kafka.share.*}).
  *
- * @param busyRetryInterval how long a share consumer waits with a record whose key another
- *     consumer holds (or whose ledger row awaits reconciliation, or while the ledger is
- *     unreachable, or the handler's budget is open) before it renews the record's acquisition lock
- *     and claims the key again; keep it well below the group's
- *     {@code group.share.record.lock.duration.ms} (30 s by default)
- * @param busyMaxWait the least time such a record is held (renewed, never counted as a delivery)
- *     before it is released, which counts a delivery; a busy key is held at least until the
- *     holder's lease it first met has ended, and through a ledger outage for as long as it lasts
+ * @param busyRetryInterval how long after renewing a held record (one whose key another consumer
+ *     holds, whose ledger row awaits reconciliation, met an unreachable ledger or an open budget) a
+ *     share consumer claims its key again, when the record has come back; keep it well below the
+ *     group's {@code group.share.record.lock.duration.ms} (30 s by default)
+ * @param busyMaxWait how long a record whose ledger row awaits reconciliation is held (renewed,
+ *     never counted as a delivery) before it is released, which counts a delivery; a busy key is
+ *     held for as long as its holder's lease lives (renewed while the holder's handler runs, at most
+ *     its max run time), an unreachable ledger for as long as the outage lasts, an open budget for
+ *     as long as it is open
  * @since 0.1.0
  */
 @ConfigurationProperties("sumi.kafka.share")
@@ -23,7 +24,7 @@ public record SumiKafkaShareProperties(
         @DefaultValue("1s") Duration busyRetryInterval,
         @DefaultValue("5m") Duration busyMaxWait) {
 
-    /** The busy policy these settings describe. */
+    /** The busy policy these settings describe (the share binder holds busy keys while their holder lives). */
     public BusyPolicy busyPolicy() {
         return BusyPolicy.of(busyRetryInterval, busyMaxWait);
     }

@@ -38,11 +38,20 @@ import org.springframework.kafka.support.ShareAcknowledgment;
  *   a WARN and a count;</li>
  *   <li>another consumer holds the key (BUSY), the ledger row awaits reconciliation, or the ledger
  *   is unreachable: the record is <em>held</em>, never released on that account (each release
- *   counts a delivery, and the group archives a record after its delivery limit): this thread waits
- *   the busy policy's retry interval, then {@code RENEW}s the record's acquisition lock and
- *   returns; the renewed record comes back with its delivery count unchanged and is claimed again.
- *   Past the policy's bound ({@link BusyPolicy}) it is released, with a WARN;</li>
- *   <li>the handler's budget is open: held the same way for as long as it stays open.</li>
+ *   counts a delivery, and the group archives a record after its delivery limit): Sumi
+ *   {@code RENEW}s the record's acquisition lock at once and returns; the renewed record comes
+ *   back with the consumer's next poll, its delivery count unchanged, and is claimed again once
+ *   the busy policy's retry interval has passed since its renewal. The wait is at the record's
+ *   return, not before its renewal, so the held records of one poll wait one interval together:
+ *   waiting one interval each before renewing would keep every renewal of a large poll (the
+ *   container sends acknowledgements after the poll's last record) waiting for the sum of the
+ *   waits, past the locks. A busy key is held while its holder's lease lives
+ *   ({@link BusyPolicy#holdingBusyKeysWhileTheirHolderLives()}); a row awaiting reconciliation is
+ *   released past the policy's bound, with a WARN;</li>
+ *   <li>the handler's budget is open: held the same way for as long as it stays open. A consumer
+ *   that renews records acquires nothing new (the client hands the renewed records back instead),
+ *   so an open budget stops its consumers acquiring records after the poll that met it, which is
+ *   the pause a share container allows (Spring Kafka's cannot be paused).</li>
  * </ul>
  * A listener method that takes the {@link ShareAcknowledgment} itself gets one that settles
  * nothing at once: its {@code acknowledge()} lets the record complete, its {@code release()} or
@@ -114,6 +123,13 @@ final class SumiShareListener<K, V>
                     "Share-group container '" + listenerId
                             + "' passed no acknowledgment: Sumi runs it in ShareAckMode.MANUAL, which was changed after start-up");
         }
+        Held held = holds.get(RecordId.of(record));
+        if (held != null && !awaitRetry(held)) {
+            // The container stops (or the thread was interrupted) while the record is held.
+            holds.remove(RecordId.of(record));
+            acknowledge(acknowledgment, AcknowledgeType.RELEASE, deliveries(record));
+            return;
+        }
         Call call = new Call();
         Exception failure = null;
         try {
@@ -142,7 +158,7 @@ final class SumiShareListener<K, V>
     private void settle(
             ConsumerRecord<K, V> record, ShareAcknowledgment acknowledgment, Call call, @Nullable Exception failure) {
         RecordId id = RecordId.of(record);
-        int deliveries = record.deliveryCount().map(Short::intValue).orElse(0);
+        int deliveries = deliveries(record);
         if (failure == null) {
             // Processed, a duplicate, not done; or the adapter returned without a guarded call (a
             // record filter dropped it), which the container itself would accept.
@@ -199,11 +215,11 @@ final class SumiShareListener<K, V>
                         refusal.getMessage());
                 acknowledge(acknowledgment, AcknowledgeType.REJECT, deliveries);
             }
-            case BUDGET -> hold(acknowledgment, deliveries, () -> sleep(busyPolicy.retryInterval()));
+            case BUDGET -> hold(id, holds.computeIfAbsent(id, key -> new Held()), acknowledgment, deliveries);
             default -> { // BUSY, RECONCILE, LEDGER_UNAVAILABLE
-                Held held = holds.computeIfAbsent(id, key -> new Held(busyPolicy.start()));
-                if (holdBusy && held.hold.retry(refusal, running)) {
-                    hold(acknowledgment, deliveries, () -> true);
+                Held held = holds.computeIfAbsent(id, key -> new Held());
+                if (holdBusy && held.busy(busyPolicy).keep(refusal, running)) {
+                    hold(id, held, acknowledgment, deliveries);
                     return true;
                 }
                 holds.remove(id);
@@ -214,7 +230,7 @@ final class SumiShareListener<K, V>
                         record.topic(),
                         record.partition(),
                         record.offset(),
-                        held.hold.retries(),
+                        held.busy(busyPolicy).retries(),
                         deliveries,
                         refusal.getMessage());
                 metrics.heldPastBound(listenerId);
@@ -224,14 +240,30 @@ final class SumiShareListener<K, V>
         return true;
     }
 
-    /** Keeps the record: renews its acquisition lock after {@code wait}; it comes back uncounted. */
-    private void hold(ShareAcknowledgment acknowledgment, int deliveries, BooleanSupplier wait) {
+    /**
+     * Keeps the record: renews its acquisition lock now (sent with the container's next poll); it
+     * comes back uncounted and is claimed again one retry interval from now. A container that
+     * stops meanwhile gets it released instead.
+     */
+    private void hold(RecordId id, Held held, ShareAcknowledgment acknowledgment, int deliveries) {
         forgetStaleHolds();
-        if (!wait.getAsBoolean()) {
+        if (!running.getAsBoolean()) {
+            holds.remove(id);
             acknowledge(acknowledgment, AcknowledgeType.RELEASE, deliveries);
             return;
         }
+        held.retryAfter(busyPolicy.retryInterval());
         acknowledge(acknowledgment, AcknowledgeType.RENEW, deliveries);
+    }
+
+    /** Waits until the held record may be claimed again; {@code false}: the container stops. */
+    private boolean awaitRetry(Held held) {
+        long wait = held.nanosUntilRetry();
+        return wait <= 0 ? running.getAsBoolean() : sleep(Duration.ofNanos(wait));
+    }
+
+    private static int deliveries(ConsumerRecord<?, ?> record) {
+        return record.deliveryCount().map(Short::intValue).orElse(0);
     }
 
     private void acknowledge(ShareAcknowledgment acknowledgment, AcknowledgeType type, int deliveries) {
@@ -247,7 +279,7 @@ final class SumiShareListener<K, V>
 
     private boolean sleep(Duration duration) {
         try {
-            Thread.sleep(duration.toMillis());
+            Thread.sleep(Math.max(1, duration.toMillis()));
             return running.getAsBoolean();
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
@@ -272,9 +304,30 @@ final class SumiShareListener<K, V>
         }
     }
 
-    private record Held(BusyHold hold, long startedAt) {
-        Held(BusyHold hold) {
-            this(hold, System.nanoTime());
+    /**
+     * A held record: its busy hold (a busy key's bound), when it was first held, and when it may
+     * be claimed again. The record comes back to whichever consumer thread of the container
+     * acquires it, hence the lock.
+     */
+    private static final class Held {
+
+        final long startedAt = System.nanoTime();
+        private @Nullable BusyHold busy;
+        private long retryAt = startedAt;
+
+        synchronized BusyHold busy(BusyPolicy policy) {
+            if (busy == null) {
+                busy = policy.start();
+            }
+            return busy;
+        }
+
+        synchronized void retryAfter(Duration interval) {
+            retryAt = System.nanoTime() + interval.toNanos();
+        }
+
+        synchronized long nanosUntilRetry() {
+            return retryAt - System.nanoTime();
         }
     }
 

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sumi.budget.Budget;
+import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.binder.BusyPolicy;
@@ -65,11 +67,14 @@ import org.springframework.test.context.DynamicPropertySource;
             "sumi.outbox.dispatcher.enabled=false",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "sumi.kafka.share.busy-retry-interval=200ms",
-            "sumi.kafka.share.busy-max-wait=1s"
+            "sumi.kafka.share.busy-max-wait=1s",
+            "sumi.budgets.share-llm.limit=1000",
+            "sumi.budgets.share-llm.window=1h",
+            "sumi.budgets.share-llm.cost-per-call=1"
         })
 @EmbeddedKafka(
         partitions = 2,
-        topics = "share-mail",
+        topics = {"share-mail", "share-budget"},
         brokerProperties = {
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
@@ -100,6 +105,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
 
     @Autowired
     KafkaListenerEndpointRegistry registry;
+
+    @Autowired
+    BudgetRegistry budgets;
 
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
@@ -169,6 +177,92 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         Thread.sleep(6_000);
         assertThat(acknowledgements("share-mail", "reject") - rejected).isOne();
         assertThat(effects.attempts(RUN + "no-key")).isZero();
+    }
+
+    /**
+     * A budget forced open while 20 records arrive on consumers that acquire up to 20 records a
+     * poll: every record is held, renewed with its poll, for three lock periods, then runs once the
+     * budget closes. Held records wait one retry interval per poll, together, so no lock lapses:
+     * each record is delivered (and accepted) once. Checked by hand against the version that waited
+     * one interval per held record before renewing (200 ms each, added up past the 2 s lock): the
+     * locks lapsed while the records were held, and 28 deliveries of the 20 records were accepted
+     * (the ledger kept the effects at one each; with the default delivery limit of 5 a longer
+     * opening archives them).
+     */
+    @Test
+    void anOpenBudgetHoldsWholePollsRenewedAndTheyRunOnceItCloses() throws Exception {
+        Budget budget = budgets.budget("share-llm");
+        double renewed = acknowledgements("share-budget", "renew");
+        budget.forceOpen();
+        try {
+            for (int i = 0; i < 20; i++) {
+                template.send(record("share-budget", RUN + "budget-" + i, "ok"));
+            }
+            template.flush();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> acknowledgements("share-budget", "renew") - renewed >= 20);
+            Thread.sleep(6_000); // three lock periods
+            assertThat(effects.runs(RUN + "budget-"))
+                    .as("nothing runs while the budget is open")
+                    .isEmpty();
+            assertThat(acknowledgements("share-budget", "release"))
+                    .as("releases")
+                    .isZero();
+            assertThat(acknowledgements("share-budget", "reject"))
+                    .as("rejections")
+                    .isZero();
+        } finally {
+            budget.forceClosed();
+        }
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(effects.runs(RUN + "budget-")).hasSize(20));
+        assertThat(effects.runs(RUN + "budget-"))
+                .allSatisfy((key, runs) -> assertThat(runs).as(key).isOne());
+        assertThat(acknowledgements("share-budget", "accept")).as("deliveries: no lock lapsed").isEqualTo(20);
+        assertThat(acknowledgements("share-budget", "release")).as("releases").isZero();
+    }
+
+    /**
+     * A handler that outlives its record's acquisition lock (5 s against 2 s), its lease (1 s)
+     * renewed meanwhile: the lock cannot be renewed while the handler runs, so the record goes to
+     * the other consumer (delivery 2), which meets the live claim as BUSY and holds it, renewed,
+     * until the first run completes and it is a duplicate. One run, nothing released.
+     */
+    @Test
+    void aRecordWhoseLockLapsesWhileItsHandlerRunsRunsOnceWhileTheLeaseIsRenewed() {
+        String key = RUN + "long";
+        template.send(record("share-long", key, "slow-first"));
+
+        // Both deliveries accepted: the first after its run (the broker refuses it: its lock is
+        // gone), the held copy as a duplicate once that run completed.
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() ->
+                        assertThat(acknowledgements("share-long", "accept")).isEqualTo(2));
+        assertThat(effects.attempts(key)).as("handler runs").isOne();
+        assertThat(effects.runs(key)).containsEntry(key, 1);
+        assertThat(acknowledgements("share-long", "renew"))
+                .as("the redelivered copy was held while the first run went on")
+                .isGreaterThanOrEqualTo(1);
+        assertThat(acknowledgements("share-long", "release")).as("releases").isZero();
+        assertThat(effects.okDeliveries(key)).as("the one run was delivery 1").containsExactly(1);
+    }
+
+    /**
+     * The same handler past its max run time (1 s): its lease renewal stops, the lease lapses, and
+     * the copy the lapsed lock sent to the other consumer takes the claim over and runs the handler
+     * again while the first run still goes on: the documented repeat of lease mode past max-run
+     * (both the lease and the lock have lapsed), with the same key.
+     */
+    @Test
+    void pastMaxRunTheLeaseAndTheLockLapseAndTheOtherConsumerRunsTheKeyAgain() {
+        String key = RUN + "overrun";
+        template.send(record("share-overrun", key, "slow-first"));
+
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(effects.attempts(key)).isEqualTo(2));
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(effects.runs(key)).containsEntry(key, 2));
+        assertThat(effects.okDeliveries(key)).as("deliveries of the two runs").containsExactlyInAnyOrder(1, 2);
     }
 
     /**
@@ -261,6 +355,12 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                         throw new IllegalStateException("the first attempt fails");
                     }
                 }
+                case "slow-first" -> {
+                    if (attempt == 1) {
+                        Thread.sleep(5_000); // two and a half lock periods
+                    }
+                    delivered(record);
+                }
                 case "hang-then-fail" -> {
                     CountDownLatch release = hangs.remove(key); // only the first attempt hangs
                     if (release != null) {
@@ -269,12 +369,15 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                     }
                     throw new IllegalStateException("copy 1 always fails");
                 }
-                default ->
-                    okDeliveries
-                            .computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>()))
-                            .add(record.deliveryCount().map(Short::intValue).orElse(0));
+                default -> delivered(record);
             }
             runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        }
+
+        private void delivered(ConsumerRecord<String, String> record) {
+            okDeliveries
+                    .computeIfAbsent(record.key(), k -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(record.deliveryCount().map(Short::intValue).orElse(0));
         }
 
         CountDownLatch hang(String key) {
@@ -336,6 +439,36 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
 
         @KafkaListener(
+                id = "share-long",
+                topics = "share-long",
+                groupId = "share-long",
+                containerFactory = "shareFactory")
+        @IdempotentHandler(consumer = "share-long", mode = IdempotencyMode.LEASE, lease = "1s", maxRun = "1m")
+        public void longRunning(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
+                id = "share-overrun",
+                topics = "share-overrun",
+                groupId = "share-overrun",
+                containerFactory = "shareFactory")
+        @IdempotentHandler(consumer = "share-overrun", mode = IdempotencyMode.LEASE, lease = "1s", maxRun = "1s")
+        public void overrunning(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
+                id = "share-budget",
+                topics = "share-budget",
+                groupId = "share-budget",
+                containerFactory = "sharePollFactory")
+        @IdempotentHandler(consumer = "share-budget", budget = "share-llm")
+        public void budgeted(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
                 id = "share-busy-control",
                 topics = "share-busy-control",
                 groupId = "share-busy-control",
@@ -371,6 +504,16 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
 
         @Bean
+        NewTopic shareLong() {
+            return TopicBuilder.name("share-long").partitions(1).replicas(1).build();
+        }
+
+        @Bean
+        NewTopic shareOverrun() {
+            return TopicBuilder.name("share-overrun").partitions(1).replicas(1).build();
+        }
+
+        @Bean
         NewTopic shareBusyControl() {
             return TopicBuilder.name("share-busy-control")
                     .partitions(1)
@@ -386,18 +529,25 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         @Bean
         ShareKafkaListenerContainerFactory<String, String> shareFactory(
                 @Value("${spring.embedded.kafka.brokers}") String brokers) {
+            return factory(
+                    brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1, "share.acquire.mode", "record_limit"));
+        }
+
+        /** Consumers that acquire up to 20 records a poll (the client's default acquire mode). */
+        @Bean
+        ShareKafkaListenerContainerFactory<String, String> sharePollFactory(
+                @Value("${spring.embedded.kafka.brokers}") String brokers) {
+            return factory(brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 20));
+        }
+
+        private static ShareKafkaListenerContainerFactory<String, String> factory(
+                String brokers, Map<String, Object> acquisition) {
+            Map<String, Object> config = new java.util.HashMap<>(acquisition);
+            config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+            config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+            config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
             ShareKafkaListenerContainerFactory<String, String> factory =
-                    new ShareKafkaListenerContainerFactory<>(new DefaultShareConsumerFactory<>(Map.of(
-                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                            brokers,
-                            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                            StringDeserializer.class,
-                            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                            StringDeserializer.class,
-                            ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
-                            1,
-                            "share.acquire.mode",
-                            "record_limit")));
+                    new ShareKafkaListenerContainerFactory<>(new DefaultShareConsumerFactory<>(config));
             factory.setConcurrency(2);
             return factory;
         }
@@ -412,7 +562,13 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 public void start() {
                     try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
                         Map<ConfigResource, java.util.Collection<AlterConfigOp>> configs = new java.util.HashMap<>();
-                        for (String group : List.of("share-mail", "share-busy", "share-busy-control")) {
+                        for (String group : List.of(
+                                "share-mail",
+                                "share-busy",
+                                "share-busy-control",
+                                "share-budget",
+                                "share-long",
+                                "share-overrun")) {
                             configs.put(
                                     new ConfigResource(ConfigResource.Type.GROUP, group),
                                     List.of(new AlterConfigOp(
