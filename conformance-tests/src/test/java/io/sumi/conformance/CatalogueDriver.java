@@ -25,7 +25,7 @@ public abstract class CatalogueDriver extends ConformanceCatalogue implements Li
     /**
      * Every kind's pace. Busy keys and ledger outages are retried every 200 ms (the default is 1 s):
      * the ledger-down scenario waits out ten refusals, and the held-key scenarios retry many times
-     * within the dead holder's 8 s lease. A spent budget pauses the container within 100 ms.
+     * within the dead holder's 4 s lease (20 meetings against a delivery limit of 3). A spent budget pauses the container within 100 ms.
      */
     @DynamicPropertySource
     static void cataloguePace(DynamicPropertyRegistry registry) {

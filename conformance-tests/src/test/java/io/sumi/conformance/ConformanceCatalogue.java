@@ -37,7 +37,7 @@ public abstract class ConformanceCatalogue {
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
     /** The lease the dead instance of {@link Scenario#HELD_BY_DEAD_INSTANCE} left. */
-    static final Duration DEAD_LEASE = Duration.ofSeconds(8);
+    static final Duration DEAD_LEASE = Duration.ofSeconds(4);
 
     /**
      * Scenarios not written yet, for every kind: in the table as "not written", so the gap shows.

@@ -19,7 +19,7 @@ public enum Scenario {
                     + " twice. Proves the scenario above can fail."),
     HELD_BY_DEAD_INSTANCE(
             "Key held by a dead instance under the broker's redelivery limit",
-            "A ledger row IN_PROGRESS with a live lease (8 s) for the key, as a crashed instance leaves it;"
+            "A ledger row IN_PROGRESS with a live lease (4 s) for the key, as a crashed instance leaves it;"
                     + " the message arrives on a destination whose broker counts redeliveries (Rabbit quorum"
                     + " queue with x-delivery-limit 3, Artemis max-delivery-attempts 3, Kafka error handler"
                     + " without retries). The message is neither dead-lettered nor dropped: once the lease"

@@ -40,6 +40,9 @@ import org.springframework.test.context.DynamicPropertySource;
             "spring.kafka.consumer.properties.heartbeat.interval.ms=1000",
             // A retry seeks back and waits for the fetch in flight (500 ms by default each time).
             "spring.kafka.consumer.fetch-max-wait=50ms",
+            // A nack pauses the consumer, which resumes after a poll that waits the whole poll
+            // timeout while paused (5 s by default each time).
+            "spring.kafka.listener.poll-timeout=500ms",
             // The async listeners' opt-in (refused without it): the catalogue's ASYNC_FAILED_FUTURE
             // cell tests that opted-in path, retry topics and all (KafkaRecordListeners.async).
             "sumi.kafka.allow-async-listeners=true"
