@@ -9,6 +9,7 @@ import io.sumi.kafka.ShareGroupListenerCheck;
 import io.sumi.kafka.SumiErrorHandlerConfigurer;
 import io.sumi.kafka.SumiKafkaErrorHandling;
 import io.sumi.kafka.SumiListenerContainerFactoryPostProcessor;
+import io.sumi.kafka.internal.ShareFactoryPhase;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -84,6 +85,17 @@ public class SumiKafkaAutoConfiguration {
     @ConditionalOnMissingBean(name = "sumiShareListenerConfigurer")
     ShareGroupListenerCheck sumiShareGroupListenerCheck(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
         return new ShareGroupListenerCheck(registry::getObject);
+    }
+
+    /**
+     * Gives share-group container factories (KIP-932) whose phase the application did not set the
+     * listener containers' default phase: Spring Kafka's default of 0 would make the endpoint
+     * registry start every container, ordinary ones included, before Sumi teaches their error
+     * handlers (see {@link ShareFactoryPhase}).
+     */
+    @Bean
+    static ShareFactoryPhase sumiShareFactoryPhase() {
+        return new ShareFactoryPhase();
     }
 
     /** Teaches error-handler and after-rollback-processor beans, including those used outside the endpoint registry. */

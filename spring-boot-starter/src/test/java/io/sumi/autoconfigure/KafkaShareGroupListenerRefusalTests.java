@@ -16,6 +16,7 @@ import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
+import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.AbstractShareKafkaMessageListenerContainer;
 
 /**
@@ -56,6 +57,11 @@ class KafkaShareGroupListenerRefusalTests {
                             .isInstanceOf(AbstractShareKafkaMessageListenerContainer.class);
                     assertThat(registry.getListenerContainer("idempotent-ordinary"))
                             .isNotNull();
+                    // The share factory's default phase (0) would have become the registry's, and
+                    // every container would start before Sumi teaches their error handlers.
+                    assertThat(registry.getListenerContainer("plain-share").getPhase())
+                            .isEqualTo(AbstractMessageListenerContainer.DEFAULT_PHASE);
+                    assertThat(registry.getPhase()).isEqualTo(AbstractMessageListenerContainer.DEFAULT_PHASE);
                 });
     }
 

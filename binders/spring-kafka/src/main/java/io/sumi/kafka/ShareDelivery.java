@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport.Settlement;
 import java.util.Objects;
+import java.util.OptionalInt;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 
@@ -11,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * {@code sumi-binder-spring-kafka-share} (Spring Kafka 4.1) hands its records to
  * {@link IdempotentHandlerInterceptor}, which guards the listener method with this record and
  * settles through this settlement instead of the consumer-group paths (error handler, seeks,
- * deferred acknowledgements), none of which a share container has. Applications do not use it.
+ * deferred acknowledgements), none of which a share container has. Applications use only
+ * {@link #deliveryCount()}.
  *
  * @since 0.1.0
  */
@@ -51,6 +53,27 @@ public final class ShareDelivery {
         } finally {
             CURRENT.remove();
         }
+    }
+
+    /**
+     * How many times the broker has delivered the share-group record whose handler runs on this
+     * thread, this delivery included ({@link ConsumerRecord#deliveryCount()}: 1 the first time);
+     * empty outside a share-group delivery. A handler that takes the payload rather than the record
+     * reads it here. Not {@link io.sumi.consumer.IdempotencyContext#attempt()}, which counts the
+     * key's runs in the ledger: a record held while another consumer runs its key comes back
+     * uncounted, and a lock that lapses counts a delivery but no attempt.
+     *
+     * @since 0.1.0
+     */
+    public static OptionalInt deliveryCount() {
+        ShareDelivery delivery = CURRENT.get();
+        if (delivery == null) {
+            return OptionalInt.empty();
+        }
+        return delivery.record
+                .deliveryCount()
+                .map(count -> OptionalInt.of(count))
+                .orElseGet(OptionalInt::empty);
     }
 
     /** The share delivery running on this thread, or {@code null}. */

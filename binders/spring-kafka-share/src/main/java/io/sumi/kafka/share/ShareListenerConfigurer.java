@@ -120,9 +120,11 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
                 new SumiShareListener<>(generic, id, busyPolicy, toRecoverer, container::isRunning, metrics));
         log.info(
                 "Share-group container '{}' runs an @IdempotentHandler: Sumi settles its acknowledgements"
-                        + " (ShareAckMode.MANUAL; a failed handler's record is {})",
+                        + " (ShareAckMode.MANUAL; {})",
                 id,
-                toRecoverer ? "passed to the container's recoverer" : "released, delivered again");
+                toRecoverer
+                        ? "failed handlers' records and keys that cannot run go to the container's recoverer"
+                        : "a failed handler's record is released, delivered again; one whose key cannot run is rejected");
     }
 
     /**
@@ -171,7 +173,7 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
 
     /**
      * First of all: the containers exist once the singletons are instantiated, and a share
-     * container's phase is its factory's, 0 unless set ({@link ShareFactoryPhase}), so the
+     * container's phase is its factory's, 0 unless set (the starter's {@code ShareFactoryPhase} sets the default), so the
      * containers' registry may start them in any phase.
      */
     @Override

@@ -28,12 +28,6 @@ public class SumiKafkaShareAutoConfiguration {
     /** The name of the configurer's bean, which the starter's refusal of share listeners yields to. */
     public static final String BEAN_NAME = "sumiShareListenerConfigurer";
 
-    /** Share factories get the listener containers' default phase (see {@link ShareFactoryPhase}). */
-    @Bean
-    static ShareFactoryPhase sumiShareFactoryPhase() {
-        return new ShareFactoryPhase();
-    }
-
     @Bean(BEAN_NAME)
     @ConditionalOnBean(KafkaListenerEndpointRegistry.class)
     @ConditionalOnMissingBean

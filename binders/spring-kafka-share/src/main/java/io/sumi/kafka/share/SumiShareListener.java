@@ -35,7 +35,8 @@ import org.springframework.kafka.support.ShareAcknowledgment;
  *   again, which the broker counts), or, with a recoverer of the application's configured on the
  *   container, the failure goes to the container, which asks the recoverer;</li>
  *   <li>a key that can never run (none, invalid, a rejected fingerprint): {@code REJECT} (archived),
- *   a WARN and a count;</li>
+ *   a WARN and a count; with a recoverer of the application's, that recoverer decides (its
+ *   dead-letter path);</li>
  *   <li>another consumer holds the key (BUSY), the ledger row awaits reconciliation, or the ledger
  *   is unreachable: the record is <em>held</em>, never released on that account (each release
  *   counts a delivery, and the group archives a record after its delivery limit): Sumi
@@ -80,8 +81,9 @@ final class SumiShareListener<K, V>
     private final boolean holdBusy;
 
     /**
-     * @param failuresToRecoverer whether a failed handler's record goes to the container's
-     *     recoverer (the application configured one) instead of being released
+     * @param failuresToRecoverer whether a failed handler's record, and one whose key can never
+     *     run, go to the container's recoverer (the application configured one) instead of being
+     *     released or rejected
      */
     SumiShareListener(
             GenericMessageListener<?> delegate,
@@ -206,6 +208,18 @@ final class SumiShareListener<K, V>
         switch (verdict) {
             case REJECT -> {
                 holds.remove(id);
+                if (failuresToRecoverer) {
+                    // The application's dead-letter path: the container asks its recoverer.
+                    log.warn(
+                            "Share-group listener '{}' cannot run the record at {}-{}@{}: passed to the container's"
+                                    + " recoverer: {}",
+                            listenerId,
+                            record.topic(),
+                            record.partition(),
+                            record.offset(),
+                            refusal.getMessage());
+                    sneakyThrow(refusal);
+                }
                 log.warn(
                         "Share-group listener '{}' rejects the record at {}-{}@{} (archived, not delivered again): {}",
                         listenerId,

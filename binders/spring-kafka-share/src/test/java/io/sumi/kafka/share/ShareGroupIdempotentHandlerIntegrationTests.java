@@ -74,7 +74,7 @@ import org.springframework.test.context.DynamicPropertySource;
         })
 @EmbeddedKafka(
         partitions = 2,
-        topics = {"share-mail", "share-budget"},
+        topics = {"share-mail", "share-budget", "share-recovered"},
         brokerProperties = {
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
@@ -108,6 +108,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
 
     @Autowired
     BudgetRegistry budgets;
+
+    @Autowired
+    RecordingRecoverer recovered;
 
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
@@ -152,6 +155,12 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 .allSatisfy((key, runs) -> assertThat(runs).as(key).isOne());
         assertThat(acknowledgements("share-mail", "release") - released).isZero();
         assertThat(acknowledgements("share-mail", "reject") - rejected).isZero();
+        assertThat(effects.okDeliveries(RUN + "mail-0"))
+                .as("delivery counts seen by a handler")
+                .isNotEmpty();
+        assertThat(effects.contextMismatches)
+                .as("ShareDelivery.deliveryCount() is the record's")
+                .isEmpty();
     }
 
     @Test
@@ -177,6 +186,40 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         Thread.sleep(6_000);
         assertThat(acknowledgements("share-mail", "reject") - rejected).isOne();
         assertThat(effects.attempts(RUN + "no-key")).isZero();
+    }
+
+    /**
+     * With a recoverer of the application's on the factory (its dead-letter path), a record whose
+     * key can never run and a failed handler's record both go to it, not to Sumi's REJECT or
+     * RELEASE: here it publishes nothing and answers REJECT, once each, and the handler of the
+     * keyless record never ran.
+     */
+    @Test
+    void withTheApplicationsRecovererBadKeysAndFailuresGoToIt() throws Exception {
+        template.send(new ProducerRecord<>("share-recovered", RUN + "recovered-no-key", "no key header"));
+        template.send(record("share-recovered", RUN + "recovered-fail", "fail-always"));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> recovered.failures().size() >= 2);
+        Thread.sleep(4_000); // two lock periods: rejected by the recoverer, not delivered again
+        assertThat(recovered.failures())
+                .hasSize(2)
+                .anySatisfy(failure ->
+                        assertThat(failure).startsWith(RUN + "recovered-fail: ").contains("always fails"))
+                .anySatisfy(failure -> assertThat(failure)
+                        .startsWith(RUN + "recovered-no-key: ")
+                        .contains("MissingIdempotencyKeyException"));
+        assertThat(effects.attempts(RUN + "recovered-no-key"))
+                .as("runs of the keyless record")
+                .isZero();
+        assertThat(effects.attempts(RUN + "recovered-fail"))
+                .as("runs of the failing handler")
+                .isOne();
+        assertThat(acknowledgements("share-recovered", "reject"))
+                .as("Sumi's own rejections")
+                .isZero();
+        assertThat(acknowledgements("share-recovered", "release"))
+                .as("Sumi's releases")
+                .isZero();
     }
 
     /**
@@ -218,7 +261,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 .untilAsserted(() -> assertThat(effects.runs(RUN + "budget-")).hasSize(20));
         assertThat(effects.runs(RUN + "budget-"))
                 .allSatisfy((key, runs) -> assertThat(runs).as(key).isOne());
-        assertThat(acknowledgements("share-budget", "accept")).as("deliveries: no lock lapsed").isEqualTo(20);
+        assertThat(acknowledgements("share-budget", "accept"))
+                .as("deliveries: no lock lapsed")
+                .isEqualTo(20);
         assertThat(acknowledgements("share-budget", "release")).as("releases").isZero();
     }
 
@@ -336,6 +381,29 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
     }
 
+    /** The application's recoverer: records each failure it is asked about ("key: exception") and rejects. */
+    static class RecordingRecoverer implements org.springframework.kafka.listener.ShareConsumerRecordRecoverer {
+
+        private final List<String> failures = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public org.apache.kafka.clients.consumer.AcknowledgeType recover(ConsumerRecord<?, ?> record, Exception ex) {
+            StringBuilder chain = new StringBuilder();
+            for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+                chain.append(cause.getClass().getSimpleName())
+                        .append(' ')
+                        .append(cause.getMessage())
+                        .append(" | ");
+            }
+            failures.add(record.key() + ": " + chain);
+            return org.apache.kafka.clients.consumer.AcknowledgeType.REJECT;
+        }
+
+        List<String> failures() {
+            return List.copyOf(failures);
+        }
+    }
+
     /** What the listeners did, per key. */
     static class Effects {
 
@@ -344,6 +412,8 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         private final Map<String, CountDownLatch> hangs = new ConcurrentHashMap<>();
         private final Map<String, CountDownLatch> hanging = new ConcurrentHashMap<>();
         private final Map<String, List<Integer>> okDeliveries = new ConcurrentHashMap<>();
+        /** Keys whose handler saw another delivery count through ShareDelivery than on its record. */
+        final List<String> contextMismatches = Collections.synchronizedList(new ArrayList<>());
 
         void on(ConsumerRecord<String, String> record) throws InterruptedException {
             String key = record.key();
@@ -355,6 +425,7 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                         throw new IllegalStateException("the first attempt fails");
                     }
                 }
+                case "fail-always" -> throw new IllegalStateException(key + " always fails");
                 case "slow-first" -> {
                     if (attempt == 1) {
                         Thread.sleep(5_000); // two and a half lock periods
@@ -375,6 +446,10 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
 
         private void delivered(ConsumerRecord<String, String> record) {
+            int counted = record.deliveryCount().map(Short::intValue).orElse(0);
+            if (io.sumi.kafka.ShareDelivery.deliveryCount().orElse(-1) != counted) {
+                contextMismatches.add(record.key());
+            }
             okDeliveries
                     .computeIfAbsent(record.key(), k -> Collections.synchronizedList(new ArrayList<>()))
                     .add(record.deliveryCount().map(Short::intValue).orElse(0));
@@ -435,6 +510,16 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 containerFactory = "shareFactory")
         @IdempotentHandler(consumer = "share-busy", mode = IdempotencyMode.LEASE, lease = "60s")
         public void busy(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        @KafkaListener(
+                id = "share-recovered",
+                topics = "share-recovered",
+                groupId = "share-recovered",
+                containerFactory = "shareRecoveringFactory")
+        @IdempotentHandler(consumer = "share-recovered")
+        public void recovered(ConsumerRecord<String, String> record) throws InterruptedException {
             effects.on(record);
         }
 
@@ -533,6 +618,21 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                     brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1, "share.acquire.mode", "record_limit"));
         }
 
+        @Bean
+        RecordingRecoverer recoverer() {
+            return new RecordingRecoverer();
+        }
+
+        /** As shareFactory, with the application's recoverer (a dead-letter path). */
+        @Bean
+        ShareKafkaListenerContainerFactory<String, String> shareRecoveringFactory(
+                @Value("${spring.embedded.kafka.brokers}") String brokers, RecordingRecoverer recoverer) {
+            ShareKafkaListenerContainerFactory<String, String> factory = factory(
+                    brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1, "share.acquire.mode", "record_limit"));
+            factory.setShareConsumerRecordRecoverer(recoverer);
+            return factory;
+        }
+
         /** Consumers that acquire up to 20 records a poll (the client's default acquire mode). */
         @Bean
         ShareKafkaListenerContainerFactory<String, String> sharePollFactory(
@@ -568,7 +668,8 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                                 "share-busy-control",
                                 "share-budget",
                                 "share-long",
-                                "share-overrun")) {
+                                "share-overrun",
+                                "share-recovered")) {
                             configs.put(
                                     new ConfigResource(ConfigResource.Type.GROUP, group),
                                     List.of(new AlterConfigOp(

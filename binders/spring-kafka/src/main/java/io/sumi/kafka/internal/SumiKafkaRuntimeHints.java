@@ -4,6 +4,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
+import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.FailedRecordProcessor;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
@@ -30,5 +31,7 @@ public final class SumiKafkaRuntimeHints implements RuntimeHintsRegistrar {
         // SumiErrorHandlerConfigurer, AsyncRecordListenerCheck: the listener method behind an adapter.
         hints.reflection().registerType(MessagingMessageListenerAdapter.class, type -> type.withField("handlerMethod"));
         hints.reflection().registerType(HandlerAdapter.class, type -> type.withField("invokerHandlerMethod"));
+        // ShareFactoryPhase: a share factory's phase, which has no getter.
+        hints.reflection().registerType(ShareKafkaListenerContainerFactory.class, type -> type.withField("phase"));
     }
 }

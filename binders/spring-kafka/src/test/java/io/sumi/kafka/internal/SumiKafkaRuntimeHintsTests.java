@@ -7,6 +7,7 @@ import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.core.io.support.SpringFactoriesLoader;
+import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.FailedRecordProcessor;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
@@ -38,6 +39,8 @@ class SumiKafkaRuntimeHintsTests {
                         .onFieldAccess(MessagingMessageListenerAdapter.class, "handlerMethod"))
                 .accepts(hints);
         assertThat(RuntimeHintsPredicates.reflection().onFieldAccess(HandlerAdapter.class, "invokerHandlerMethod"))
+                .accepts(hints);
+        assertThat(RuntimeHintsPredicates.reflection().onFieldAccess(ShareKafkaListenerContainerFactory.class, "phase"))
                 .accepts(hints);
     }
 

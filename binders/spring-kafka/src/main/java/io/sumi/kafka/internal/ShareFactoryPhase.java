@@ -1,4 +1,4 @@
-package io.sumi.kafka.share;
+package io.sumi.kafka.internal;
 
 import java.lang.reflect.Field;
 import org.jspecify.annotations.Nullable;
@@ -15,9 +15,11 @@ import org.springframework.util.ReflectionUtils;
  * Spring Kafka 4.1's share factory defaults to phase 0 and hands it to its containers, and the
  * listener containers' registry then takes that phase for <em>all</em> its containers, ordinary ones
  * included: they would start before Sumi configures their error handlers (which it does in the
- * phases just before the default). A phase of the application's own (not 0) is left alone.
- *
- * @since 0.1.0
+ * phases just before the default), and an ordinary {@code @IdempotentHandler} listener would run
+ * with an error handler Sumi never taught. This happens on both Boot lines (Spring Kafka 4.0 has the
+ * share factory too) and whether or not {@code sumi-binder-spring-kafka-share} is there, so the
+ * starter registers it with the Kafka binder. A phase of the application's own (not 0) is left
+ * alone.
  */
 public final class ShareFactoryPhase implements BeanPostProcessor {
 
