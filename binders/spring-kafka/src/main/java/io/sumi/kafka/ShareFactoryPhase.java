@@ -1,4 +1,4 @@
-package io.sumi.kafka.internal;
+package io.sumi.kafka;
 
 import java.lang.reflect.Field;
 import org.jspecify.annotations.Nullable;
@@ -20,6 +20,8 @@ import org.springframework.util.ReflectionUtils;
  * share factory too) and whether or not {@code sumi-binder-spring-kafka-share} is there, so the
  * starter registers it with the Kafka binder. A phase of the application's own (not 0) is left
  * alone.
+ *
+ * @since 0.1.0
  */
 public final class ShareFactoryPhase implements BeanPostProcessor {
 
