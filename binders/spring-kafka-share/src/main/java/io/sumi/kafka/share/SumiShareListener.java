@@ -125,10 +125,11 @@ final class SumiShareListener<K, V>
                     "Share-group container '" + listenerId
                             + "' passed no acknowledgment: Sumi runs it in ShareAckMode.MANUAL, which was changed after start-up");
         }
-        Held held = holds.get(RecordId.of(record));
+        RecordId id = RecordId.of(record);
+        Held held = holds.get(id);
         if (held != null && !awaitRetry(held)) {
             // The container stops (or the thread was interrupted) while the record is held.
-            holds.remove(RecordId.of(record));
+            holds.remove(id);
             acknowledge(acknowledgment, AcknowledgeType.RELEASE, deliveries(record));
             return;
         }
