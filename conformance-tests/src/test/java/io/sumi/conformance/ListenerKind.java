@@ -99,6 +99,22 @@ public interface ListenerKind {
                 + Scenario.BUDGET_OPEN_THEN_CLOSED + " not applicable or not written");
     }
 
+    /**
+     * Whether this kind's container stops taking work for a spent budget by pausing (Kafka) or
+     * stopping (RabbitMQ, JMS), counted by {@code sumi.budget.pauses} and {@code .resumes}; {@code
+     * false} for a kind that cannot pause and holds each record that meets the open budget instead (a
+     * Kafka share container: the record's lock renewed, no delivery counted), counted by {@link
+     * #budgetHolds()}.
+     */
+    default boolean pausesForBudget() {
+        return true;
+    }
+
+    /** For a kind that holds records for an open budget ({@link #pausesForBudget()} false): its holds so far. */
+    default double budgetHolds() {
+        throw new UnsupportedOperationException(id() + " pauses for a budget: it does not hold records");
+    }
+
     /** The budget {@link Role#BUDGET}'s listener is bound to: named after its ledger consumer. */
     default String budget() {
         return consumer(Role.BUDGET);

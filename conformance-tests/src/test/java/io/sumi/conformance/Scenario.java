@@ -147,10 +147,12 @@ public enum Scenario {
             "Budget open, then closed",
             "A listener bound to a local budget of 2 calls an hour (`@IdempotentHandler(budget = ...)`): two"
                     + " messages spend it, the next two are refused. The container pauses (Kafka) or stops"
-                    + " (RabbitMQ, JMS); neither message runs, neither is claimed in the ledger nor dead-lettered."
+                    + " (RabbitMQ, JMS), or, a Kafka share container, which cannot pause, holds each of them (its"
+                    + " lock renewed, no delivery counted); neither message runs, neither is claimed in the ledger"
+                    + " nor dead-lettered."
                     + " The budget's clock moves past the window: the container resumes and both held messages"
                     + " run exactly once, their rows COMPLETED; `sumi.budget.pauses` and `sumi.budget.resumes`"
-                    + " each count one.");
+                    + " each count one (for a pausing container).");
 
     private final String title;
     private final String asserts;

@@ -25,6 +25,7 @@ public final class GuaranteesTable {
             "kafka-poll-claim",
             "kafka-record-redis",
             "kafka-poll-claim-redis-cluster",
+            "kafka-share",
             "rabbit-record",
             "rabbit-batch",
             "jms",
@@ -35,22 +36,25 @@ public final class GuaranteesTable {
      * Which module's results decide each column: every module regenerates and checks only its own
      * columns of the one table, and keeps the others as the committed file has them.
      */
-    public static final Map<String, String> MODULE_OF_KIND = Map.of(
-            "kafka-record", "conformance-tests",
-            "kafka-batch", "conformance-tests",
-            "kafka-poll-claim", "conformance-tests",
-            "kafka-record-redis", "conformance-tests",
-            "kafka-poll-claim-redis-cluster", "conformance-tests",
-            "rabbit-record", "conformance-tests",
-            "rabbit-batch", "conformance-tests",
-            "jms", "conformance-tests",
-            "stream-kafka", "conformance-stream-tests",
-            "stream-rabbit", "conformance-stream-tests");
+    public static final Map<String, String> MODULE_OF_KIND = Map.ofEntries(
+            Map.entry("kafka-record", "conformance-tests"),
+            Map.entry("kafka-batch", "conformance-tests"),
+            Map.entry("kafka-poll-claim", "conformance-tests"),
+            Map.entry("kafka-record-redis", "conformance-tests"),
+            Map.entry("kafka-poll-claim-redis-cluster", "conformance-tests"),
+            Map.entry("kafka-share", "binders/spring-kafka-share"),
+            Map.entry("rabbit-record", "conformance-tests"),
+            Map.entry("rabbit-batch", "conformance-tests"),
+            Map.entry("jms", "conformance-tests"),
+            Map.entry("stream-kafka", "conformance-stream-tests"),
+            Map.entry("stream-rabbit", "conformance-stream-tests"));
 
     /** The command that regenerates the whole table (each module writes its own columns, in build order). */
     public static final String REGENERATE = "./mvnw -B -pl conformance-tests,conformance-stream-tests -am verify"
             + " -Dtest='*ConformanceTests,*GuaranteesTableTests' -Dsurefire.failIfNoSpecifiedTests=false"
-            + " -Dsumi.conformance.write-docs=true";
+            + " -Dsumi.conformance.write-docs=true; the kafka-share column on Spring Boot 4.1: ./mvnw -B -Pboot41"
+            + " -Dsumi.boot41.suites-only -pl binders/spring-kafka-share -am verify -Dtest='*ConformanceTests,*GuaranteesTableTests'"
+            + " -Dsurefire.failIfNoSpecifiedTests=false -Dsumi.conformance.write-docs=true";
 
     private GuaranteesTable() {}
 
@@ -78,7 +82,10 @@ public final class GuaranteesTable {
                 + " Artemis). The `-redis` columns run the same Kafka listeners with the Redis ledger"
                 + " (`sumi.ledger.store=redis`, docs/redis-ledger.md): the record listener on the standalone"
                 + " Redis, the poll claim on a 3-master Redis Cluster with a replica each, started by the tests;"
-                + " their ledger-down rows fail the store's scripts. A"
+                + " their ledger-down rows fail the store's scripts. The `kafka-share` column runs share-group"
+                + " (KIP-932) listeners on Spring Boot 4.1 (module `binders/spring-kafka-share`, its own in-process"
+                + " broker with share groups on; a recoverer of the application's publishes dead letters,"
+                + " docs/kafka-share-groups.md). A"
                 + " scenario that does not apply to a kind says why; a scenario not written yet for a kind is"
                 + " shown as a gap. The rows marked *(control)* run the same steps on a listener **without**"
                 + " Sumi and assert the double effect or the loss, so that a pass above them means something.\n\n");

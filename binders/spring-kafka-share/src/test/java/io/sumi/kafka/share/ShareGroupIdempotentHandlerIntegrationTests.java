@@ -22,14 +22,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -46,7 +42,6 @@ import org.springframework.kafka.config.TopicBuilder;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
-import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.GenericMessageListener;
 import org.springframework.kafka.listener.ShareKafkaMessageListenerContainer;
 import org.springframework.kafka.test.context.EmbeddedKafka;
@@ -655,49 +650,16 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         /** Share groups start at the latest offset by default: these read from the first record. */
         @Bean
         SmartLifecycle shareGroupsFromEarliest(KafkaAdmin kafkaAdmin) {
-            return new SmartLifecycle() {
-                private volatile boolean running;
-
-                @Override
-                public void start() {
-                    try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
-                        Map<ConfigResource, java.util.Collection<AlterConfigOp>> configs = new java.util.HashMap<>();
-                        for (String group : List.of(
-                                "share-mail",
-                                "share-busy",
-                                "share-busy-control",
-                                "share-budget",
-                                "share-long",
-                                "share-overrun",
-                                "share-recovered")) {
-                            configs.put(
-                                    new ConfigResource(ConfigResource.Type.GROUP, group),
-                                    List.of(new AlterConfigOp(
-                                            new ConfigEntry("share.auto.offset.reset", "earliest"),
-                                            AlterConfigOp.OpType.SET)));
-                        }
-                        admin.incrementalAlterConfigs(configs).all().get(30, TimeUnit.SECONDS);
-                    } catch (Exception ex) {
-                        throw new IllegalStateException("Could not configure the share groups", ex);
-                    }
-                    running = true;
-                }
-
-                @Override
-                public void stop() {
-                    running = false;
-                }
-
-                @Override
-                public boolean isRunning() {
-                    return running;
-                }
-
-                @Override
-                public int getPhase() {
-                    return AbstractMessageListenerContainer.DEFAULT_PHASE - 10;
-                }
-            };
+            return ShareGroups.fromEarliest(
+                    kafkaAdmin,
+                    List.of(
+                            "share-mail",
+                            "share-busy",
+                            "share-busy-control",
+                            "share-budget",
+                            "share-long",
+                            "share-overrun",
+                            "share-recovered"));
         }
     }
 }
