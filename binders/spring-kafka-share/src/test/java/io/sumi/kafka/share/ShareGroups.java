@@ -31,19 +31,8 @@ public final class ShareGroups {
 
             @Override
             public void start() {
-                try (Admin admin = Admin.create(kafkaAdmin.getConfigurationProperties())) {
-                    Map<ConfigResource, Collection<AlterConfigOp>> configs = new HashMap<>();
-                    for (String group : groups) {
-                        configs.put(
-                                new ConfigResource(ConfigResource.Type.GROUP, group),
-                                List.of(new AlterConfigOp(
-                                        new ConfigEntry("share.auto.offset.reset", "earliest"),
-                                        AlterConfigOp.OpType.SET)));
-                    }
-                    admin.incrementalAlterConfigs(configs).all().get(30, TimeUnit.SECONDS);
-                } catch (Exception ex) {
-                    throw new IllegalStateException("Could not configure the share groups " + groups, ex);
-                }
+                configure(
+                        kafkaAdmin.getConfigurationProperties(), groups, Map.of("share.auto.offset.reset", "earliest"));
                 running = true;
             }
 
@@ -62,6 +51,23 @@ public final class ShareGroups {
                 return AbstractMessageListenerContainer.DEFAULT_PHASE - 10;
             }
         };
+    }
+
+    /** Sets the group configs {@code configs} on each of {@code groups}. */
+    public static void configure(
+            Map<String, Object> adminConfig, Collection<String> groups, Map<String, String> configs) {
+        try (Admin admin = Admin.create(adminConfig)) {
+            Map<ConfigResource, Collection<AlterConfigOp>> changes = new HashMap<>();
+            for (String group : groups) {
+                List<AlterConfigOp> operations = new ArrayList<>();
+                configs.forEach((name, value) ->
+                        operations.add(new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET)));
+                changes.put(new ConfigResource(ConfigResource.Type.GROUP, group), operations);
+            }
+            admin.incrementalAlterConfigs(changes).all().get(30, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            throw new IllegalStateException("Could not configure the share groups " + groups + ": " + configs, ex);
+        }
     }
 
     /** The members of share group {@code group} that have an assignment (none: an empty list). */
