@@ -80,6 +80,13 @@ public class SumiTestAutoConfiguration {
             return KafkaDeliveryObserver.postProcessor(log::getObject);
         }
 
+        /** The share-group containers (Spring Kafka 4.1), which take no record interceptor. */
+        @Bean
+        static KafkaShareDeliveryObserver sumiTestKafkaShareDeliveryObserver(
+                ObjectProvider<KafkaListenerEndpointRegistry> listeners, ObjectProvider<DeliveryLog> log) {
+            return new KafkaShareDeliveryObserver(listeners::getObject, log::getObject);
+        }
+
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean
         KafkaDuplicates sumiTestKafkaDuplicates(

@@ -1,6 +1,8 @@
 package io.sumi.kafka.share;
 
+import static io.sumi.test.SumiAssertions.assertThatSumi;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -11,6 +13,7 @@ import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.test.SumiTest;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -42,6 +45,7 @@ import org.springframework.kafka.config.TopicBuilder;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.GenericMessageListener;
 import org.springframework.kafka.listener.ShareKafkaMessageListenerContainer;
 import org.springframework.kafka.test.context.EmbeddedKafka;
@@ -107,6 +111,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
     @Autowired
     RecordingRecoverer recovered;
 
+    @Autowired
+    SumiTest sumi;
+
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
         record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
@@ -122,6 +129,37 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 .stream()
                 .mapToDouble(counter -> counter.count())
                 .sum();
+    }
+
+    /**
+     * The test kit on a share group: three copies sent at once reach both consumers of the group
+     * (one partition), the copy that meets the running one is held (renewed), and {@code andAwait()}
+     * returns once every copy is accepted, with the handler run once.
+     */
+    @Test
+    void theTestKitSendsCopiesToAShareGroupAndAwaitsEveryCopysAcceptance() {
+        String key = RUN + "kit-1";
+        sumi.kafka().send("share-kit", key, "ok").times(3).concurrently().andAwait();
+
+        assertThatSumi()
+                .consumer("share-kit")
+                .isGuardedBySumi()
+                .processedOnce(key)
+                .hasNoClaimInProgress();
+        assertThat(effects.runs(key)).containsExactly(Map.entry(key, 1));
+    }
+
+    /** The kit's negative control: without {@code @IdempotentHandler} it sees each copy run the handler. */
+    @Test
+    void withoutSumiTheTestKitSeesEveryCopyOfAShareGroupRecordRunTheHandler() {
+        String key = RUN + "kit-plain-1";
+        sumi.kafka().send("share-kit-plain", key, "ok").times(3).andAwait();
+
+        assertThatSumi().consumer("share-kit-plain").ranHandler(key, 3);
+        assertThatThrownBy(() -> assertThatSumi().consumer("share-kit-plain").processedOnce(key))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("its handler ran 3 times");
+        assertThat(effects.runs(key)).containsExactly(Map.entry(key, 3));
     }
 
     @Test
@@ -322,8 +360,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         ShareKafkaMessageListenerContainer<?, ?> control =
                 (ShareKafkaMessageListenerContainer<?, ?>) registry.getListenerContainer("share-busy-control");
         assertThat(control).isNotNull();
-        SumiShareListener<?, ?> sumi =
-                (SumiShareListener<?, ?>) control.getContainerProperties().getMessageListener();
+        // Sumi's listener, or the test kit's watcher around it: either hands out the adapter Sumi wraps.
+        DelegatingMessageListener<?> sumi =
+                (DelegatingMessageListener<?>) control.getContainerProperties().getMessageListener();
         control.getContainerProperties()
                 .setMessageListener(new SumiShareListener<>(
                         (GenericMessageListener<?>) sumi.getDelegate(),
@@ -559,6 +598,22 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         public void busyControl(ConsumerRecord<String, String> record) throws InterruptedException {
             effects.on(record);
         }
+
+        @KafkaListener(id = "share-kit", topics = "share-kit", groupId = "share-kit", containerFactory = "shareFactory")
+        @IdempotentHandler(consumer = "share-kit")
+        public void kit(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
+
+        /** The same listener without Sumi: the test kit's negative control. */
+        @KafkaListener(
+                id = "share-kit-plain",
+                topics = "share-kit-plain",
+                groupId = "share-kit-plain",
+                containerFactory = "shareFactory")
+        public void kitWithoutSumi(ConsumerRecord<String, String> record) throws InterruptedException {
+            effects.on(record);
+        }
     }
 
     @SpringBootConfiguration
@@ -597,6 +652,19 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         @Bean
         NewTopic shareBusyControl() {
             return TopicBuilder.name("share-busy-control")
+                    .partitions(1)
+                    .replicas(1)
+                    .build();
+        }
+
+        @Bean
+        NewTopic shareKit() {
+            return TopicBuilder.name("share-kit").partitions(1).replicas(1).build();
+        }
+
+        @Bean
+        NewTopic shareKitPlain() {
+            return TopicBuilder.name("share-kit-plain")
                     .partitions(1)
                     .replicas(1)
                     .build();
@@ -660,7 +728,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                             "share-budget",
                             "share-long",
                             "share-overrun",
-                            "share-recovered"));
+                            "share-recovered",
+                            "share-kit",
+                            "share-kit-plain"));
         }
     }
 }

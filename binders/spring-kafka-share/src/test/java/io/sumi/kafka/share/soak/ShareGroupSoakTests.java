@@ -99,16 +99,21 @@ class ShareGroupSoakTests {
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
             send(producer, 0, KEYS / 2);
-            // Killed while it works on the first half: some of its keys done, others in flight.
-            await("instance a has run keys of both listeners")
+            // Killed while it works on the first half: some of its keys done, others in flight. Which
+            // consumer acquires which records is the group's choice, so the kill waits for a to have
+            // run keys of one listener at least (both, nearly always), not of each; the assertions
+            // below hold however the records were shared.
+            await("instance a has run keys")
                     .atMost(Duration.ofSeconds(60))
-                    .until(() -> GROUPS.stream().allMatch(group -> effectsOf(jdbc, group, "a") >= 10));
+                    .until(() -> GROUPS.stream().anyMatch(group -> effectsOf(jdbc, group, "a") >= 10));
             killed.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             log.info(
-                    "soak: instance a killed after {} ms, effects so far: tx {}, lease {}",
+                    "soak: instance a killed after {} ms, effects so far: tx {} ({} by a), lease {} ({} by a)",
                     (System.nanoTime() - began) / 1_000_000,
                     effectsPerKey(jdbc, ShareSoakApp.TX).size(),
-                    effectsPerKey(jdbc, ShareSoakApp.LEASE).size());
+                    effectsOf(jdbc, ShareSoakApp.TX, "a"),
+                    effectsPerKey(jdbc, ShareSoakApp.LEASE).size(),
+                    effectsOf(jdbc, ShareSoakApp.LEASE, "a"));
             send(producer, KEYS / 2, KEYS);
         }
 

@@ -52,8 +52,11 @@ public class ShareSoakApp {
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
         config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        // Small polls, as docs/kafka-share-groups.md advises for share listeners.
+        // Small polls, as docs/kafka-share-groups.md advises for share listeners; record_limit makes
+        // the 5 a bound (without it a fetch may acquire a whole producer batch: once every record
+        // of the first half went to one instance's consumers).
         config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
+        config.put("share.acquire.mode", "record_limit");
         ShareKafkaListenerContainerFactory<String, String> factory =
                 new ShareKafkaListenerContainerFactory<>(new DefaultShareConsumerFactory<>(config));
         factory.setConcurrency(2);
