@@ -98,6 +98,11 @@ final class KafkaShareDeliveryObserver implements SmartLifecycle {
 
         @Override
         public @Nullable Object invoke(Object proxy, Method method, Object @Nullable [] args) throws Throwable {
+            if (method.getName().equals("getDelegate") && (args == null || args.length == 0)) {
+                // The watcher delegates to the listener it wraps, so a walk down the chain of
+                // delegates (Sumi's, to see that it guards the container already) meets that one.
+                return listener;
+            }
             boolean delivery =
                     method.getName().equals("onShareRecord") || method.getName().equals("onMessage");
             if (!delivery || args == null || args.length == 0 || !(args[0] instanceof ConsumerRecord<?, ?> record)) {

@@ -1,6 +1,7 @@
 package io.sumi.kafka.share;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.binder.BusyPolicy;
@@ -16,6 +17,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.AbstractShareKafkaMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.GenericMessageListener;
 import org.springframework.kafka.listener.ListenerContainerRegistry;
 import org.springframework.kafka.listener.MessageListenerContainer;
@@ -48,6 +50,8 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
     private final Supplier<? extends ListenerContainerRegistry> containers;
     private final BusyPolicy busyPolicy;
     private final ShareMetrics metrics;
+    private final Supplier<@Nullable ObservationRegistry> observationRegistry;
+    private final Supplier<@Nullable String> clusterId;
     private volatile boolean running;
 
     /**
@@ -56,12 +60,20 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
      *     reconciliation is held (renewed) before it is released; a busy key is held while its
      *     holder lives, whatever the policy's max wait
      * @param meterRegistry where the share listeners' counters go; {@code null}: nowhere
+     * @param observationRegistry the application's, for the containers whose properties enable
+     *     observation without a registry of their own (looked up at start); {@code null}: none
+     * @param clusterId the Kafka cluster's id for the listener observation (read per record, so
+     *     cached, as {@code KafkaAdmin#clusterId()} does); {@code null}: unknown
      */
     public ShareListenerConfigurer(
             Supplier<? extends ListenerContainerRegistry> containers,
             BusyPolicy busyPolicy,
-            @Nullable MeterRegistry meterRegistry) {
+            @Nullable MeterRegistry meterRegistry,
+            Supplier<@Nullable ObservationRegistry> observationRegistry,
+            Supplier<@Nullable String> clusterId) {
         this.containers = Objects.requireNonNull(containers, "containers");
+        this.observationRegistry = Objects.requireNonNull(observationRegistry, "observationRegistry");
+        this.clusterId = Objects.requireNonNull(clusterId, "clusterId");
         // A busy key is held while its holder lives: each release past a bound would count one of
         // the few deliveries a share group allows, and it could archive the record of a holder that
         // still fails (BusyPolicy#holdingBusyKeysWhileTheirHolderLives).
@@ -88,7 +100,7 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
     void configure(ShareKafkaMessageListenerContainer<?, ?> container) {
         ContainerProperties properties = container.getContainerProperties();
         Object listener = properties.getMessageListener();
-        if (listener instanceof SumiShareListener<?, ?>) {
+        if (guardedAlready(listener)) {
             return;
         }
         String id = container.getListenerId() != null ? container.getListenerId() : container.getBeanName();
@@ -116,8 +128,10 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
         }
         boolean toRecoverer = recoverer(container) != ShareConsumerRecordRecoverer.REJECTING;
         properties.setShareAckMode(ContainerProperties.ShareAckMode.MANUAL);
-        properties.setMessageListener(
-                new SumiShareListener<>(generic, id, busyPolicy, toRecoverer, container::isRunning, metrics));
+        ShareRecordObservation observation =
+                ShareRecordObservation.of(properties, observationRegistry.get(), id, container.getGroupId(), clusterId);
+        properties.setMessageListener(new SumiShareListener<>(
+                generic, id, busyPolicy, toRecoverer, container::isRunning, metrics, observation));
         log.info(
                 "Share-group container '{}' runs an @IdempotentHandler: Sumi settles its acknowledgements"
                         + " (ShareAckMode.MANUAL; {})",
@@ -125,6 +139,25 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
                 toRecoverer
                         ? "failed handlers' records and keys that cannot run go to the container's recoverer"
                         : "a failed handler's record is released, delivered again; one whose key cannot run is rejected");
+    }
+
+    /**
+     * Whether Sumi's listener is in {@code listener}'s chain of delegates: this configurer wrapped
+     * it at an earlier start (a context stopped and started again), and something that delegates,
+     * such as the test kit's watcher, may have wrapped Sumi's listener since.
+     */
+    private static boolean guardedAlready(@Nullable Object listener) {
+        Object current = listener;
+        while (current != null) {
+            if (current instanceof SumiShareListener<?, ?>) {
+                return true;
+            }
+            if (!(current instanceof DelegatingMessageListener<?> delegating) || delegating.getDelegate() == current) {
+                return false;
+            }
+            current = delegating.getDelegate();
+        }
+        return false;
     }
 
     /**

@@ -1,6 +1,9 @@
 package io.sumi.kafka.share;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -9,6 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.KafkaAdmin;
 
 /**
  * Guards share-group {@code @KafkaListener}s that run an {@code @IdempotentHandler}
@@ -34,7 +38,37 @@ public class SumiKafkaShareAutoConfiguration {
     ShareListenerConfigurer sumiShareListenerConfigurer(
             ObjectProvider<KafkaListenerEndpointRegistry> registry,
             SumiKafkaShareProperties properties,
-            ObjectProvider<MeterRegistry> meterRegistry) {
-        return new ShareListenerConfigurer(registry::getObject, properties.busyPolicy(), meterRegistry.getIfUnique());
+            ObjectProvider<MeterRegistry> meterRegistry,
+            ObjectProvider<ObservationRegistry> observationRegistry,
+            ObjectProvider<KafkaAdmin> kafkaAdmin) {
+        return new ShareListenerConfigurer(
+                registry::getObject,
+                properties.busyPolicy(),
+                meterRegistry.getIfUnique(),
+                observationRegistry::getIfUnique,
+                new ClusterId(kafkaAdmin));
+    }
+
+    /** The cluster's id as the application's {@code KafkaAdmin} knows it, asked until it answers. */
+    private static final class ClusterId implements Supplier<@Nullable String> {
+
+        private final ObjectProvider<KafkaAdmin> kafkaAdmin;
+        private volatile @Nullable String known;
+
+        ClusterId(ObjectProvider<KafkaAdmin> kafkaAdmin) {
+            this.kafkaAdmin = kafkaAdmin;
+        }
+
+        @Override
+        public @Nullable String get() {
+            String id = known;
+            if (id == null) {
+                KafkaAdmin admin = kafkaAdmin.getIfUnique();
+                // KafkaAdmin asks the broker once, and again only every few minutes after a failure.
+                id = admin == null ? null : admin.clusterId();
+                known = id;
+            }
+            return id;
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.sumi.kafka.share;
 
+import io.micrometer.observation.Observation;
 import io.sumi.consumer.HandlerResult;
 import io.sumi.consumer.MessageOutcome;
 import io.sumi.consumer.NotDoneSignal;
@@ -76,6 +77,7 @@ final class SumiShareListener<K, V>
     private final boolean failuresToRecoverer;
     private final BooleanSupplier running;
     private final ShareMetrics metrics;
+    private final ShareRecordObservation observation;
     private final Map<RecordId, Held> holds = new ConcurrentHashMap<>();
     /** {@code false} only in the negative control of the tests: a busy record is released at once. */
     private final boolean holdBusy;
@@ -91,8 +93,9 @@ final class SumiShareListener<K, V>
             BusyPolicy busyPolicy,
             boolean failuresToRecoverer,
             BooleanSupplier running,
-            ShareMetrics metrics) {
-        this(delegate, listenerId, busyPolicy, failuresToRecoverer, running, metrics, true);
+            ShareMetrics metrics,
+            ShareRecordObservation observation) {
+        this(delegate, listenerId, busyPolicy, failuresToRecoverer, running, metrics, observation, true);
     }
 
     SumiShareListener(
@@ -102,6 +105,7 @@ final class SumiShareListener<K, V>
             boolean failuresToRecoverer,
             BooleanSupplier running,
             ShareMetrics metrics,
+            ShareRecordObservation observation,
             boolean holdBusy) {
         this.holdBusy = holdBusy;
         this.delegate = Objects.requireNonNull(delegate, "delegate");
@@ -110,6 +114,7 @@ final class SumiShareListener<K, V>
         this.failuresToRecoverer = failuresToRecoverer;
         this.running = running;
         this.metrics = metrics;
+        this.observation = observation;
     }
 
     @Override
@@ -118,6 +123,7 @@ final class SumiShareListener<K, V>
     }
 
     @Override
+    @SuppressWarnings("try") // the observation's scope is open while the record is handled
     public void onShareRecord(
             ConsumerRecord<K, V> record, @Nullable ShareAcknowledgment acknowledgment, ShareConsumer<?, ?> consumer) {
         if (acknowledgment == null) {
@@ -133,14 +139,39 @@ final class SumiShareListener<K, V>
             acknowledge(acknowledgment, AcknowledgeType.RELEASE, deliveries(record));
             return;
         }
-        Call call = new Call();
-        Exception failure = null;
-        try {
-            ShareDelivery.run(record, call, () -> invoke(record, call.listenerAcknowledgment, consumer));
-        } catch (Exception ex) {
-            failure = ex;
+        // Spring Kafka's listener observation, which its share container does not open: the
+        // consumer span continues the record's trace, and Sumi's handling span is its child.
+        Observation recordObservation = observation.start(record);
+        try (Observation.Scope scope = recordObservation.openScope()) {
+            Call call = new Call();
+            Exception failure = null;
+            try {
+                ShareDelivery.run(record, call, () -> invoke(record, call.listenerAcknowledgment, consumer));
+            } catch (Exception ex) {
+                failure = ex;
+                if (!isHold(call, ex)) {
+                    recordObservation.error(ex);
+                }
+            }
+            settle(record, acknowledgment, call, failure);
+        } finally {
+            recordObservation.stop();
         }
-        settle(record, acknowledgment, call, failure);
+    }
+
+    /**
+     * Whether {@code failure} is Sumi holding the record (BUSY, an open budget, a row awaiting
+     * reconciliation, the ledger unreachable): Sumi working as meant, not an error of the record.
+     */
+    private static boolean isHold(Call call, Exception failure) {
+        Verdict verdict = call.ran ? null : verdict(Verdict.find(failure));
+        return verdict != null && verdict != Verdict.REJECT;
+    }
+
+    /** Sumi's verdict in {@code refusal} (a {@code BatchFailedException} stands for its cause). */
+    private static @Nullable Verdict verdict(@Nullable RuntimeException refusal) {
+        Verdict verdict = Verdict.of(refusal);
+        return verdict != null || refusal == null ? verdict : Verdict.of(refusal.getCause());
     }
 
     @Override
@@ -199,10 +230,7 @@ final class SumiShareListener<K, V>
             RecordId id,
             RuntimeException refusal,
             int deliveries) {
-        Verdict verdict = Verdict.of(refusal);
-        if (verdict == null) {
-            verdict = Verdict.of(refusal.getCause()); // a BatchFailedException stands for its cause
-        }
+        Verdict verdict = verdict(refusal);
         if (verdict == null) {
             return false;
         }

@@ -5,9 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import brave.handler.MutableSpan;
+import brave.handler.SpanHandler;
+import brave.propagation.TraceContext;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.tracing.Span;
+import io.micrometer.tracing.Tracer;
 import io.sumi.budget.Budget;
 import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyMode;
@@ -36,6 +41,7 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.annotation.KafkaListener;
@@ -69,7 +75,8 @@ import org.springframework.test.context.DynamicPropertySource;
             "sumi.kafka.share.busy-max-wait=1s",
             "sumi.budgets.share-llm.limit=1000",
             "sumi.budgets.share-llm.window=1h",
-            "sumi.budgets.share-llm.cost-per-call=1"
+            "sumi.budgets.share-llm.cost-per-call=1",
+            "management.tracing.sampling.probability=1.0"
         })
 @EmbeddedKafka(
         partitions = 2,
@@ -114,6 +121,12 @@ class ShareGroupIdempotentHandlerIntegrationTests {
     @Autowired
     SumiTest sumi;
 
+    @Autowired
+    ConfigurableApplicationContext context;
+
+    @Autowired
+    Spans spans;
+
     static ProducerRecord<String, String> record(String topic, String key, String payload) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, payload);
         record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
@@ -147,6 +160,97 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                 .processedOnce(key)
                 .hasNoClaimInProgress();
         assertThat(effects.runs(key)).containsExactly(Map.entry(key, 1));
+    }
+
+    /**
+     * A context stopped and started again (a test that restarts its listeners, an application that
+     * stops and starts its context): Sumi's configurer runs again and finds its listener under the
+     * test kit's watcher; it neither wraps it twice nor refuses the container, and a key sent three
+     * times at once still runs once.
+     */
+    @Test
+    void aContextStoppedAndStartedAgainKeepsOneGuardUnderTheKitsWatcher() {
+        ShareKafkaMessageListenerContainer<?, ?> kit =
+                (ShareKafkaMessageListenerContainer<?, ?>) registry.getListenerContainer("share-kit");
+        assertThat(kit).isNotNull();
+        Object watched = kit.getContainerProperties().getMessageListener();
+        assertThat(watched).isNotNull();
+        assertThat(java.lang.reflect.Proxy.isProxyClass(watched.getClass()))
+                .as("the kit's watcher wraps Sumi's listener")
+                .isTrue();
+        assertThat(sumiListeners(kit)).hasSize(1);
+
+        context.stop();
+        context.start();
+        // After a refresh the registry starts every container, those that wait for a test too.
+        ShareKafkaMessageListenerContainer<?, ?> control =
+                (ShareKafkaMessageListenerContainer<?, ?>) registry.getListenerContainer("share-busy-control");
+        assertThat(control).isNotNull();
+        control.stop();
+
+        assertThat(kit.isRunning()).isTrue();
+        assertThat(kit.getContainerProperties().getMessageListener()).isSameAs(watched);
+        assertThat(sumiListeners(kit)).as("one guard, not two").hasSize(1);
+        String key = RUN + "kit-restarted-1";
+        sumi.kafka().send("share-kit", key, "ok").times(3).concurrently().andAwait();
+        assertThatSumi().consumer("share-kit").processedOnce(key).hasNoClaimInProgress();
+        assertThat(effects.runs(key)).containsExactly(Map.entry(key, 1));
+    }
+
+    /**
+     * With observation enabled on the container factory, a share record's {@code traceparent} is
+     * continued: the handler runs in the producer's trace, under a consumer span, with Sumi's span
+     * ({@code sumi <consumer>}) a child of it. A record without one starts a trace of its own.
+     * Negative control: the same factory's listener without Sumi is in no trace of the producer's,
+     * since Spring Kafka's share container opens no observation (were it to open one, this module
+     * would open a second).
+     */
+    @Test
+    void aShareRecordsTraceparentIsContinuedAndSumisSpanIsAChildOfTheConsumerSpan() {
+        String traceId = java.util.UUID.randomUUID().toString().replace("-", "");
+        String parentSpanId = traceId.substring(0, 16);
+        String traceparent = "00-" + traceId + "-" + parentSpanId + "-01";
+        String traced = RUN + "traced-1";
+        String untraced = RUN + "untraced-1";
+        String plain = RUN + "traced-plain-1";
+        ProducerRecord<String, String> tracedRecord = record("share-traced", traced, "ok");
+        tracedRecord.headers().add("traceparent", traceparent.getBytes(StandardCharsets.UTF_8));
+        ProducerRecord<String, String> plainRecord = record("share-traced-plain", plain, "ok");
+        plainRecord.headers().add("traceparent", traceparent.getBytes(StandardCharsets.UTF_8));
+        template.send(tracedRecord);
+        template.send(record("share-traced", untraced, "ok"));
+        template.send(plainRecord);
+
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> effects.traceIds.keySet().containsAll(List.of(traced, untraced, plain)));
+        assertThat(effects.traceIds.get(traced))
+                .as("the handler ran in the producer's trace")
+                .isEqualTo(traceId);
+        assertThat(effects.traceIds.get(untraced))
+                .as("a record without traceparent starts a trace of its own")
+                .isNotEqualTo(traceId)
+                .isNotEqualTo("none");
+        assertThat(effects.traceIds.get(plain))
+                .as("negative control: Spring Kafka's share container continues no trace")
+                .isNotEqualTo(traceId);
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            List<MutableSpan> inTrace = spans.inTrace(traceId);
+            MutableSpan consumer = inTrace.stream()
+                    .filter(span -> span.kind() == brave.Span.Kind.CONSUMER)
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no consumer span in " + inTrace));
+            assertThat(consumer.parentId())
+                    .as("the consumer span's parent is the producer's")
+                    .isEqualTo(parentSpanId);
+            assertThat(inTrace).anySatisfy(handling -> {
+                assertThat(handling.name()).isEqualTo("sumi share-traced");
+                assertThat(handling.parentId())
+                        .as("Sumi's span is the consumer span's child")
+                        .isEqualTo(consumer.id());
+                assertThat(handling.tags()).containsEntry("outcome", "processed");
+            });
+        });
     }
 
     /** The kit's negative control: without {@code @IdempotentHandler} it sees each copy run the handler. */
@@ -360,17 +464,18 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         ShareKafkaMessageListenerContainer<?, ?> control =
                 (ShareKafkaMessageListenerContainer<?, ?>) registry.getListenerContainer("share-busy-control");
         assertThat(control).isNotNull();
-        // Sumi's listener, or the test kit's watcher around it: either hands out the adapter Sumi wraps.
-        DelegatingMessageListener<?> sumi =
-                (DelegatingMessageListener<?>) control.getContainerProperties().getMessageListener();
+        // Sumi's listener, under the test kit's watcher: the control wraps the adapter Sumi wraps.
+        List<SumiShareListener<?, ?>> sumi = sumiListeners(control);
+        assertThat(sumi).hasSize(1);
         control.getContainerProperties()
                 .setMessageListener(new SumiShareListener<>(
-                        (GenericMessageListener<?>) sumi.getDelegate(),
+                        (GenericMessageListener<?>) sumi.get(0).getDelegate(),
                         "share-busy-control",
                         BusyPolicy.of(Duration.ofMillis(200), Duration.ofSeconds(1)),
                         false,
                         control::isRunning,
                         new ShareMetrics(meters),
+                        ShareRecordObservation.NONE,
                         false));
         control.start();
         try {
@@ -378,6 +483,22 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         } finally {
             control.stop();
         }
+    }
+
+    /** Sumi's listeners in the chain of delegates from {@code container}'s listener down. */
+    static List<SumiShareListener<?, ?>> sumiListeners(ShareKafkaMessageListenerContainer<?, ?> container) {
+        List<SumiShareListener<?, ?>> found = new ArrayList<>();
+        Object listener = container.getContainerProperties().getMessageListener();
+        while (listener != null) {
+            if (listener instanceof SumiShareListener<?, ?> sumi) {
+                found.add(sumi);
+            }
+            listener =
+                    listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener
+                            ? delegating.getDelegate()
+                            : null;
+        }
+        return found;
     }
 
     private void assertBusyKey(String topic, boolean held) throws Exception {
@@ -447,6 +568,8 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         private final Map<String, CountDownLatch> hangs = new ConcurrentHashMap<>();
         private final Map<String, CountDownLatch> hanging = new ConcurrentHashMap<>();
         private final Map<String, List<Integer>> okDeliveries = new ConcurrentHashMap<>();
+        /** The trace each traced listener's handler ran in, by key. */
+        final Map<String, String> traceIds = new ConcurrentHashMap<>();
         /** Keys whose handler saw another delivery count through ShareDelivery than on its record. */
         final List<String> contextMismatches = Collections.synchronizedList(new ArrayList<>());
 
@@ -520,12 +643,72 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
     }
 
+    /** Brave's finished spans, kept in memory. */
+    static class Spans extends SpanHandler {
+
+        final List<MutableSpan> finished = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public boolean end(TraceContext context, MutableSpan span, SpanHandler.Cause cause) {
+            finished.add(span);
+            return true;
+        }
+
+        List<MutableSpan> inTrace(String traceId) {
+            return finished.stream()
+                    .filter(span -> span.traceId().equals(traceId))
+                    .toList();
+        }
+    }
+
+    /**
+     * share-traced without Sumi, the tracing test's negative control: a bean with no
+     * {@code @IdempotentHandler} method, whose container Sumi leaves alone (Sumi wraps the
+     * containers of a bean that has one, all of them).
+     */
+    static class UnguardedListeners {
+
+        private final Listeners listeners;
+
+        UnguardedListeners(Listeners listeners) {
+            this.listeners = listeners;
+        }
+
+        @KafkaListener(
+                id = "share-traced-plain",
+                topics = "share-traced-plain",
+                groupId = "share-traced-plain",
+                containerFactory = "shareObservedFactory")
+        public void tracedWithoutSumi(ConsumerRecord<String, String> record) {
+            listeners.traceOf(record); // only the trace: without Sumi there is no ShareDelivery
+        }
+    }
+
     static class Listeners {
 
         private final Effects effects;
+        private final Tracer tracer;
 
-        Listeners(Effects effects) {
+        Listeners(Effects effects, Tracer tracer) {
             this.effects = effects;
+            this.tracer = tracer;
+        }
+
+        @KafkaListener(
+                id = "share-traced",
+                topics = "share-traced",
+                groupId = "share-traced",
+                containerFactory = "shareObservedFactory")
+        @IdempotentHandler(consumer = "share-traced")
+        public void traced(ConsumerRecord<String, String> record) throws InterruptedException {
+            traceOf(record);
+            effects.on(record);
+        }
+
+        void traceOf(ConsumerRecord<String, String> record) {
+            Span current = tracer.currentSpan();
+            effects.traceIds.put(
+                    record.key(), current == null ? "none" : current.context().traceId());
         }
 
         @KafkaListener(
@@ -626,8 +809,18 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
 
         @Bean
-        Listeners listeners(Effects effects) {
-            return new Listeners(effects);
+        Listeners listeners(Effects effects, Tracer tracer) {
+            return new Listeners(effects, tracer);
+        }
+
+        @Bean
+        UnguardedListeners unguardedListeners(Listeners listeners) {
+            return new UnguardedListeners(listeners);
+        }
+
+        @Bean
+        Spans spans() {
+            return new Spans();
         }
 
         /**
@@ -671,6 +864,19 @@ class ShareGroupIdempotentHandlerIntegrationTests {
         }
 
         @Bean
+        NewTopic shareTraced() {
+            return TopicBuilder.name("share-traced").partitions(1).replicas(1).build();
+        }
+
+        @Bean
+        NewTopic shareTracedPlain() {
+            return TopicBuilder.name("share-traced-plain")
+                    .partitions(1)
+                    .replicas(1)
+                    .build();
+        }
+
+        @Bean
         MeterRegistry meterRegistry() {
             return new SimpleMeterRegistry();
         }
@@ -694,6 +900,16 @@ class ShareGroupIdempotentHandlerIntegrationTests {
             ShareKafkaListenerContainerFactory<String, String> factory = factory(
                     brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1, "share.acquire.mode", "record_limit"));
             factory.setShareConsumerRecordRecoverer(recoverer);
+            return factory;
+        }
+
+        /** As shareFactory, with observation on: each record's listener span continues its trace. */
+        @Bean
+        ShareKafkaListenerContainerFactory<String, String> shareObservedFactory(
+                @Value("${spring.embedded.kafka.brokers}") String brokers) {
+            ShareKafkaListenerContainerFactory<String, String> factory = factory(
+                    brokers, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1, "share.acquire.mode", "record_limit"));
+            factory.getContainerProperties().setObservationEnabled(true);
             return factory;
         }
 
@@ -730,7 +946,9 @@ class ShareGroupIdempotentHandlerIntegrationTests {
                             "share-overrun",
                             "share-recovered",
                             "share-kit",
-                            "share-kit-plain"));
+                            "share-kit-plain",
+                            "share-traced",
+                            "share-traced-plain"));
         }
     }
 }

@@ -6,9 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.testing.TestDatabase;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ShareConsumer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
@@ -22,8 +26,11 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
+import org.springframework.kafka.listener.AcknowledgingShareConsumerAwareMessageListener;
 import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.ShareKafkaMessageListenerContainer;
+import org.springframework.kafka.support.ShareAcknowledgment;
 
 /**
  * What the share module does to share-group containers at start-up, and what it refuses (no
@@ -62,6 +69,49 @@ class ShareListenerConfigurerTests {
             assertThat(container.getContainerProperties().getMessageListener()).isInstanceOf(SumiShareListener.class);
             assertThat(container.getPhase()).isEqualTo(AbstractMessageListenerContainer.DEFAULT_PHASE);
         });
+    }
+
+    /**
+     * A context stopped and started again starts the configurer again; by then something that
+     * delegates (here a wrapper as the test kit's watcher is) may hold Sumi's listener. The
+     * configurer leaves it alone: without the walk down the delegates it would wrap it twice.
+     */
+    @Test
+    void startedAgainTheConfigurerFindsItsListenerUnderAWrapperAndLeavesItAlone() {
+        runner.withUserConfiguration(Listener.class).run(context -> {
+            ShareKafkaMessageListenerContainer<?, ?> container = (ShareKafkaMessageListenerContainer<?, ?>)
+                    context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("share-plain-mode");
+            assertThat(container).isNotNull();
+            ContainerProperties properties = container.getContainerProperties();
+            Wrapper wrapper =
+                    new Wrapper((SumiShareListener<?, ?>) Objects.requireNonNull(properties.getMessageListener()));
+            properties.setMessageListener(wrapper);
+            ShareListenerConfigurer configurer = context.getBean(ShareListenerConfigurer.class);
+
+            configurer.stop();
+            configurer.start();
+
+            assertThat(properties.getMessageListener()).isSameAs(wrapper);
+        });
+    }
+
+    /** Delegates to the listener it wraps, as the test kit's watcher does. */
+    record Wrapper(SumiShareListener<?, ?> wrapped)
+            implements AcknowledgingShareConsumerAwareMessageListener<Object, Object>,
+                    DelegatingMessageListener<Object> {
+
+        @Override
+        public void onShareRecord(
+                ConsumerRecord<Object, Object> record,
+                @Nullable ShareAcknowledgment acknowledgment,
+                ShareConsumer<?, ?> consumer) {
+            throw new UnsupportedOperationException("never started");
+        }
+
+        @Override
+        public Object getDelegate() {
+            return wrapped;
+        }
     }
 
     @Test
