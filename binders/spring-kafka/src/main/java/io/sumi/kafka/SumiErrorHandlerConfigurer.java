@@ -75,13 +75,15 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
     @Override
     public void start() {
         for (MessageListenerContainer container : containers.get().getAllListenerContainers()) {
-            if (container.isRunning()) {
-                log.warn(
-                        "Kafka listener container '{}' was started before Sumi configured its error handler; a busy key it"
-                                + " meets before its next restart may be skipped",
-                        container.getListenerId());
-            }
+            // Share-group containers have no error handler of Sumi's (the share module settles their
+            // records), so a running one is no concern of this configurer.
             if (container instanceof AbstractMessageListenerContainer<?, ?> listenerContainer) {
+                if (container.isRunning()) {
+                    log.warn(
+                            "Kafka listener container '{}' was started before Sumi configured its error handler; a busy"
+                                    + " key it meets before its next restart may be skipped",
+                            container.getListenerId());
+                }
                 // A failed future's offset is committed before its retry is published, the retry needs
                 // retry topics, and a batch's future is never awaited.
                 AsyncListenerCheck.check(listenerContainer, allowAsyncListeners);

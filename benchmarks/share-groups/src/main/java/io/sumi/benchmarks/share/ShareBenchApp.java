@@ -7,12 +7,14 @@ import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.config.ShareKafkaListenerContainerFactory;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
 import org.springframework.transaction.annotation.Transactional;
@@ -42,6 +44,12 @@ public class ShareBenchApp {
                 new ShareKafkaListenerContainerFactory<>(new DefaultShareConsumerFactory<>(config));
         factory.setConcurrency(consumers);
         return factory;
+    }
+
+    /** Looked up at start, not injected: a dependency would be started first, with its containers. */
+    @Bean
+    static ShareGate shareGate(ObjectProvider<KafkaListenerEndpointRegistry> registry) {
+        return new ShareGate(registry::getObject);
     }
 
     @Bean

@@ -13,23 +13,32 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -40,17 +49,22 @@ import org.springframework.context.ConfigurableApplicationContext;
  * binder and one share-group {@code @KafkaListener} of 3 consumers, in one run, ratios to the case
  * without Sumi.
  *
- * <p>Per duplicate rate (0 % and 30 %), {@code --records} records of ~200 bytes are produced once to
- * a 6-partition topic; a duplicate repeats the key (the {@code outbox-id} header and the Kafka key,
- * so the copy is on its original's partition) of one of the 2,000 records before it. Each case reads
- * it with a new share group (from the earliest offset) and an empty ledger, and measures the drain
- * (records/s, duplicates included, from the first handler call to the last) and the latency of
- * {@code --paced-rate} records/s for {@code --paced-seconds} on a topic of its own (handler start
- * minus producer timestamp, p50 and p99).
+ * <p>Per round and duplicate rate (0 % and 30 %), each case gets a 6-partition topic of its own and a
+ * new share group (from the earliest offset) on it and an empty ledger. Its application starts on
+ * the empty topic, and only once the group has all its members, each with its partitions (as the
+ * group coordinator describes it), are {@code --records} records of ~200 bytes produced, as fast as
+ * the producer goes, while the records wait at a gate before Sumi ({@link ShareGate}); the gate
+ * opens a second after the last one is written, and the drain is timed from the first handler call
+ * to the last: neither the members' join nor the producer's pace is in it. A duplicate repeats the key (the {@code outbox-id} header and the Kafka key, so
+ * the copy is on its original's partition) of one of the 2,000 records before it; every case gets
+ * the same sequence. Then {@code --paced-rate} records/s for {@code --paced-seconds} on the same
+ * topic, keys of their own (handler start minus producer timestamp, p50 and p99). The rounds go round-robin over the
+ * cases; the table gives each case's median of the rounds, its spread (lowest and highest), and the
+ * ratio of the medians.
  *
  * <p>Options ({@code --name=value}): {@code records} (20000), {@code paced-rate} (500), {@code
- * paced-seconds} (10), {@code cases} (bare,lease,tx), {@code duplicates} (0,30), {@code
- * max-poll-records} (500, the client's default), {@code jdbc-url}
+ * paced-seconds} (10), {@code cases} (bare,lease,tx), {@code duplicates} (0,30), {@code rounds} (3),
+ * {@code max-poll-records} (500, the client's default), {@code jdbc-url}
  * (jdbc:postgresql://127.0.0.1:5432/sumi_bench_share; created if missing), {@code jdbc-user}
  * (postgres), {@code jdbc-password} (empty), {@code broker-heap} (512m), {@code warmup-records}
  * (5000: an unmeasured drain by each case first).
@@ -65,6 +79,7 @@ public final class ShareGroupBenchmark {
     private final int records;
     private final int pacedRate;
     private final int pacedSeconds;
+    private final int rounds;
     private int groups;
 
     private ShareGroupBenchmark(Map<String, String> options) {
@@ -72,6 +87,7 @@ public final class ShareGroupBenchmark {
         this.records = Integer.parseInt(options.getOrDefault("records", "20000"));
         this.pacedRate = Integer.parseInt(options.getOrDefault("paced-rate", "500"));
         this.pacedSeconds = Integer.parseInt(options.getOrDefault("paced-seconds", "10"));
+        this.rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -114,22 +130,25 @@ public final class ShareGroupBenchmark {
                     pacedSeconds);
             int warmup = Integer.parseInt(options.getOrDefault("warmup-records", "5000"));
             if (warmup > 0) {
-                broker.createTopic("warmup", PARTITIONS);
-                long distinct = produce(broker, "warmup", warmup, 30, 0, "w-");
                 for (String name : cases) {
-                    runCase(broker, url, user, password, name, 30, "warmup", warmup, distinct, null);
+                    runCase(broker, url, user, password, name, 30, warmup, "warmup-" + name, false);
                 }
             }
-            for (String rate : options.getOrDefault("duplicates", "0,30").split(",", -1)) {
-                int duplicates = Integer.parseInt(rate.trim());
-                String drainTopic = "drain-d" + duplicates;
-                broker.createTopic(drainTopic, PARTITIONS);
-                long distinct = produce(broker, drainTopic, records, duplicates, 0, "d" + duplicates + "-");
-                for (String name : cases) {
-                    String pacedTopic = ShareRecorder.PACED_TOPIC_PREFIX + name + "-d" + duplicates;
-                    broker.createTopic(pacedTopic, PARTITIONS);
-                    results.add(runCase(
-                            broker, url, user, password, name, duplicates, drainTopic, records, distinct, pacedTopic));
+            for (int round = 1; round <= rounds; round++) {
+                for (String rate : options.getOrDefault("duplicates", "0,30").split(",", -1)) {
+                    int duplicates = Integer.parseInt(rate.trim());
+                    for (String name : cases) {
+                        results.add(runCase(
+                                broker,
+                                url,
+                                user,
+                                password,
+                                name,
+                                duplicates,
+                                records,
+                                name + "-d" + duplicates + "-r" + round,
+                                true));
+                    }
                 }
             }
         }
@@ -145,21 +164,22 @@ public final class ShareGroupBenchmark {
             String password,
             String name,
             int duplicates,
-            String drainTopic,
             int drainCount,
-            long distinctInDrain,
-            String pacedTopic)
+            String topicSuffix,
+            boolean paced)
             throws Exception {
         truncateLedger(url, user, password);
         int pacedTotal = pacedRate * pacedSeconds;
         ShareRecorder.reset(pacedTotal);
         groups++;
-        String group = "bench-" + name + "-" + drainTopic + "-" + groups;
+        String drainTopic = "drain-" + topicSuffix;
+        broker.createTopic(drainTopic, PARTITIONS);
+        String group = "bench-" + topicSuffix + "-" + groups;
         fromEarliest(broker, group);
         boolean sumi = !"bare".equals(name);
         Map<String, Object> properties = new LinkedHashMap<>();
         properties.put("bench.listener", name);
-        properties.put("bench.topics", pacedTopic == null ? drainTopic : drainTopic + "," + pacedTopic);
+        properties.put("bench.topics", drainTopic);
         properties.put("bench.group", group);
         properties.put("bench.consumers", CONSUMERS);
         properties.put("bench.max-poll-records", options.getOrDefault("max-poll-records", "500"));
@@ -172,23 +192,42 @@ public final class ShareGroupBenchmark {
         properties.put("spring.main.banner-mode", "off");
         properties.put("sumi.ledger.pruning.enabled", false);
         properties.put("sumi.outbox.dispatcher.enabled", false);
-        long expectedDrain = sumi ? distinctInDrain : drainCount;
         System.out.printf(Locale.ROOT, "%-6s d%-3d %s starting...%n", name, duplicates, drainTopic);
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(ShareBenchApp.class)
                 .web(WebApplicationType.NONE)
                 .properties(properties)
                 .run()) {
-            awaitCount(ShareRecorder::drained, expectedDrain, Duration.ofMinutes(20), name + " drain");
-            double seconds = ShareRecorder.drainSeconds();
-            if (pacedTopic == null) {
-                return new Result(name, duplicates, drainCount / seconds, -1, -1);
+            Duration joined = awaitMembers(broker, group, drainTopic);
+            long producing = System.nanoTime();
+            long distinct = produce(broker, drainTopic, drainCount, duplicates, 0, "d" + duplicates + "-");
+            double produced = (System.nanoTime() - producing) / 1e9;
+            Thread.sleep(1_000); // each consumer's first fetch of the backlog waits at the gate
+            ShareRecorder.openGate();
+            awaitCount(ShareRecorder::drained, sumi ? distinct : drainCount, Duration.ofMinutes(20), name + " drain");
+            double recordsPerSecond = drainCount / ShareRecorder.drainSeconds();
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-6s d%-3d members assigned after %d ms; drain produced in %.2f s (%,.0f records/s)%n",
+                    name,
+                    duplicates,
+                    joined.toMillis(),
+                    produced,
+                    drainCount / produced);
+            if (!paced) {
+                return new Result(name, duplicates, recordsPerSecond, -1, -1);
             }
-            long pacedDistinct = produce(broker, pacedTopic, pacedTotal, duplicates, pacedRate, "p-" + group + "-");
+            long pacedDistinct = produce(
+                    broker,
+                    drainTopic,
+                    pacedTotal,
+                    duplicates,
+                    pacedRate,
+                    ShareRecorder.PACED_KEY_PREFIX + group + "-");
             awaitCount(ShareRecorder::paced, sumi ? pacedDistinct : pacedTotal, Duration.ofMinutes(5), name + " paced");
             Result result = new Result(
                     name,
                     duplicates,
-                    drainCount / seconds,
+                    recordsPerSecond,
                     ShareRecorder.latencyPercentile(50),
                     ShareRecorder.latencyPercentile(99));
             System.out.printf(
@@ -200,6 +239,56 @@ public final class ShareGroupBenchmark {
                     result.p50(),
                     result.p99());
             return result;
+        }
+    }
+
+    /** The group as its coordinator describes it; {@code null} until its first member joins. */
+    private static @Nullable ShareGroupDescription describe(Admin admin, String group) throws Exception {
+        try {
+            return admin.describeShareGroups(List.of(group))
+                    .all()
+                    .get(30, TimeUnit.SECONDS)
+                    .get(group);
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof GroupIdNotFoundException) {
+                return null;
+            }
+            throw ex;
+        }
+    }
+
+    /**
+     * Waits until the group coordinator describes {@code group} with all its members at the
+     * group's target assignment and every partition of {@code topic} assigned: the drain then
+     * starts on a group that is no longer joining.
+     */
+    private static Duration awaitMembers(KafkaBrokerProcess broker, String group, String topic) throws Exception {
+        long started = System.nanoTime();
+        long deadline = started + Duration.ofMinutes(2).toNanos();
+        try (Admin admin = broker.admin()) {
+            while (true) {
+                ShareGroupDescription description = describe(admin, group);
+                Set<Integer> assigned = new HashSet<>();
+                boolean settled = description != null && description.members().size() == CONSUMERS;
+                if (description != null) {
+                    for (ShareMemberDescription member : description.members()) {
+                        settled &= member.memberEpoch() == description.targetAssignmentEpoch();
+                        for (TopicPartition partition : member.assignment().topicPartitions()) {
+                            if (partition.topic().equals(topic)) {
+                                assigned.add(partition.partition());
+                            }
+                        }
+                    }
+                }
+                if (settled && assigned.size() == PARTITIONS) {
+                    return Duration.ofNanos(System.nanoTime() - started);
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(
+                            "share group " + group + " not assigned after 2 minutes: " + description);
+                }
+                Thread.sleep(50);
+            }
         }
     }
 
@@ -316,31 +405,47 @@ public final class ShareGroupBenchmark {
         System.out.printf(
                 Locale.ROOT,
                 "%d records of ~200 bytes, %d partitions, one share group of %d consumers; paced %d records/s for %d s;"
-                        + " run %s, %d s%n%n",
+                        + " %d rounds; run %s, %d s%n%n",
                 records,
                 PARTITIONS,
                 CONSUMERS,
                 pacedRate,
                 pacedSeconds,
+                rounds,
                 started,
                 Duration.between(started, Instant.now()).toSeconds());
-        System.out.println("| case | duplicates | records/s | × bare | p50 ms | p99 ms |");
-        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
+        System.out.println("| case | duplicates | records/s (median) | lowest–highest | × bare | p50 ms | p99 ms |");
+        System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Map<String, List<Result>> byCase = new LinkedHashMap<>();
         for (Result result : results) {
-            String ratio = results.stream()
-                    .filter(r -> r.name().equals("bare") && r.duplicates() == result.duplicates())
-                    .findFirst()
-                    .map(r -> String.format(Locale.ROOT, "%.2f", result.recordsPerSecond() / r.recordsPerSecond()))
-                    .orElse("");
+            byCase.computeIfAbsent(result.duplicates() + "/" + result.name(), unused -> new ArrayList<>())
+                    .add(result);
+        }
+        for (List<Result> runs : byCase.values()) {
+            Result first = runs.get(0);
+            double median = median(runs, Result::recordsPerSecond);
+            List<Result> bare = byCase.get(first.duplicates() + "/bare");
+            String ratio = bare == null
+                    ? ""
+                    : String.format(Locale.ROOT, "%.2f", median / median(bare, Result::recordsPerSecond));
             System.out.printf(
                     Locale.ROOT,
-                    "| %s | %d %% | %,.0f | %s | %d | %d |%n",
-                    result.name(),
-                    result.duplicates(),
-                    result.recordsPerSecond(),
+                    "| %s | %d %% | %,.0f | %,.0f–%,.0f | %s | %.0f | %.0f |%n",
+                    first.name(),
+                    first.duplicates(),
+                    median,
+                    runs.stream().mapToDouble(Result::recordsPerSecond).min().orElse(0),
+                    runs.stream().mapToDouble(Result::recordsPerSecond).max().orElse(0),
                     ratio,
-                    result.p50(),
-                    result.p99());
+                    median(runs, result -> result.p50()),
+                    median(runs, result -> result.p99()));
         }
+    }
+
+    /** The median of {@code value} over {@code runs} (the mean of the middle two for an even count). */
+    private static double median(List<Result> runs, ToDoubleFunction<Result> value) {
+        double[] sorted = runs.stream().mapToDouble(value).sorted().toArray();
+        int middle = sorted.length / 2;
+        return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
     }
 }

@@ -1,6 +1,7 @@
 package io.sumi.benchmarks.share;
 
 import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -13,13 +14,15 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 final class ShareRecorder {
 
-    static final String PACED_TOPIC_PREFIX = "paced-";
+    /** The keys of the paced phase's records, which go to the drain's topic after the drain. */
+    static final String PACED_KEY_PREFIX = "paced-";
 
     private static final AtomicLong drained = new AtomicLong();
     private static final AtomicLong firstNanos = new AtomicLong();
     private static final AtomicLong lastNanos = new AtomicLong();
     private static final AtomicInteger paced = new AtomicInteger();
     private static volatile long[] latenciesMillis = new long[0];
+    private static volatile CountDownLatch gate = new CountDownLatch(0);
 
     private ShareRecorder() {}
 
@@ -29,10 +32,26 @@ final class ShareRecorder {
         lastNanos.set(0);
         paced.set(0);
         latenciesMillis = new long[pacedCapacity];
+        gate = new CountDownLatch(1);
+    }
+
+    /** Lets the records through that {@link ShareGate} holds (closed again by {@link #reset}). */
+    static void openGate() {
+        gate.countDown();
+    }
+
+    /** Waits at the gate; a consumer thread interrupted (its container stops) goes on. */
+    static void awaitGate() {
+        try {
+            gate.await();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static void handled(ConsumerRecord<?, ?> record) {
-        if (record.topic().startsWith(PACED_TOPIC_PREFIX)) {
+        Object key = record.key();
+        if (key != null && key.toString().startsWith(PACED_KEY_PREFIX)) {
             int i = paced.getAndIncrement();
             long[] samples = latenciesMillis;
             if (i < samples.length) {
