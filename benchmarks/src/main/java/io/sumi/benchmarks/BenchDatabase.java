@@ -176,9 +176,13 @@ final class BenchDatabase {
 
     /** Sumi's PostgreSQL ledger migration, from the sumi-migrations jar. */
     static String ledgerMigration() {
+        return migration(LEDGER_MIGRATION);
+    }
+
+    /** A migration script of the sumi-migrations jar ({@code db/sumi/<vendor>/...}). */
+    static String migration(String path) {
         try (InputStream in = Objects.requireNonNull(
-                BenchDatabase.class.getClassLoader().getResourceAsStream(LEDGER_MIGRATION),
-                LEDGER_MIGRATION + " is not on the classpath")) {
+                BenchDatabase.class.getClassLoader().getResourceAsStream(path), path + " is not on the classpath")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException ex) {
             throw new UncheckedIOException(ex);

@@ -26,8 +26,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The ledger at scale, on PostgreSQL (issue 12, part 4; see docs/benchmarks.md, "A ledger of 10
- * million rows"):
+ * The ledger at scale, on PostgreSQL or MariaDB (issue 12, part 4, and issue 23, part 3; see
+ * docs/benchmarks.md, "A ledger of 10 million rows"):
  *
  * <ol>
  *   <li><b>Claims on a big ledger vs an empty one</b>: a ledger of {@code --rows} rows (default 10
@@ -52,7 +52,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *     [--url=jdbc:postgresql://127.0.0.1:5432/sumi_bench] [--user=postgres] [--password=]
  * </pre>
  *
- * The big ledger lives in the schema {@code bench_scale_big} and is dropped at the end unless
+ * On MariaDB ({@code --url=jdbc:mariadb://127.0.0.1:3306/sumi_bench --user=root}), the two ledgers
+ * are databases of their own instead of schemas ({@code bench_scale_empty}, {@code bench_scale_big}),
+ * Sumi's MariaDB migration creates them, the rows come from the SEQUENCE engine sorted by key (the
+ * primary key is InnoDB's clustered index, so a sorted load is an append), the pruning statements
+ * are MariaDB's, and the CPU of other processes is not sampled.
+ *
+ * <p>The big ledger lives in the schema {@code bench_scale_big} and is dropped at the end unless
  * {@code --keep}; {@code --reuse} measures a ledger a previous {@code --keep} run left instead of
  * loading one (it needs about 2.5 GB of disk per 10 million rows).
  */
@@ -63,14 +69,19 @@ public final class LedgerScaleBenchmark {
     private static final String EMPTY = "bench_scale_empty";
     private static final String BIG = "bench_scale_big";
 
+    private static final String MARIADB_MIGRATION = "db/sumi/mariadb/R__sumi_processed_messages.sql";
+
     private final Options options;
     private final BenchDatabase db;
     private final CpuMonitor cpu;
+    /** The URL names a MariaDB (or MySQL) server: databases for schemas, its SQL for PostgreSQL's. */
+    private final boolean mariadb;
 
     private LedgerScaleBenchmark(Options options) {
         this.options = options;
         this.db = new BenchDatabase(options.url, options.user, options.password);
         this.cpu = new CpuMonitor(db.databaseName());
+        this.mariadb = options.url.startsWith("jdbc:mariadb:") || options.url.startsWith("jdbc:mysql:");
     }
 
     public static void main(String[] args) throws Exception {
@@ -208,16 +219,28 @@ public final class LedgerScaleBenchmark {
     }
 
     private String loadedKeySql() {
+        if (mariadb) {
+            return options.sequentialKeys
+                    ? "LPAD(seq, 19, '0')"
+                    : "CONCAT_WS('-', SUBSTR(MD5(seq), 1, 8), SUBSTR(MD5(seq), 9, 4), SUBSTR(MD5(seq), 13, 4),"
+                            + " SUBSTR(MD5(seq), 17, 4), SUBSTR(MD5(seq), 21, 12))";
+        }
         return options.sequentialKeys ? "lpad(g::text, 19, '0')" : "md5(g::text)::uuid::text";
     }
 
     // ------------------------------------------------------------------ run
 
     private void run() throws Exception {
-        db.ensureDatabase();
-        out.printf("Sumi ledger at scale: %,d rows vs an empty ledger, PostgreSQL, 1 client thread%n", options.rows);
+        if (mariadb) {
+            ensureMariadbDatabase();
+        } else {
+            db.ensureDatabase();
+        }
+        out.printf(
+                "Sumi ledger at scale: %,d rows vs an empty ledger, %s, 1 client thread%n",
+                options.rows, mariadb ? "MariaDB" : "PostgreSQL");
         out.printf("Database: %s%n", db.url());
-        db.serverSettings().forEach((k, v) -> out.printf("  %s = %s%n", k, v));
+        (mariadb ? mariadbSettings() : db.serverSettings()).forEach((k, v) -> out.printf("  %s = %s%n", k, v));
         out.printf(
                 "JVM: %s %s, %d cores; load average at start: %s%n%n",
                 System.getProperty("java.vm.name"),
@@ -251,6 +274,18 @@ public final class LedgerScaleBenchmark {
     }
 
     private void createLedger(String schema) throws SQLException {
+        if (mariadb) {
+            try (Connection c = db.connect();
+                    Statement s = c.createStatement()) {
+                s.execute("DROP DATABASE IF EXISTS " + schema);
+                s.execute("CREATE DATABASE " + schema);
+                s.execute("USE " + schema);
+                for (String statement : statements(BenchDatabase.migration(MARIADB_MIGRATION))) {
+                    s.execute(statement);
+                }
+            }
+            return;
+        }
         try (Connection c = db.connect();
                 Statement s = c.createStatement()) {
             s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -266,6 +301,10 @@ public final class LedgerScaleBenchmark {
      * then VACUUM (hint bits, visibility map) and ANALYZE, as a ledger that has lived for weeks has.
      */
     private void load() throws SQLException {
+        if (mariadb) {
+            loadMariadb();
+            return;
+        }
         createLedger(BIG);
         Instant started = Instant.now();
         try (Connection c = db.connect();
@@ -308,7 +347,113 @@ public final class LedgerScaleBenchmark {
                 BIG, options.rows, Duration.between(started, Instant.now()).toSeconds());
     }
 
+    /**
+     * Loads the big ledger on MariaDB: the secondary indexes dropped, every row in one
+     * {@code INSERT ... SELECT} from the SEQUENCE engine ordered by key (InnoDB's clustered primary
+     * key then grows at its right edge, as a sorted bulk load), the indexes built again (the
+     * migration's {@code CREATE INDEX IF NOT EXISTS}), then {@code ANALYZE TABLE}.
+     */
+    private void loadMariadb() throws SQLException {
+        createLedger(BIG);
+        Instant started = Instant.now();
+        try (Connection c = db.connect();
+                Statement s = c.createStatement()) {
+            s.execute("USE " + BIG);
+            s.execute("DROP INDEX IF EXISTS processed_messages_prune_idx ON processed_messages");
+            s.execute("DROP INDEX IF EXISTS processed_messages_abandoned_idx ON processed_messages");
+            s.execute("SET unique_checks = 0, foreign_key_checks = 0");
+            // Processed 28 to 14 days ago (UTC, as the store binds times), evenly: past the default retention.
+            s.execute("INSERT INTO processed_messages (consumer, message_id, status, claim_token, lease_until,"
+                    + " attempts, fingerprint, last_error, first_seen_at, processed_at)"
+                    + " SELECT '" + CONSUMER + "', k, 'COMPLETED', seq, NULL, 1, NULL, NULL, t, t FROM (SELECT seq, "
+                    + loadedKeySql() + " AS k, UTC_TIMESTAMP(6) - INTERVAL 28 DAY + INTERVAL (seq * 1209600 / "
+                    + options.rows + ") SECOND AS t FROM seq_1_to_" + options.rows + ") x ORDER BY k");
+            out.printf(
+                    "  loaded %,d rows (%d s)%n",
+                    options.rows, Duration.between(started, Instant.now()).toSeconds());
+            s.execute("SET unique_checks = 1, foreign_key_checks = 1");
+            // Only the migration's indexes: its ALTER TABLE ... MODIFY could rebuild the whole table.
+            for (String statement : statements(BenchDatabase.migration(MARIADB_MIGRATION))) {
+                if (statement.startsWith("CREATE INDEX")) {
+                    s.execute(statement);
+                }
+            }
+            out.printf(
+                    "  indexed (%d s)%n",
+                    Duration.between(started, Instant.now()).toSeconds());
+            s.execute("ANALYZE TABLE processed_messages");
+        }
+        out.printf(
+                "Loaded %s.processed_messages: %,d rows in %d s%n",
+                BIG, options.rows, Duration.between(started, Instant.now()).toSeconds());
+    }
+
+    /** A migration script's statements (comment lines dropped, split at the semicolons that end lines). */
+    private static List<String> statements(String script) {
+        StringBuilder kept = new StringBuilder();
+        for (String line : script.lines().toList()) {
+            if (!line.strip().startsWith("--")) {
+                kept.append(line).append('\n');
+            }
+        }
+        List<String> statements = new ArrayList<>();
+        for (String statement : java.util.regex.Pattern.compile(";\\s*\n").splitAsStream(kept).toList()) {
+            if (!statement.isBlank()) {
+                statements.add(statement.strip());
+            }
+        }
+        return statements;
+    }
+
+    private void ensureMariadbDatabase() throws SQLException {
+        String name = db.url().replaceAll("^jdbc:[a-z]+://[^/]+/([^?]*).*$", "$1");
+        if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            throw new IllegalArgumentException("Refusing to create a database named '" + name + "'");
+        }
+        String server = db.url().replaceAll("^(jdbc:[a-z]+://[^/]+/)[^?]*(.*)$", "$1$2");
+        try (Connection c = java.sql.DriverManager.getConnection(server, options.user, options.password);
+                Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE IF NOT EXISTS " + name);
+        }
+    }
+
+    /** MariaDB's facts printed with the results. */
+    private java.util.Map<String, String> mariadbSettings() throws SQLException {
+        java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+        try (Connection c = db.connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT @@version, @@innodb_buffer_pool_size,"
+                        + " @@innodb_flush_log_at_trx_commit, @@innodb_log_file_size, @@log_bin, @@sync_binlog")) {
+            rs.next();
+            String[] names = {
+                "version",
+                "innodb_buffer_pool_size",
+                "innodb_flush_log_at_trx_commit",
+                "innodb_log_file_size",
+                "log_bin",
+                "sync_binlog"
+            };
+            for (int i = 0; i < names.length; i++) {
+                settings.put(names[i], rs.getString(i + 1));
+            }
+        }
+        return settings;
+    }
+
     private void printSizes() throws SQLException {
+        if (mariadb) {
+            try (Connection c = db.connect();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT data_length, index_length FROM information_schema.tables"
+                            + " WHERE table_schema = '" + BIG + "' AND table_name = 'processed_messages'")) {
+                rs.next();
+                out.printf(
+                        "Big ledger: clustered primary key (the rows) %,d MB, secondary indexes %,d MB (the buffer pool"
+                                + " is far smaller)%n%n",
+                        rs.getLong(1) >> 20, rs.getLong(2) >> 20);
+            }
+            return;
+        }
         try (Connection c = db.connect();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_size_pretty(pg_table_size('" + BIG
@@ -420,15 +565,15 @@ public final class LedgerScaleBenchmark {
             Latencies latencies = new Latencies();
             CpuMonitor.Sample before = cpu.sample();
             cycles(store, ids, size, seconds, latencies);
-            latencies.otherCores = CpuMonitor.otherCores(before, cpu.sample());
+            latencies.otherCores = mariadb ? Double.NaN : CpuMonitor.otherCores(before, cpu.sample());
             return latencies;
         }
     }
 
-    private static JdbcProcessedMessageStore store(javax.sql.DataSource dataSource, String schema) {
+    private JdbcProcessedMessageStore store(javax.sql.DataSource dataSource, String schema) {
         return JdbcProcessedMessageStore.builder(dataSource)
                 .tableName(schema + ".processed_messages")
-                .databaseType(DatabaseType.POSTGRESQL)
+                .databaseType(mariadb ? DatabaseType.MARIADB : DatabaseType.POSTGRESQL)
                 .build();
     }
 
@@ -570,7 +715,7 @@ public final class LedgerScaleBenchmark {
         Latencies l = new Latencies();
         CpuMonitor.Sample before = cpu.sample();
         cycles(store, ids, 1, seconds, l);
-        l.otherCores = CpuMonitor.otherCores(before, cpu.sample());
+        l.otherCores = mariadb ? Double.NaN : CpuMonitor.otherCores(before, cpu.sample());
         return l;
     }
 
@@ -598,8 +743,8 @@ public final class LedgerScaleBenchmark {
     private void emptyAndAnalyze(String schema) throws SQLException {
         try (Connection c = db.connect();
                 Statement s = c.createStatement()) {
-            s.execute("TRUNCATE " + schema + ".processed_messages");
-            s.execute("ANALYZE " + schema + ".processed_messages");
+            s.execute("TRUNCATE TABLE " + schema + ".processed_messages");
+            s.execute((mariadb ? "ANALYZE TABLE " : "ANALYZE ") + schema + ".processed_messages");
         }
     }
 
@@ -608,8 +753,9 @@ public final class LedgerScaleBenchmark {
     }
 
     private long countExpired() throws SQLException {
-        return queryLong("SELECT count(*) FROM " + BIG
-                + ".processed_messages WHERE status = 'COMPLETED' AND processed_at < now() - interval '14 days'");
+        return queryLong(
+                "SELECT count(*) FROM " + BIG + ".processed_messages WHERE status = 'COMPLETED' AND processed_at < "
+                        + (mariadb ? "UTC_TIMESTAMP(6) - INTERVAL 14 DAY" : "now() - interval '14 days'"));
     }
 
     private long queryLong(String sql) throws SQLException {
@@ -624,7 +770,7 @@ public final class LedgerScaleBenchmark {
     private void dropSchema(String schema) {
         try (Connection c = db.connect();
                 Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+            s.execute(mariadb ? "DROP DATABASE IF EXISTS " + schema : "DROP SCHEMA IF EXISTS " + schema + " CASCADE");
         } catch (SQLException ex) {
             System.err.println("Could not drop " + schema + ": " + ex);
         }
