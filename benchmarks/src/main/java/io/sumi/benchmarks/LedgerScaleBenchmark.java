@@ -397,7 +397,8 @@ public final class LedgerScaleBenchmark {
             }
         }
         List<String> statements = new ArrayList<>();
-        for (String statement : java.util.regex.Pattern.compile(";\\s*\n").splitAsStream(kept).toList()) {
+        for (String statement :
+                java.util.regex.Pattern.compile(";\\s*\n").splitAsStream(kept).toList()) {
             if (!statement.isBlank()) {
                 statements.add(statement.strip());
             }

@@ -43,6 +43,37 @@ final class AppInstance {
         }
     }
 
+    /**
+     * Writes the live incarnation's thread dump ({@code jcmd <pid> Thread.print}) beside its log;
+     * returns the file, or why there is none.
+     */
+    synchronized String dumpThreads() {
+        if (!alive()) {
+            return "not alive";
+        }
+        Path dump = log.resolveSibling(log.getFileName().toString().replace(".log", "-threads.txt"));
+        try {
+            Process jcmd = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "jcmd")
+                                    .toString(),
+                            Long.toString(process.pid()),
+                            "Thread.print")
+                    .redirectErrorStream(true)
+                    .redirectOutput(dump.toFile())
+                    .start();
+            if (!jcmd.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                jcmd.destroyForcibly();
+                return dump + " (jcmd timed out)";
+            }
+            return dump.toString();
+        } catch (IOException ex) {
+            return "jcmd failed: " + ex.getMessage();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
     synchronized boolean alive() {
         return process != null && process.isAlive();
     }

@@ -208,6 +208,11 @@ public final class FaultDriver {
                     quiescent = drain(instances, broker, appRestarts, monitor);
                     note("drain " + (quiescent ? "quiescent" : "timed out") + ": " + monitor.snapshot());
                     for (AppInstance instance : instances) {
+                        if (!quiescent) {
+                            // What the stalled consumers were doing, before the kill erases it.
+                            note("threads of the live incarnation of slot " + instance.slot() + ": "
+                                    + instance.dumpThreads());
+                        }
                         instance.kill9();
                     }
                     List<Long> recoveries = new ArrayList<>();
