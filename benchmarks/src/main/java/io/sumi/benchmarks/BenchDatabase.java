@@ -2,10 +2,6 @@ package io.sumi.benchmarks;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -13,7 +9,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -176,16 +171,6 @@ final class BenchDatabase {
 
     /** Sumi's PostgreSQL ledger migration, from the sumi-migrations jar. */
     static String ledgerMigration() {
-        return migration(LEDGER_MIGRATION);
-    }
-
-    /** A migration script of the sumi-migrations jar ({@code db/sumi/<vendor>/...}). */
-    static String migration(String path) {
-        try (InputStream in = Objects.requireNonNull(
-                BenchDatabase.class.getClassLoader().getResourceAsStream(path), path + " is not on the classpath")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
+        return BenchSql.migration(LEDGER_MIGRATION);
     }
 }

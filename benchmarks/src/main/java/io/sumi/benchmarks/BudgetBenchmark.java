@@ -8,8 +8,6 @@ import io.sumi.budget.BudgetPermit;
 import io.sumi.budget.BudgetRegistry;
 import io.sumi.budget.BudgetScope;
 import io.sumi.budget.jdbc.JdbcSpendStore;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -169,14 +167,7 @@ public final class BudgetBenchmark {
     }
 
     private static void migrate(HikariDataSource dataSource) throws Exception {
-        String script;
-        try (InputStream in =
-                BudgetBenchmark.class.getClassLoader().getResourceAsStream("db/sumi/postgresql/R__sumi_budgets.sql")) {
-            if (in == null) {
-                throw new IllegalStateException("db/sumi/postgresql/R__sumi_budgets.sql is not on the class path");
-            }
-            script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
+        String script = BenchSql.migration("db/sumi/postgresql/R__sumi_budgets.sql");
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
             for (String sql : script.replaceAll("(?m)^--.*$", "").split(";", -1)) {

@@ -81,7 +81,7 @@ public final class LedgerScaleBenchmark {
         this.options = options;
         this.db = new BenchDatabase(options.url, options.user, options.password);
         this.cpu = new CpuMonitor(db.databaseName());
-        this.mariadb = options.url.startsWith("jdbc:mariadb:") || options.url.startsWith("jdbc:mysql:");
+        this.mariadb = BenchSql.isMariaDb(options.url);
     }
 
     public static void main(String[] args) throws Exception {
@@ -232,7 +232,7 @@ public final class LedgerScaleBenchmark {
 
     private void run() throws Exception {
         if (mariadb) {
-            ensureMariadbDatabase();
+            BenchSql.ensureMariaDbDatabase(db.url(), options.user, options.password);
         } else {
             db.ensureDatabase();
         }
@@ -240,7 +240,15 @@ public final class LedgerScaleBenchmark {
                 "Sumi ledger at scale: %,d rows vs an empty ledger, %s, 1 client thread%n",
                 options.rows, mariadb ? "MariaDB" : "PostgreSQL");
         out.printf("Database: %s%n", db.url());
-        (mariadb ? mariadbSettings() : db.serverSettings()).forEach((k, v) -> out.printf("  %s = %s%n", k, v));
+        java.util.Map<String, String> settings;
+        if (mariadb) {
+            try (Connection c = db.connect()) {
+                settings = BenchSql.mariaDbSettings(c);
+            }
+        } else {
+            settings = db.serverSettings();
+        }
+        settings.forEach((k, v) -> out.printf("  %s = %s%n", k, v));
         out.printf(
                 "JVM: %s %s, %d cores; load average at start: %s%n%n",
                 System.getProperty("java.vm.name"),
@@ -280,7 +288,7 @@ public final class LedgerScaleBenchmark {
                 s.execute("DROP DATABASE IF EXISTS " + schema);
                 s.execute("CREATE DATABASE " + schema);
                 s.execute("USE " + schema);
-                for (String statement : statements(BenchDatabase.migration(MARIADB_MIGRATION))) {
+                for (String statement : BenchSql.statements(BenchSql.migration(MARIADB_MIGRATION))) {
                     s.execute(statement);
                 }
             }
@@ -373,7 +381,7 @@ public final class LedgerScaleBenchmark {
                     options.rows, Duration.between(started, Instant.now()).toSeconds());
             s.execute("SET unique_checks = 1, foreign_key_checks = 1");
             // Only the migration's indexes: its ALTER TABLE ... MODIFY could rebuild the whole table.
-            for (String statement : statements(BenchDatabase.migration(MARIADB_MIGRATION))) {
+            for (String statement : BenchSql.statements(BenchSql.migration(MARIADB_MIGRATION))) {
                 if (statement.startsWith("CREATE INDEX")) {
                     s.execute(statement);
                 }
@@ -386,59 +394,6 @@ public final class LedgerScaleBenchmark {
         out.printf(
                 "Loaded %s.processed_messages: %,d rows in %d s%n",
                 BIG, options.rows, Duration.between(started, Instant.now()).toSeconds());
-    }
-
-    /** A migration script's statements (comment lines dropped, split at the semicolons that end lines). */
-    private static List<String> statements(String script) {
-        StringBuilder kept = new StringBuilder();
-        for (String line : script.lines().toList()) {
-            if (!line.strip().startsWith("--")) {
-                kept.append(line).append('\n');
-            }
-        }
-        List<String> statements = new ArrayList<>();
-        for (String statement :
-                java.util.regex.Pattern.compile(";\\s*\n").splitAsStream(kept).toList()) {
-            if (!statement.isBlank()) {
-                statements.add(statement.strip());
-            }
-        }
-        return statements;
-    }
-
-    private void ensureMariadbDatabase() throws SQLException {
-        String name = db.url().replaceAll("^jdbc:[a-z]+://[^/]+/([^?]*).*$", "$1");
-        if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-            throw new IllegalArgumentException("Refusing to create a database named '" + name + "'");
-        }
-        String server = db.url().replaceAll("^(jdbc:[a-z]+://[^/]+/)[^?]*(.*)$", "$1$2");
-        try (Connection c = java.sql.DriverManager.getConnection(server, options.user, options.password);
-                Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE IF NOT EXISTS " + name);
-        }
-    }
-
-    /** MariaDB's facts printed with the results. */
-    private java.util.Map<String, String> mariadbSettings() throws SQLException {
-        java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
-        try (Connection c = db.connect();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT @@version, @@innodb_buffer_pool_size,"
-                        + " @@innodb_flush_log_at_trx_commit, @@innodb_log_file_size, @@log_bin, @@sync_binlog")) {
-            rs.next();
-            String[] names = {
-                "version",
-                "innodb_buffer_pool_size",
-                "innodb_flush_log_at_trx_commit",
-                "innodb_log_file_size",
-                "log_bin",
-                "sync_binlog"
-            };
-            for (int i = 0; i < names.length; i++) {
-                settings.put(names[i], rs.getString(i + 1));
-            }
-        }
-        return settings;
     }
 
     private void printSizes() throws SQLException {

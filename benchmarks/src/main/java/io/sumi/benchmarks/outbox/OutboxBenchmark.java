@@ -1,6 +1,7 @@
 package io.sumi.benchmarks.outbox;
 
 import io.sumi.benchmarks.BenchOptions;
+import io.sumi.benchmarks.BenchSql;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -41,7 +42,8 @@ import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
  * {@code aggregates} (1000), {@code sumi-batch} (500), {@code sumi-ordered} (true),
  * {@code modulith-threads} (8), {@code pool} (10), {@code sumi-linger} / {@code modulith-linger} (producer linger.ms, 5),
  * {@code modulith-producer-per-thread} (false), {@code drain-timeout} (150 s), {@code modulith-backlog} (= backlog),
- * {@code only} (sumi|modulith; both by default), {@code sumi-depths} (1,2: one Sumi system per
+ * {@code only} (sumi|modulith; both by default; a {@code jdbc:mariadb:} URL runs Sumi's outbox on
+ * MariaDB, with {@code --only=sumi}), {@code sumi-depths} (1,2: one Sumi system per
  * dispatcher pipeline depth, each measured in every phase, ratios to depth 1 printed; issue 12).
  */
 public final class OutboxBenchmark {
@@ -76,6 +78,12 @@ public final class OutboxBenchmark {
             sumiDepths.add(Integer.parseInt(depth.trim()));
         }
 
+        if (BenchSql.isMariaDb(jdbcUrl) && !only.equals("sumi")) {
+            // The Modulith side (its registry's schema, the filler and count SQL) was written and
+            // checked on PostgreSQL only.
+            throw new IllegalArgumentException(
+                    "On MariaDB the benchmark runs Sumi alone (its Modulith side is PostgreSQL's): add --only=sumi");
+        }
         createDatabaseIfMissing(jdbcUrl, user);
         EmbeddedKafkaKraftBroker broker = new EmbeddedKafkaKraftBroker(1, 4, SumiSystem.TOPIC, ModulithSystem.TOPIC);
         broker.afterPropertiesSet();
@@ -386,6 +394,10 @@ public final class OutboxBenchmark {
     }
 
     static void createDatabaseIfMissing(String jdbcUrl, String user) throws Exception {
+        if (BenchSql.isMariaDb(jdbcUrl)) {
+            BenchSql.ensureMariaDbDatabase(jdbcUrl, user, null);
+            return;
+        }
         int slash = jdbcUrl.lastIndexOf('/');
         String database = jdbcUrl.substring(slash + 1).replaceAll("\\?.*", "");
         String admin = jdbcUrl.substring(0, slash + 1) + "postgres";

@@ -10,8 +10,6 @@ import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
 import io.sumi.outbox.rabbit.RabbitDestination;
 import io.sumi.outbox.rabbit.RabbitOutboxPublisher;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -76,7 +74,7 @@ public final class PublisherDrainBenchmark {
         CachingConnectionFactory rabbitAdminConnections = new CachingConnectionFactory("127.0.0.1", 5672);
         RabbitAdmin rabbitAdmin = new RabbitAdmin(rabbitAdminConnections);
         try (HikariDataSource dataSource = new HikariDataSource(hikari)) {
-            createTable(dataSource);
+            SumiSystem.createTable(dataSource);
             TopicExchange exchange = new TopicExchange(rabbitName, true, false);
             Queue queue = new Queue(rabbitName, true);
             rabbitAdmin.declareExchange(exchange);
@@ -167,20 +165,5 @@ public final class PublisherDrainBenchmark {
         sorted.sort(Double::compare);
         int n = sorted.size();
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-    }
-
-    private static void createTable(HikariDataSource dataSource) throws Exception {
-        String ddl;
-        try (InputStream in =
-                PublisherDrainBenchmark.class.getResourceAsStream("/db/sumi/postgresql/R__sumi_outbox.sql")) {
-            if (in == null) {
-                throw new IllegalStateException("db/sumi/postgresql/R__sumi_outbox.sql is not on the class path");
-            }
-            ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        try (Connection connection = dataSource.getConnection();
-                Statement statement = connection.createStatement()) {
-            statement.execute(ddl);
-        }
     }
 }

@@ -2,13 +2,12 @@ package io.sumi.benchmarks.outbox;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.sumi.benchmarks.BenchSql;
 import io.sumi.outbox.Outbox;
 import io.sumi.outbox.OutboxDispatcher;
 import io.sumi.outbox.OutboxMessage;
 import io.sumi.outbox.OutboxTable;
 import io.sumi.outbox.kafka.KafkaOutboxPublisher;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -94,20 +93,26 @@ final class SumiSystem implements OutboxSystem {
         this.tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
-    /** Creates the outbox table from sumi-migrations' {@code R__sumi_outbox.sql} (idempotent). */
+    /**
+     * Creates the outbox table from sumi-migrations' {@code R__sumi_outbox.sql} of the database's
+     * vendor, PostgreSQL or MariaDB (idempotent).
+     */
     static void createTable(DataSource dataSource) throws Exception {
-        String ddl;
-        try (InputStream in = SumiSystem.class.getResourceAsStream("/db/sumi/postgresql/R__sumi_outbox.sql")) {
-            if (in == null) {
-                throw new IllegalStateException(
-                        "db/sumi/postgresql/R__sumi_outbox.sql is not on the class path (sumi-migrations)");
-            }
-            ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            statement.execute(ddl);
+            if (isMariaDb(connection)) {
+                for (String ddl : BenchSql.statements(BenchSql.migration("db/sumi/mariadb/R__sumi_outbox.sql"))) {
+                    statement.execute(ddl);
+                }
+            } else {
+                statement.execute(BenchSql.migration("db/sumi/postgresql/R__sumi_outbox.sql"));
+            }
         }
+    }
+
+    private static boolean isMariaDb(Connection connection) throws SQLException {
+        String product = connection.getMetaData().getDatabaseProductName();
+        return product.contains("MariaDB") || product.contains("MySQL");
     }
 
     @Override
@@ -150,13 +155,25 @@ final class SumiSystem implements OutboxSystem {
             // ANALYZE of an empty table instead makes PostgreSQL plan the claim for no rows, and the
             // JDBC driver keeps that generic plan while the table grows (the trap docs/outbox.md
             // describes); in the paced phases that costs more than what is measured.
-            statement.execute("INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at,"
-                    + " attempts, dispatched_at, dispatch_outcome)"
-                    + " SELECT 'filler-' || (g % 1000), 'bench.filler', '{}', '{}', now() - interval '1 day',"
-                    + " now() - interval '1 day', 0, now() - interval '1 day', 'SENT'"
-                    + " FROM generate_series(1, 20000) g");
-            statement.execute("ANALYZE outbox");
+            boolean mariadb = isMariaDb(connection);
+            String columns = "INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at,"
+                    + " attempts, dispatched_at, dispatch_outcome)";
+            if (mariadb) {
+                statement.execute(columns + " SELECT CONCAT('filler-', seq % 1000), 'bench.filler', '{}', '{}',"
+                        + " UTC_TIMESTAMP(6) - INTERVAL 1 DAY, UTC_TIMESTAMP(6) - INTERVAL 1 DAY, 0,"
+                        + " UTC_TIMESTAMP(6) - INTERVAL 1 DAY, 'SENT' FROM seq_1_to_20000");
+            } else {
+                statement.execute(columns + " SELECT 'filler-' || (g % 1000), 'bench.filler', '{}', '{}',"
+                        + " now() - interval '1 day', now() - interval '1 day', 0, now() - interval '1 day', 'SENT'"
+                        + " FROM generate_series(1, 20000) g");
+            }
+            analyze(statement, mariadb);
         }
+    }
+
+    /** Fresh planner statistics of the outbox table. */
+    private static void analyze(Statement statement, boolean mariadb) throws SQLException {
+        statement.execute(mariadb ? "ANALYZE TABLE outbox" : "ANALYZE outbox");
     }
 
     @Override
@@ -174,7 +191,7 @@ final class SumiSystem implements OutboxSystem {
         // As OutboxBackfill does after a bulk load (docs/outbox.md): fresh planner statistics.
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            statement.execute("ANALYZE outbox");
+            analyze(statement, isMariaDb(connection));
         }
     }
 

@@ -3,13 +3,14 @@ package io.sumi.kafka;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
+import io.sumi.kafka.internal.ListenerDelegates;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
-import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.adapter.BatchMessagingMessageListenerAdapter;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
 import org.springframework.kafka.listener.adapter.KafkaBackoffAwareMessageListenerAdapter;
@@ -61,12 +62,10 @@ final class AsyncListenerCheck {
      *     which and what to do
      */
     static void check(AbstractMessageListenerContainer<?, ?> container, boolean allowAsyncListeners) {
-        Object listener = container.getContainerProperties().getMessageListener();
-        boolean retryTopic = false;
-        while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
-            retryTopic |= listener instanceof KafkaBackoffAwareMessageListenerAdapter<?, ?>;
-            listener = delegating.getDelegate();
-        }
+        List<Object> chain =
+                ListenerDelegates.chain(container.getContainerProperties().getMessageListener());
+        boolean retryTopic = chain.stream().anyMatch(KafkaBackoffAwareMessageListenerAdapter.class::isInstance);
+        Object listener = chain.isEmpty() ? null : chain.get(chain.size() - 1);
         if (listener instanceof BatchMessagingMessageListenerAdapter<?, ?> batch) {
             String name = "the batch Kafka listener container '" + container.getListenerId() + "'";
             guardedMethods(batch).forEach(method -> ListenerReturnTypes.checkBatch(method, name));

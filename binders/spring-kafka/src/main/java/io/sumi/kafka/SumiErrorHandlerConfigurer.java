@@ -2,6 +2,7 @@ package io.sumi.kafka;
 
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
+import io.sumi.kafka.internal.ListenerDelegates;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.Objects;
@@ -11,7 +12,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
-import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.ListenerContainerRegistry;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.listener.adapter.HandlerAdapter;
@@ -119,10 +119,7 @@ public final class SumiErrorHandlerConfigurer implements SmartLifecycle {
 
     /** The bean {@code listener} (a container's message listener) calls, or {@code null} if Sumi cannot see it. */
     static @Nullable Object listenerBean(@Nullable Object listener) {
-        while (listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener) {
-            listener = delegating.getDelegate();
-        }
-        if (listener instanceof MessagingMessageListenerAdapter<?, ?> adapter) {
+        if (ListenerDelegates.innermost(listener) instanceof MessagingMessageListenerAdapter<?, ?> adapter) {
             if (HANDLER_METHOD == null) {
                 return null;
             }

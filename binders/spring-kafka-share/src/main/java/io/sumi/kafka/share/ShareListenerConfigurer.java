@@ -7,6 +7,7 @@ import io.sumi.consumer.ListenerReturnTypes;
 import io.sumi.consumer.binder.BusyPolicy;
 import io.sumi.consumer.binder.IdempotentHandlerInterceptorSupport;
 import io.sumi.kafka.ShareGroupListenerCheck;
+import io.sumi.kafka.internal.ListenerDelegates;
 import java.lang.reflect.Method;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -17,7 +18,6 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.kafka.listener.AbstractShareKafkaMessageListenerContainer;
 import org.springframework.kafka.listener.ContainerProperties;
-import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.GenericMessageListener;
 import org.springframework.kafka.listener.ListenerContainerRegistry;
 import org.springframework.kafka.listener.MessageListenerContainer;
@@ -147,17 +147,7 @@ public final class ShareListenerConfigurer implements SmartLifecycle {
      * such as the test kit's watcher, may have wrapped Sumi's listener since.
      */
     private static boolean guardedAlready(@Nullable Object listener) {
-        Object current = listener;
-        while (current != null) {
-            if (current instanceof SumiShareListener<?, ?>) {
-                return true;
-            }
-            if (!(current instanceof DelegatingMessageListener<?> delegating) || delegating.getDelegate() == current) {
-                return false;
-            }
-            current = delegating.getDelegate();
-        }
-        return false;
+        return ListenerDelegates.chain(listener).stream().anyMatch(SumiShareListener.class::isInstance);
     }
 
     /**

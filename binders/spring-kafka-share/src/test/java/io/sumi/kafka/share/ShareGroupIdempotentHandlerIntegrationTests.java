@@ -18,6 +18,7 @@ import io.sumi.budget.BudgetRegistry;
 import io.sumi.consumer.IdempotencyMode;
 import io.sumi.consumer.IdempotentHandler;
 import io.sumi.consumer.binder.BusyPolicy;
+import io.sumi.kafka.internal.ListenerDelegates;
 import io.sumi.test.SumiTest;
 import io.sumi.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +52,6 @@ import org.springframework.kafka.config.TopicBuilder;
 import org.springframework.kafka.core.DefaultShareConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
-import org.springframework.kafka.listener.DelegatingMessageListener;
 import org.springframework.kafka.listener.GenericMessageListener;
 import org.springframework.kafka.listener.ShareKafkaMessageListenerContainer;
 import org.springframework.kafka.test.context.EmbeddedKafka;
@@ -488,15 +488,11 @@ class ShareGroupIdempotentHandlerIntegrationTests {
     /** Sumi's listeners in the chain of delegates from {@code container}'s listener down. */
     static List<SumiShareListener<?, ?>> sumiListeners(ShareKafkaMessageListenerContainer<?, ?> container) {
         List<SumiShareListener<?, ?>> found = new ArrayList<>();
-        Object listener = container.getContainerProperties().getMessageListener();
-        while (listener != null) {
+        for (Object listener :
+                ListenerDelegates.chain(container.getContainerProperties().getMessageListener())) {
             if (listener instanceof SumiShareListener<?, ?> sumi) {
                 found.add(sumi);
             }
-            listener =
-                    listener instanceof DelegatingMessageListener<?> delegating && delegating.getDelegate() != listener
-                            ? delegating.getDelegate()
-                            : null;
         }
         return found;
     }
