@@ -61,6 +61,12 @@ public final class BenchSql {
         return jdbcUrl.startsWith("jdbc:mariadb:") || jdbcUrl.startsWith("jdbc:mysql:");
     }
 
+    /** Whether the connection is to a MariaDB (or MySQL) server rather than a PostgreSQL. */
+    public static boolean isMariaDb(Connection connection) throws SQLException {
+        String product = connection.getMetaData().getDatabaseProductName();
+        return product.contains("MariaDB") || product.contains("MySQL");
+    }
+
     /** Creates the MariaDB database the URL names if it does not exist (connecting to the server without one). */
     public static void ensureMariaDbDatabase(String jdbcUrl, String user, String password) throws SQLException {
         String name = jdbcUrl.replaceAll("^jdbc:[a-z]+://[^/]+/([^?]*).*$", "$1");

@@ -167,13 +167,10 @@ public final class BudgetBenchmark {
     }
 
     private static void migrate(HikariDataSource dataSource) throws Exception {
-        String script = BenchSql.migration("db/sumi/postgresql/R__sumi_budgets.sql");
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            for (String sql : script.replaceAll("(?m)^--.*$", "").split(";", -1)) {
-                if (!sql.isBlank()) {
-                    statement.execute(sql);
-                }
+            for (String sql : BenchSql.statements(BenchSql.migration("db/sumi/postgresql/R__sumi_budgets.sql"))) {
+                statement.execute(sql);
             }
         }
     }

@@ -100,7 +100,7 @@ final class SumiSystem implements OutboxSystem {
     static void createTable(DataSource dataSource) throws Exception {
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            if (isMariaDb(connection)) {
+            if (BenchSql.isMariaDb(connection)) {
                 for (String ddl : BenchSql.statements(BenchSql.migration("db/sumi/mariadb/R__sumi_outbox.sql"))) {
                     statement.execute(ddl);
                 }
@@ -108,11 +108,6 @@ final class SumiSystem implements OutboxSystem {
                 statement.execute(BenchSql.migration("db/sumi/postgresql/R__sumi_outbox.sql"));
             }
         }
-    }
-
-    private static boolean isMariaDb(Connection connection) throws SQLException {
-        String product = connection.getMetaData().getDatabaseProductName();
-        return product.contains("MariaDB") || product.contains("MySQL");
     }
 
     @Override
@@ -155,7 +150,7 @@ final class SumiSystem implements OutboxSystem {
             // ANALYZE of an empty table instead makes PostgreSQL plan the claim for no rows, and the
             // JDBC driver keeps that generic plan while the table grows (the trap docs/outbox.md
             // describes); in the paced phases that costs more than what is measured.
-            boolean mariadb = isMariaDb(connection);
+            boolean mariadb = BenchSql.isMariaDb(connection);
             String columns = "INSERT INTO outbox (aggregate_id, topic, payload, headers, created_at, available_at,"
                     + " attempts, dispatched_at, dispatch_outcome)";
             if (mariadb) {
@@ -191,7 +186,7 @@ final class SumiSystem implements OutboxSystem {
         // As OutboxBackfill does after a bulk load (docs/outbox.md): fresh planner statistics.
         try (Connection connection = dataSource.getConnection();
                 Statement statement = connection.createStatement()) {
-            analyze(statement, isMariaDb(connection));
+            analyze(statement, BenchSql.isMariaDb(connection));
         }
     }
 
