@@ -34,7 +34,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.ConsumerFactory;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
 
 /**
@@ -46,7 +45,6 @@ import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
  * to the DLT for a configuration mistake), on a MANUAL Rabbit container the batch stayed
  * unacknowledged. Real contexts: the embedded Kafka, the local RabbitMQ and PostgreSQL.
  */
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class AsyncBatchListenerStartUpTests {
 
     static final String QUEUE =

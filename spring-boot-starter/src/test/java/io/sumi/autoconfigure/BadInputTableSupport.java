@@ -172,13 +172,21 @@ abstract class BadInputTableSupport {
     /** Keys of this table's records start with it, so the two tables never share a ledger row. */
     abstract String variant();
 
+    /** The suffix of this table's topics and consumer groups: its {@code sumi.test.topic-suffix}. */
+    String topicSuffix() {
+        return "." + variant();
+    }
+
     String variantKey(String row, String suffix) {
         return variant() + "-" + row + "-" + suffix;
     }
 
     void check(Row row, CapturedOutput output) throws Exception {
-        String topic = "bad." + row.row();
+        // The ledger's consumer is the same in both tables; the topic and the group are the table's
+        // own, on the suite's one broker (the other table's context, cached, keeps its containers).
+        String topic = "bad." + row.row() + topicSuffix();
         String consumer = "bad-" + row.row();
+        String group = consumer + topicSuffix();
         String before = variantKey(row.row(), "before");
         String after = variantKey(row.row(), "after");
         String goodPayload = row.row().equals("json") ? "{\"id\":\"good\",\"amount\":1}" : "a well-formed payload";
@@ -208,8 +216,8 @@ abstract class BadInputTableSupport {
 
         // The group moves past every record: nothing is stuck behind the bad one.
         await().atMost(Duration.ofSeconds(45))
-                .untilAsserted(() -> assertThat(committedOffset(consumer, topic))
-                        .as("committed offset of group %s", consumer)
+                .untilAsserted(() -> assertThat(committedOffset(group, topic))
+                        .as("committed offset of group %s", group)
                         .isEqualTo(end));
 
         Expected expected = row.expected();
@@ -443,11 +451,11 @@ abstract class BadInputTableSupport {
         }
 
         @Bean
-        KafkaAdmin.NewTopics badInputTopics() {
+        KafkaAdmin.NewTopics badInputTopics(@Value("${sumi.test.topic-suffix}") String topicSuffix) {
             List<NewTopic> topics = new ArrayList<>();
             for (String row : ROWS) {
-                topics.add(new NewTopic("bad." + row, 1, (short) 1));
-                topics.add(new NewTopic("bad." + row + "-dlt", 1, (short) 1));
+                topics.add(new NewTopic("bad." + row + topicSuffix, 1, (short) 1));
+                topics.add(new NewTopic("bad." + row + topicSuffix + "-dlt", 1, (short) 1));
             }
             return new KafkaAdmin.NewTopics(topics.toArray(NewTopic[]::new));
         }
@@ -483,55 +491,83 @@ abstract class BadInputTableSupport {
             this.effects = effects;
         }
 
-        @KafkaListener(id = "bad-nokey", topics = "bad.nokey")
+        @KafkaListener(
+                id = "bad-nokey",
+                topics = "bad.nokey${sumi.test.topic-suffix}",
+                groupId = "bad-nokey${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onNoKey(String payload) {
             effects.ran("bad-nokey", payload);
         }
 
-        @KafkaListener(id = "bad-empty", topics = "bad.empty")
+        @KafkaListener(
+                id = "bad-empty",
+                topics = "bad.empty${sumi.test.topic-suffix}",
+                groupId = "bad-empty${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onEmpty(String payload) {
             effects.ran("bad-empty", payload);
         }
 
-        @KafkaListener(id = "bad-long", topics = "bad.long")
+        @KafkaListener(
+                id = "bad-long",
+                topics = "bad.long${sumi.test.topic-suffix}",
+                groupId = "bad-long${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onLong(String payload) {
             effects.ran("bad-long", payload);
         }
 
-        @KafkaListener(id = "bad-utf8", topics = "bad.utf8")
+        @KafkaListener(
+                id = "bad-utf8",
+                topics = "bad.utf8${sumi.test.topic-suffix}",
+                groupId = "bad-utf8${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onUtf8(String payload) {
             effects.ran("bad-utf8", payload);
         }
 
-        @KafkaListener(id = "bad-nul", topics = "bad.nul")
+        @KafkaListener(
+                id = "bad-nul",
+                topics = "bad.nul${sumi.test.topic-suffix}",
+                groupId = "bad-nul${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onNul(String payload) {
             effects.ran("bad-nul", payload);
         }
 
-        @KafkaListener(id = "bad-space", topics = "bad.space")
+        @KafkaListener(
+                id = "bad-space",
+                topics = "bad.space${sumi.test.topic-suffix}",
+                groupId = "bad-space${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onSpace(String payload) {
             effects.ran("bad-space", payload);
         }
 
-        @KafkaListener(id = "bad-fp-reject", topics = "bad.fp-reject")
+        @KafkaListener(
+                id = "bad-fp-reject",
+                topics = "bad.fp-reject${sumi.test.topic-suffix}",
+                groupId = "bad-fp-reject${sumi.test.topic-suffix}")
         @IdempotentHandler(onFingerprintMismatch = FingerprintMismatchPolicy.REJECT)
         public void onFingerprintReject(String payload) {
             effects.ran("bad-fp-reject", payload);
         }
 
-        @KafkaListener(id = "bad-fp-default", topics = "bad.fp-default")
+        @KafkaListener(
+                id = "bad-fp-default",
+                topics = "bad.fp-default${sumi.test.topic-suffix}",
+                groupId = "bad-fp-default${sumi.test.topic-suffix}")
         @IdempotentHandler
         public void onFingerprintDefault(String payload) {
             effects.ran("bad-fp-default", payload);
         }
 
-        @KafkaListener(id = "bad-json", topics = "bad.json", containerFactory = "jsonListenerFactory")
+        @KafkaListener(
+                id = "bad-json",
+                topics = "bad.json${sumi.test.topic-suffix}",
+                groupId = "bad-json${sumi.test.topic-suffix}",
+                containerFactory = "jsonListenerFactory")
         @IdempotentHandler
         public void onJson(Order order) {
             effects.ran("bad-json", "{\"id\":\"" + order.id() + "\",\"amount\":" + order.amount() + "}");
@@ -539,16 +575,17 @@ abstract class BadInputTableSupport {
 
         @KafkaListener(
                 id = "bad-dead-letters",
+                groupId = "bad-dead-letters${sumi.test.topic-suffix}",
                 topics = {
-                    "bad.nokey-dlt",
-                    "bad.empty-dlt",
-                    "bad.long-dlt",
-                    "bad.utf8-dlt",
-                    "bad.nul-dlt",
-                    "bad.space-dlt",
-                    "bad.fp-reject-dlt",
-                    "bad.fp-default-dlt",
-                    "bad.json-dlt"
+                    "bad.nokey${sumi.test.topic-suffix}-dlt",
+                    "bad.empty${sumi.test.topic-suffix}-dlt",
+                    "bad.long${sumi.test.topic-suffix}-dlt",
+                    "bad.utf8${sumi.test.topic-suffix}-dlt",
+                    "bad.nul${sumi.test.topic-suffix}-dlt",
+                    "bad.space${sumi.test.topic-suffix}-dlt",
+                    "bad.fp-reject${sumi.test.topic-suffix}-dlt",
+                    "bad.fp-default${sumi.test.topic-suffix}-dlt",
+                    "bad.json${sumi.test.topic-suffix}-dlt"
                 })
         public void onDeadLetter(ConsumerRecord<String, String> record) {
             effects.deadLetter(record);

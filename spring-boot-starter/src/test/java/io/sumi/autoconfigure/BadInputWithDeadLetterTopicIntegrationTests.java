@@ -36,7 +36,6 @@ import org.springframework.kafka.core.KafkaOperations;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -52,9 +51,9 @@ import org.springframework.util.backoff.FixedBackOff;
             "spring.kafka.consumer.auto-offset-reset=earliest",
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.kafka.busy-retry-interval=100ms"
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.test.topic-suffix=." + BadInputWithDeadLetterTopicIntegrationTests.VARIANT
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)
 class BadInputWithDeadLetterTopicIntegrationTests extends BadInputTableSupport {
 

@@ -10,7 +10,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Import;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
  * The bad-input table in an application that defines no error-handler bean, so every container
@@ -25,9 +24,9 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "spring.kafka.consumer.auto-offset-reset=earliest",
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
-            "sumi.kafka.busy-retry-interval=100ms"
+            "sumi.kafka.busy-retry-interval=100ms",
+            "sumi.test.topic-suffix=." + BadInputWithoutErrorHandlerIntegrationTests.VARIANT
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 @ExtendWith(OutputCaptureExtension.class)
 class BadInputWithoutErrorHandlerIntegrationTests extends BadInputTableSupport {
 

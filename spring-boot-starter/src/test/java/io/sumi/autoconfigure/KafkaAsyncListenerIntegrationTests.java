@@ -29,7 +29,6 @@ import org.springframework.kafka.annotation.DltHandler;
 import org.springframework.kafka.annotation.EnableKafkaRetryTopic;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.annotation.RetryableTopic;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
  * Issue 19, A2: a {@code @KafkaListener} returning a {@code CompletableFuture} is done when its future completes, not when the method returns. Each listener's first future
@@ -47,7 +46,6 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "sumi.consumer.lease=30s",
             "sumi.kafka.allow-async-listeners=true"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaAsyncListenerIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired

@@ -43,7 +43,6 @@ import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
 import org.springframework.kafka.support.SendResult;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
  * Issue 19, A2 (investigation): when does Spring Kafka 4.0 commit the offset of a record whose
@@ -74,7 +73,6 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             // The loss window this class pins is why the opt-in exists (AsyncListenerCheck).
             "sumi.kafka.allow-async-listeners=true"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaAsyncRetryTopicCommitIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired

@@ -38,7 +38,6 @@ import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.MessageListenerContainer;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -65,7 +64,6 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.budgets.batches.cost-per-call=1",
             "sumi.budgets.pause.check-interval=100ms"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaBudgetIntegrationTests extends KafkaStarterTestBase {
 
     /**

@@ -39,7 +39,6 @@ import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.util.backoff.FixedBackOff;
@@ -61,7 +60,6 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.kafka.busy-retry-interval=50ms",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaErrorHandlingIntegrationTests extends KafkaStarterTestBase {
 
     /** More busy attempts than Spring Kafka's default error handler makes before it skips a record. */

@@ -44,7 +44,6 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.support.KafkaHeaders;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
 import org.springframework.util.backoff.FixedBackOff;
@@ -64,7 +63,6 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.kafka.busy-retry-interval=100ms",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaIdempotentHandlerIntegrationTests extends KafkaStarterTestBase {
 
     static final String GROUP_FLAKY = "flaky-group";

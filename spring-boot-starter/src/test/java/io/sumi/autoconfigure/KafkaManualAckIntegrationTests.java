@@ -1,7 +1,6 @@
 package io.sumi.autoconfigure;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /** {@link KafkaManualAckTestBase} without the poll claim: each record claimed and completed on its own. */
 @SpringBootTest(
@@ -12,7 +11,7 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "spring.kafka.listener.concurrency=1",
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "sumi.kafka.busy-retry-interval=100ms",
-            "sumi.consumer.lease=30s"
+            "sumi.consumer.lease=30s",
+            "sumi.test.topic-suffix=.plain"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaManualAckIntegrationTests extends KafkaManualAckTestBase {}

@@ -1,7 +1,6 @@
 package io.sumi.autoconfigure;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
  * {@link KafkaManualAckTestBase} with the poll claim ({@code sumi.kafka.poll-claim=true}): the
@@ -17,7 +16,7 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "spring.flyway.locations=classpath:db/sumi/{vendor}",
             "sumi.kafka.busy-retry-interval=100ms",
             "sumi.kafka.poll-claim=true",
-            "sumi.consumer.lease=30s"
+            "sumi.consumer.lease=30s",
+            "sumi.test.topic-suffix=.poll-claim"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaManualAckPollClaimIntegrationTests extends KafkaManualAckTestBase {}

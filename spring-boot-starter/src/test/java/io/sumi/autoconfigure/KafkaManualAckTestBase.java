@@ -28,6 +28,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.kafka.autoconfigure.ConcurrentKafkaListenerContainerFactoryConfigurer;
@@ -49,7 +50,7 @@ import org.springframework.kafka.support.Acknowledgment;
  * row is not completed, the redelivery the nack asked for runs the record), a batch
  * {@code nack(index)} completes the records before the index only, and an {@code acknowledge()}
  * inside the handler commits nothing before the record's completion is written. Run with and
- * without the poll claim by the two subclasses (one context and broker each, shared by their tests).
+ * without the poll claim by the two subclasses (one context each, shared by their tests, and topics and groups of their own on the suite's broker).
  */
 abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 
@@ -68,6 +69,13 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
     @Autowired
     MeterRegistry meters;
 
+    /**
+     * Each subclass's own suffix for the topics and consumer groups, which live on the suite's one
+     * broker: the other subclass's context, cached, still has its containers in its groups.
+     */
+    @Value("${sumi.test.topic-suffix}")
+    String topicSuffix;
+
     static ProducerRecord<String, String> record(String topic, String key) {
         ProducerRecord<String, String> record = new ProducerRecord<>(topic, key, "payload-" + key);
         record.headers().add("outbox-id", key.getBytes(StandardCharsets.UTF_8));
@@ -84,10 +92,11 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
     @Test
     void aNackedRecordIsNotCompletedAndTheRedeliveryItAskedForRunsIt() throws Exception {
         effects.nackOnce.add("m1");
-        send("ma.record", "m0", "m1", "m2");
+        send("ma.record" + topicSuffix, "m0", "m1", "m2");
         registry.getListenerContainer("ma-record").start();
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed("ma-record", "ma.record") == 3);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed("ma-record" + topicSuffix, "ma.record" + topicSuffix) == 3);
         assertThat(effects.attempts("ma-record", "m1"))
                 .as("the nacked record ran again on its redelivery")
                 .isEqualTo(2);
@@ -108,10 +117,11 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
     @Test
     void aNackInTransactionalModeRollsTheHandlersRowsBackAndTheRedeliveryRunsIt() throws Exception {
         effects.nackOnce.add("t1");
-        send("ma.tx", "t0", "t1", "t2");
+        send("ma.tx" + topicSuffix, "t0", "t1", "t2");
         registry.getListenerContainer("ma-tx").start();
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed("ma-tx", "ma.tx") == 3);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed("ma-tx" + topicSuffix, "ma.tx" + topicSuffix) == 3);
         assertThat(effects.attempts("ma-tx", "t1")).isEqualTo(2);
         // The nacked run's row was rolled back with the nack: one row per key, not two for t1.
         assertThat(jdbc.queryForList(
@@ -129,10 +139,11 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
                 .message();
         store.complete(done);
         effects.nackBatchAt.add("k3");
-        send("ma.batch", "k0", "k1", "k2", "k3", "k4", "k5");
+        send("ma.batch" + topicSuffix, "k0", "k1", "k2", "k3", "k4", "k5");
         registry.getListenerContainer("ma-batch").start();
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed("ma-batch", "ma.batch") == 6);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed("ma-batch" + topicSuffix, "ma.batch" + topicSuffix) == 6);
         assertThat(effects.batches).first().isEqualTo(List.of("k0", "k2", "k3", "k4", "k5"));
         assertThat(effects.counts("ma-batch"))
                 .containsOnlyKeys("k0", "k2", "k3", "k4", "k5")
@@ -153,13 +164,13 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 
     @Test
     void anAcknowledgeInsideTheHandlerCommitsNothingBeforeTheRecordsCompletionIsWritten() throws Exception {
-        send("ma.immediate", "i0", "i1", "i2");
+        send("ma.immediate" + topicSuffix, "i0", "i1", "i2");
         registry.getListenerContainer("ma-immediate").start();
 
         // The handler notes what it saw after its acknowledge(), so the last note may follow the last commit.
         await().atMost(Duration.ofSeconds(30))
-                .until(() ->
-                        effects.committedInsideHandler.size() == 3 && committed("ma-immediate", "ma.immediate") == 3);
+                .until(() -> effects.committedInsideHandler.size() == 3
+                        && committed("ma-immediate" + topicSuffix, "ma.immediate" + topicSuffix) == 3);
         // With MANUAL_IMMEDIATE the container commits inside acknowledge(): before the fix, the
         // handler already saw its own record's offset committed while its row was IN_PROGRESS.
         assertThat(effects.committedInsideHandler)
@@ -227,17 +238,19 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
         private final Effects effects;
         private final JdbcTemplate jdbc;
         private final KafkaAdmin admin;
+        private final String topicSuffix;
 
-        Listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin) {
+        Listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin, String topicSuffix) {
             this.effects = effects;
             this.jdbc = jdbc;
             this.admin = admin;
+            this.topicSuffix = topicSuffix;
         }
 
         @KafkaListener(
                 id = "ma-record",
-                topics = "ma.record",
-                groupId = "ma-record",
+                topics = "ma.record${sumi.test.topic-suffix}",
+                groupId = "ma-record${sumi.test.topic-suffix}",
                 autoStartup = "false",
                 containerPostProcessor = "manualAck")
         @IdempotentHandler(consumer = "ma-record", mode = IdempotencyMode.LEASE)
@@ -253,8 +266,8 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 
         @KafkaListener(
                 id = "ma-tx",
-                topics = "ma.tx",
-                groupId = "ma-tx",
+                topics = "ma.tx${sumi.test.topic-suffix}",
+                groupId = "ma-tx${sumi.test.topic-suffix}",
                 autoStartup = "false",
                 containerPostProcessor = "manualAck")
         @IdempotentHandler(consumer = "ma-tx", mode = IdempotencyMode.TRANSACTIONAL)
@@ -272,8 +285,8 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 
         @KafkaListener(
                 id = "ma-batch",
-                topics = "ma.batch",
-                groupId = "ma-batch",
+                topics = "ma.batch${sumi.test.topic-suffix}",
+                groupId = "ma-batch${sumi.test.topic-suffix}",
                 autoStartup = "false",
                 containerFactory = "manualBatchFactory")
         @IdempotentHandler(consumer = "ma-batch", mode = IdempotencyMode.LEASE)
@@ -299,15 +312,15 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 
         @KafkaListener(
                 id = "ma-immediate",
-                topics = "ma.immediate",
-                groupId = "ma-immediate",
+                topics = "ma.immediate${sumi.test.topic-suffix}",
+                groupId = "ma-immediate${sumi.test.topic-suffix}",
                 autoStartup = "false",
                 containerPostProcessor = "manualImmediateAck")
         @IdempotentHandler(consumer = "ma-immediate", mode = IdempotencyMode.LEASE)
         void immediate(ConsumerRecord<String, String> record, Acknowledgment ack) throws Exception {
             ack.acknowledge();
-            effects.committedInsideHandler.add(
-                    new SeenCommit(record.key(), record.offset(), committed(admin, "ma-immediate", "ma.immediate")));
+            effects.committedInsideHandler.add(new SeenCommit(
+                    record.key(), record.offset(), committed(admin, "ma-immediate" + topicSuffix, record.topic())));
         }
     }
 
@@ -326,21 +339,25 @@ abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
         }
 
         @Bean
-        Listeners listeners(Effects effects, JdbcTemplate jdbc, KafkaAdmin admin) {
+        Listeners listeners(
+                Effects effects,
+                JdbcTemplate jdbc,
+                KafkaAdmin admin,
+                @Value("${sumi.test.topic-suffix}") String topicSuffix) {
             jdbc.execute(
                     "CREATE TABLE IF NOT EXISTS sumi_test_manual_ack_effects (consumer VARCHAR(200), message_id VARCHAR(200))");
             jdbc.update("DELETE FROM sumi_test_manual_ack_effects");
             jdbc.update("DELETE FROM processed_messages WHERE consumer LIKE 'ma-%'");
-            return new Listeners(effects, jdbc, admin);
+            return new Listeners(effects, jdbc, admin, topicSuffix);
         }
 
         @Bean
-        KafkaAdmin.NewTopics topics() {
+        KafkaAdmin.NewTopics topics(@Value("${sumi.test.topic-suffix}") String topicSuffix) {
             return new KafkaAdmin.NewTopics(
-                    new NewTopic("ma.record", 1, (short) 1),
-                    new NewTopic("ma.tx", 1, (short) 1),
-                    new NewTopic("ma.batch", 1, (short) 1),
-                    new NewTopic("ma.immediate", 1, (short) 1));
+                    new NewTopic("ma.record" + topicSuffix, 1, (short) 1),
+                    new NewTopic("ma.tx" + topicSuffix, 1, (short) 1),
+                    new NewTopic("ma.batch" + topicSuffix, 1, (short) 1),
+                    new NewTopic("ma.immediate" + topicSuffix, 1, (short) 1));
         }
 
         @Bean

@@ -36,7 +36,6 @@ import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.DeadLetterPublishingRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.util.backoff.FixedBackOff;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -67,7 +66,6 @@ import reactor.core.scheduler.Schedulers;
             "sumi.consumer.lease=30s",
             "sumi.kafka.allow-async-listeners=true"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaMonoListenerIntegrationTests extends KafkaStarterTestBase {
 
     /** {@code @RetryableTopic(attempts = "3")}: the first attempt and two retries. */

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -32,11 +33,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.kafka.listener.KafkaMessageListenerContainer;
 import org.springframework.kafka.listener.MessageListener;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -56,10 +57,6 @@ import org.springframework.util.backoff.FixedBackOff;
             "sumi.kafka.busy-retry-interval=50ms",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(
-        partitions = 1,
-        topics = {"noretry.service", "noretry.lambda"},
-        bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaNoRetryErrorHandlerIntegrationTests extends KafkaStarterTestBase {
 
     /** More busy attempts than one: a handler without retries would have skipped the record at the first. */
@@ -176,6 +173,13 @@ class KafkaNoRetryErrorHandlerIntegrationTests extends KafkaStarterTestBase {
         @Bean
         Listener listener(Service service) {
             return new Listener(service);
+        }
+
+        /** Created before the containers subscribe, as the tests send to them at once. */
+        @Bean
+        KafkaAdmin.NewTopics topics() {
+            return new KafkaAdmin.NewTopics(
+                    new NewTopic("noretry.service", 1, (short) 1), new NewTopic("noretry.lambda", 1, (short) 1));
         }
 
         /** docs/kafka.md step 4's "no retries" handler, written the way Spring Kafka's docs write it. */

@@ -59,7 +59,6 @@ import org.springframework.kafka.core.ConsumerPostProcessor;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.listener.adapter.RecordFilterStrategy;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 
 /**
  * The poll-level claim ({@code sumi.kafka.poll-claim=true}) of lease-mode record listeners,
@@ -80,7 +79,6 @@ import org.springframework.kafka.test.context.EmbeddedKafka;
             "sumi.kafka.poll-claim=true",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaPollClaimIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired

@@ -34,7 +34,6 @@ import org.springframework.kafka.listener.KafkaMessageListenerContainer;
 import org.springframework.kafka.requestreply.KafkaReplyTimeoutException;
 import org.springframework.kafka.requestreply.ReplyingKafkaTemplate;
 import org.springframework.kafka.support.KafkaHeaders;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.messaging.support.MessageBuilder;
@@ -57,10 +56,6 @@ import org.springframework.messaging.support.MessageBuilder;
             "spring.datasource.hikari.maximum-pool-size=4",
             "sumi.consumer.reply.max-size=1KB"
         })
-@EmbeddedKafka(
-        partitions = 1,
-        bootstrapServersProperty = "spring.kafka.bootstrap-servers",
-        brokerProperties = {"offsets.topic.num.partitions=1", "group.initial.rebalance.delay.ms=0"})
 class KafkaReplyIntegrationTests extends KafkaStarterTestBase {
 
     static final String REPLIES = "replies.topic";

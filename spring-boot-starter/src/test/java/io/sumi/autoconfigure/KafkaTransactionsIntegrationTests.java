@@ -31,7 +31,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
@@ -52,7 +51,6 @@ import org.springframework.transaction.annotation.Transactional;
             "sumi.kafka.busy-retry-interval=50ms",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(partitions = 1, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class KafkaTransactionsIntegrationTests extends KafkaStarterTestBase {
 
     @Autowired

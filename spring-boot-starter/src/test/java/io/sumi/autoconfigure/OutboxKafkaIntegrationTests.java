@@ -38,7 +38,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaAdmin;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -61,7 +60,6 @@ import org.springframework.transaction.annotation.Transactional;
             "sumi.outbox.dispatcher.max-poll-interval=60s",
             "sumi.consumer.lease=30s"
         })
-@EmbeddedKafka(partitions = 2, bootstrapServersProperty = "spring.kafka.bootstrap-servers")
 class OutboxKafkaIntegrationTests {
 
     static final String DATABASE = "sumi_outbox_starter_test";

@@ -47,7 +47,6 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.core.KafkaTemplate;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -86,11 +85,6 @@ import org.springframework.transaction.annotation.Transactional;
             "sumi.budgets.calls.window=1h",
             "sumi.budgets.calls.cost-per-call=1"
         })
-@EmbeddedKafka(
-        partitions = 1,
-        bootstrapServersProperty = "spring.kafka.bootstrap-servers",
-        // One offsets partition and no join delay: the consumer group is up in a second, not after 50 partitions.
-        brokerProperties = {"offsets.topic.num.partitions=1", "group.initial.rebalance.delay.ms=0"})
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ObservabilityIntegrationTests {
 
