@@ -50,7 +50,8 @@ import org.springframework.kafka.support.Acknowledgment;
  * row is not completed, the redelivery the nack asked for runs the record), a batch
  * {@code nack(index)} completes the records before the index only, and an {@code acknowledge()}
  * inside the handler commits nothing before the record's completion is written. Run with and
- * without the poll claim by the two subclasses (one context each, shared by their tests, and topics and groups of their own on the suite's broker).
+ * without the poll claim by the two subclasses (one context each, shared by their tests, with topics
+ * and consumer groups of their own on the suite's one broker).
  */
 abstract class KafkaManualAckTestBase extends KafkaStarterTestBase {
 

@@ -12,8 +12,8 @@ import org.springframework.test.context.DynamicPropertySource;
 /**
  * What the starter's Kafka integration tests share: the local PostgreSQL ({@link TestDatabase}) as
  * the application's DataSource, a short {@code fetch.max.wait.ms} (retries seek back and re-fetch),
- * the template they send with and the ledger they look at. Each
- * subclass keeps its own {@code @SpringBootTest} properties; the broker is the suite's one embedded broker
+ * the template they send with and the ledger they look at. Each subclass keeps its own
+ * {@code @SpringBootTest} properties; the broker is the suite's one embedded broker
  * ({@code junit-platform.properties}), so each subclass uses topics and consumer groups of its own.
  */
 abstract class KafkaStarterTestBase {
