@@ -5,12 +5,14 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.kafka.core.KafkaAdmin;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
@@ -70,13 +72,25 @@ public final class ShareGroups {
         }
     }
 
-    /** The members of share group {@code group} that have an assignment (none: an empty list). */
+    /**
+     * The members of share group {@code group} that have an assignment (none: an empty list). A
+     * group that no consumer has joined yet has none: the broker answers "group not found" until its
+     * first member's heartbeat creates it, which a test that waits for its consumers may ask first.
+     */
     public static List<String> assignedMembers(Map<String, Object> adminConfig, String group) throws Exception {
         try (Admin admin = Admin.create(adminConfig)) {
-            ShareGroupDescription description = admin.describeShareGroups(List.of(group))
-                    .describedGroups()
-                    .get(group)
-                    .get(30, TimeUnit.SECONDS);
+            ShareGroupDescription description;
+            try {
+                description = admin.describeShareGroups(List.of(group))
+                        .describedGroups()
+                        .get(group)
+                        .get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException ex) {
+                if (ex.getCause() instanceof GroupIdNotFoundException) {
+                    return List.of();
+                }
+                throw ex;
+            }
             List<String> members = new ArrayList<>();
             description.members().forEach(member -> {
                 if (!member.assignment().topicPartitions().isEmpty()) {
