@@ -172,10 +172,9 @@ abstract class BadInputTableSupport {
     /** Keys of this table's records start with it, so the two tables never share a ledger row. */
     abstract String variant();
 
-    /** The suffix of this table's topics and consumer groups: its {@code sumi.test.topic-suffix}. */
-    String topicSuffix() {
-        return "." + variant();
-    }
+    /** The suffix of this table's topics and consumer groups, the one its listeners are named with. */
+    @Value("${sumi.test.topic-suffix}")
+    String topicSuffix;
 
     String variantKey(String row, String suffix) {
         return variant() + "-" + row + "-" + suffix;
@@ -184,9 +183,9 @@ abstract class BadInputTableSupport {
     void check(Row row, CapturedOutput output) throws Exception {
         // The ledger's consumer is the same in both tables; the topic and the group are the table's
         // own, on the suite's one broker (the other table's context, cached, keeps its containers).
-        String topic = "bad." + row.row() + topicSuffix();
+        String topic = "bad." + row.row() + topicSuffix;
         String consumer = "bad-" + row.row();
-        String group = consumer + topicSuffix();
+        String group = consumer + topicSuffix;
         String before = variantKey(row.row(), "before");
         String after = variantKey(row.row(), "after");
         String goodPayload = row.row().equals("json") ? "{\"id\":\"good\",\"amount\":1}" : "a well-formed payload";
