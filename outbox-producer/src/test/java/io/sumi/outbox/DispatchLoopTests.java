@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.awaitility.core.ConditionFactory;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -140,6 +142,150 @@ class DispatchLoopTests {
         assertThat(probe.claims).as("nothing claimed after the stop").hasValue(3);
     }
 
+    @Test
+    void aClaimThatFindsNothingWhileBatchesAreInFlightStopsFurtherClaimsAtThatDepth() {
+        // Two batches of heads, depth 4: the third claim finds nothing (the first two hold every
+        // head). From then on each completed batch frees the heads of one claim, and no claim is made
+        // with two batches in flight: exactly one fruitless claim (a walk of the whole backlog on a
+        // real outbox) for the whole drain, not one per batch.
+        HeadLimitedOutbox outbox = new HeadLimitedOutbox(2, 20);
+        loop = new DispatchLoop<>(outbox, 4, HOUR, HOUR, HOUR);
+        loop.start();
+
+        outbox.drainOneCompletionAtATime(3, 1);
+
+        assertThat(outbox.fruitless)
+                .as("claims that found nothing while rows were left")
+                .hasValue(1);
+        assertThat(outbox.maxHeld).hasValue(2);
+    }
+
+    @Test
+    void withoutTheLimitEveryCompletionIsFollowedByAFruitlessClaim() {
+        // The negative control of the test above: a limit that ends at once is no limit. The same
+        // drain makes a claim that finds nothing after every completion that leaves rows to claim
+        // (17 of the 18 made while rows are left: after the 18th the last row is claimed).
+        HeadLimitedOutbox outbox = new HeadLimitedOutbox(2, 20);
+        loop = new DispatchLoop<>(outbox, 4, HOUR, HOUR, Duration.ZERO);
+        loop.start();
+
+        outbox.drainOneCompletionAtATime(3, 2);
+
+        assertThat(outbox.fruitless).hasValue(1 + 17);
+    }
+
+    @Test
+    void theLimitEndsAfterItsResetSoThatMoreHeadsAreTakenWhenThereAreSome() {
+        // Heads for one batch at first; then for four (rows appended, another dispatcher's leases
+        // ended), without a wake-up: after the next completion, once the limit has ended, the loop
+        // fills its depth again. A limit that never ended would keep one batch in flight.
+        HeadLimitedOutbox outbox = new HeadLimitedOutbox(1, 100);
+        loop = new DispatchLoop<>(outbox, 4, HOUR, HOUR, Duration.ofMillis(50));
+        loop.start();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(outbox.fruitless).hasValue(1));
+
+        outbox.heads.set(4);
+        outbox.completions.release();
+
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(outbox.held).hasValue(4));
+        outbox.completions.release(1_000); // the senders complete the rest, and stop need not interrupt them
+    }
+
+    @Test
+    void aWakeUpEndsTheLimitAtOnce() {
+        // Rows appended (the producer's wake-up) may be heads the batches in flight do not hold:
+        // the loop claims again at once, with its whole depth, before any batch completes.
+        HeadLimitedOutbox outbox = new HeadLimitedOutbox(1, 100);
+        loop = new DispatchLoop<>(outbox, 4, HOUR, HOUR, HOUR);
+        loop.start();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(outbox.fruitless).hasValue(1));
+
+        outbox.heads.set(4);
+        loop.wakeUp();
+
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(outbox.held).hasValue(4));
+        assertThat(outbox.completed).hasValue(0);
+        outbox.completions.release(1_000);
+    }
+
+    /**
+     * An ordered outbox whose pending rows belong to few aggregates: at most {@link #heads} batches
+     * can be claimed at once (a claim takes heads, and the next rows of an aggregate wait for its
+     * head), {@code batches} in all. A claim finds nothing while every head is held; completing a
+     * batch frees its heads, one completion per permit the test gives.
+     */
+    static final class HeadLimitedOutbox implements DispatchLoop.Round<Integer> {
+
+        final AtomicInteger heads;
+        final AtomicInteger claims = new AtomicInteger();
+        final AtomicInteger held = new AtomicInteger();
+        final AtomicInteger maxHeld = new AtomicInteger();
+        final AtomicInteger fruitless = new AtomicInteger();
+        final AtomicInteger completed = new AtomicInteger();
+        private final AtomicInteger left;
+        private final int batches;
+        final Semaphore completions = new Semaphore(0);
+
+        HeadLimitedOutbox(int heads, int batches) {
+            this.heads = new AtomicInteger(heads);
+            this.left = new AtomicInteger(batches);
+            this.batches = batches;
+        }
+
+        @Override
+        public synchronized @Nullable Integer claim() {
+            claims.incrementAndGet();
+            if (left.get() == 0) {
+                return null;
+            }
+            if (held.get() >= heads.get()) {
+                fruitless.incrementAndGet();
+                return null;
+            }
+            left.decrementAndGet();
+            maxHeld.accumulateAndGet(held.incrementAndGet(), Math::max);
+            return claims.get();
+        }
+
+        @Override
+        public void complete(Integer batch) {
+            try {
+                completions.acquire();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            } finally {
+                synchronized (this) {
+                    held.decrementAndGet();
+                }
+                completed.incrementAndGet();
+            }
+        }
+
+        /**
+         * Waits for the {@code initialClaims} of the start, then completes the batches one at a
+         * time; after each completion made while rows were left, waits for the
+         * {@code claimsPerCompletion} claims it leads to before the next, so that the interleaving
+         * is the same in every run.
+         */
+        void drainOneCompletionAtATime(int initialClaims, int claimsPerCompletion) {
+            promptly().untilAsserted(() -> assertThat(claims).hasValue(initialClaims));
+            for (int done = 1; done <= batches; done++) {
+                boolean rowsLeft = left.get() > 0;
+                int expectedClaims = claims.get() + claimsPerCompletion;
+                int completedNow = done;
+                completions.release();
+                promptly().untilAsserted(() -> assertThat(completed).hasValue(completedNow));
+                if (rowsLeft) {
+                    promptly().untilAsserted(() -> assertThat(claims).hasValueGreaterThanOrEqualTo(expectedClaims));
+                }
+            }
+        }
+    }
+
     /** Claims {@code batches} numbered batches, then nothing; completing one waits for {@link #release}. */
     static final class PipelineProbe implements DispatchLoop.Round<Integer> {
 
@@ -176,6 +322,11 @@ class DispatchLoopTests {
                 inFlight.decrementAndGet();
             }
         }
+    }
+
+    /** Polls every millisecond: a drain waits for a few hundred small steps. */
+    private static ConditionFactory promptly() {
+        return await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1));
     }
 
     private static BooleanSupplier counting(AtomicInteger rounds) {
