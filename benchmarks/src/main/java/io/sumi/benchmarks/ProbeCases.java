@@ -71,6 +71,8 @@ final class ProbeCases {
             cases.add(sumiSqlBatch(size, true));
             cases.add(fixedBatch(size));
         }
+        cases.add(sumiSqlBatchAsynchronousClaim(500));
+        cases.add(pollStatement(500));
         cases.add(LedgerCases.springIntegration());
         cases.add(LedgerCases.springIntegration(true));
         return cases;
@@ -81,12 +83,19 @@ final class ProbeCases {
     private static final Map<String, String> SQL = new ConcurrentHashMap<>();
 
     static String dialectSql(String table, String field) {
-        return SQL.computeIfAbsent(table + "#" + field, k -> readDialectSql(table, field));
+        return dialectSql(table, field, false);
     }
 
-    private static String readDialectSql(String table, String field) {
+    /** {@link #dialectSql(String, String)} of the dialect made with {@code asynchronousClaimCommit}. */
+    static String dialectSql(String table, String field, boolean asynchronousClaimCommit) {
+        return SQL.computeIfAbsent(
+                table + "#" + field + "#" + asynchronousClaimCommit,
+                k -> readDialectSql(table, field, asynchronousClaimCommit));
+    }
+
+    private static String readDialectSql(String table, String field, boolean asynchronousClaimCommit) {
         try {
-            LedgerDialect dialect = LedgerDialect.of(DatabaseType.POSTGRESQL, table);
+            LedgerDialect dialect = LedgerDialect.of(DatabaseType.POSTGRESQL, table, asynchronousClaimCommit);
             Field f = dialect.getClass().getDeclaredField(field);
             f.setAccessible(true);
             return (String) f.get(dialect);
@@ -114,6 +123,18 @@ final class ProbeCases {
             }
         }
         return rows;
+    }
+
+    /** The store's batch lease claim ({@code claim}: PostgreSQL's claimManyLease) of new ids. */
+    static void claimBatch(Connection connection, String claim, List<String> batch, long token) throws SQLException {
+        try (PreparedStatement s = connection.prepareStatement(claim)) {
+            s.setString(1, CONSUMER);
+            s.setLong(2, token);
+            s.setLong(3, LEASE_MICROS);
+            s.setArray(4, connection.createArrayOf("varchar", batch.toArray()));
+            s.setArray(5, connection.createArrayOf("varchar", new String[batch.size()]));
+            expect(countRows(s) == batch.size(), "batch claim of new ids");
+        }
     }
 
     /** The store's batch complete (LedgerDialect.complete on PostgreSQL: the ids as one array). */
@@ -348,18 +369,111 @@ final class ProbeCases {
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 List<String> batch = ids.next(size);
                 Collections.sort(batch);
-                Array idArray = connection.createArrayOf("varchar", batch.toArray());
-                Array fingerprints = connection.createArrayOf("varchar", new String[size]);
-                try (PreparedStatement s = connection.prepareStatement(dialectSql(table(), "claimManyLease"))) {
-                    s.setString(1, CONSUMER);
-                    s.setLong(2, token);
-                    s.setLong(3, LEASE_MICROS);
-                    s.setArray(4, idArray);
-                    s.setArray(5, fingerprints);
-                    expect(countRows(s) == size, "batch claim of new ids");
-                }
+                claimBatch(connection, dialectSql(table(), "claimManyLease"), batch, token);
                 completeBatch(connection, table(), batch, token);
                 return size;
+            }
+        };
+    }
+
+    /**
+     * {@link #sumiSqlBatch} with {@code sumi.ledger.asynchronous-claim-commit}: the claim commits
+     * without waiting for the WAL flush, the completion with it. What the poll claim runs per poll
+     * with that option today: two statements, one flush.
+     */
+    static BenchmarkCase sumiSqlBatchAsynchronousClaim(int size) {
+        return new HeldConnectionProbe(
+                "batch-sql-" + size + "-async",
+                "Sumi's claimAll (asynchronous commit) + completeAll SQL, " + size + " ids",
+                true,
+                null) {
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                List<String> batch = ids.next(size);
+                Collections.sort(batch);
+                claimBatch(connection, dialectSql(table(), "claimManyLease", true), batch, token);
+                completeBatch(connection, table(), batch, token);
+                return size;
+            }
+        };
+    }
+
+    /**
+     * The candidate of issue 23, part 1, for one statement per poll: the completions of the previous
+     * batch written by the statement that claims the next one (data-modifying CTEs: one transaction,
+     * one WAL flush). A key of the previous batch must be left out of the claim (a statement cannot
+     * write one row twice); the caller knows both lists, so that is done before the statement is
+     * sent (a {@code <> ALL(previous)} filter in the statement cost 500 x 500 comparisons a batch),
+     * and the probe's ids are all new. Each run claims {@code size}
+     * new ids and completes the ones the run before it claimed, so in the steady state it does the
+     * writes of {@link #sumiSqlBatch} in one round trip and one commit instead of two (it counts the
+     * ids it completed, one batch behind its claims). It measures
+     * what building that candidate could gain, before it is built.
+     */
+    static BenchmarkCase pollStatement(int size) {
+        return new HeldConnectionProbe(
+                "poll-statement-" + size,
+                "complete the previous " + size + " ids and claim " + size + " new ones in one statement",
+                true,
+                null) {
+            private List<String> previous = List.of();
+            private long previousToken;
+
+            @Override
+            int run(Connection connection, Ids ids, long token) throws SQLException {
+                if (token == 1) {
+                    previous = List.of(); // a new round: a new connection and a new table
+                }
+                List<String> batch = ids.next(size);
+                Collections.sort(batch);
+                String statement = "WITH completed AS ("
+                        + " UPDATE " + table() + " SET status = 'COMPLETED', processed_at = statement_timestamp(),"
+                        + " lease_until = NULL, last_error = NULL"
+                        + " WHERE consumer = ? AND claim_token = ? AND status = 'IN_PROGRESS'"
+                        + " AND message_id = ANY(?::varchar[]) RETURNING message_id),"
+                        + " claimed AS (INSERT INTO " + table()
+                        + " AS pm (consumer, message_id, status, claim_token, lease_until, attempts, fingerprint,"
+                        + " first_seen_at, processed_at)"
+                        + " SELECT ?, i.message_id, 'IN_PROGRESS', ?, (statement_timestamp() + CAST(? AS BIGINT)"
+                        + " * INTERVAL '1 microsecond'), 1, i.fingerprint, statement_timestamp(), NULL"
+                        + " FROM unnest(?::varchar[], ?::varchar[]) AS i(message_id, fingerprint)"
+                        + " ORDER BY i.message_id"
+                        + " ON CONFLICT (consumer, message_id) DO UPDATE SET claim_token = EXCLUDED.claim_token,"
+                        + " lease_until = EXCLUDED.lease_until, attempts = pm.attempts + 1"
+                        + " WHERE pm.status = 'IN_PROGRESS' AND pm.lease_until <= statement_timestamp()"
+                        + " RETURNING pm.consumer, pm.message_id, pm.status, pm.claim_token, pm.lease_until,"
+                        + " pm.attempts, pm.fingerprint, pm.last_error, pm.first_seen_at, pm.processed_at)"
+                        + " SELECT 'C', message_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM completed"
+                        + " UNION ALL SELECT 'L', " + COLUMNS + " FROM claimed";
+                Array previousIds = connection.createArrayOf("varchar", previous.toArray());
+                int completed = 0;
+                int claimed = 0;
+                try (PreparedStatement s = connection.prepareStatement(statement)) {
+                    s.setString(1, CONSUMER);
+                    s.setLong(2, previousToken);
+                    s.setArray(3, previousIds);
+                    s.setString(4, CONSUMER);
+                    s.setLong(5, token);
+                    s.setLong(6, LEASE_MICROS);
+                    s.setArray(7, connection.createArrayOf("varchar", batch.toArray()));
+                    s.setArray(8, connection.createArrayOf("varchar", new String[size]));
+                    try (ResultSet rs = s.executeQuery()) {
+                        while (rs.next()) {
+                            if ("C".equals(rs.getString(1))) {
+                                completed++;
+                            } else {
+                                claimed++;
+                            }
+                        }
+                    }
+                }
+                expect(completed == previous.size(), "completion of the previous batch");
+                expect(claimed == size, "batch claim of new ids");
+                previous = batch;
+                previousToken = token;
+                // The ids this run completed: the harness counts the completed rows of the table,
+                // and the last batch claimed stays in progress.
+                return completed;
             }
         };
     }
