@@ -363,17 +363,8 @@ final class ProbeCases {
         String id = "batch-sql-" + size + (customPlans ? "-custom" : "");
         String label =
                 "Sumi's claimAll + completeAll SQL, " + size + " ids" + (customPlans ? ", force_custom_plan" : "");
-        return new HeldConnectionProbe(
-                id, label, true, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null) {
-            @Override
-            int run(Connection connection, Ids ids, long token) throws SQLException {
-                List<String> batch = ids.next(size);
-                Collections.sort(batch);
-                claimBatch(connection, dialectSql(table(), "claimManyLease"), batch, token);
-                completeBatch(connection, table(), batch, token);
-                return size;
-            }
-        };
+        return claimAndCompleteBatch(
+                id, label, size, customPlans ? "SET plan_cache_mode TO force_custom_plan" : null, false);
     }
 
     /**
@@ -382,16 +373,23 @@ final class ProbeCases {
      * with that option today: two statements, one flush.
      */
     static BenchmarkCase sumiSqlBatchAsynchronousClaim(int size) {
-        return new HeldConnectionProbe(
+        return claimAndCompleteBatch(
                 "batch-sql-" + size + "-async",
                 "Sumi's claimAll (asynchronous commit) + completeAll SQL, " + size + " ids",
-                true,
-                null) {
+                size,
+                null,
+                true);
+    }
+
+    /** The store's claimManyLease then its complete of {@code size} new ids, autocommit. */
+    private static BenchmarkCase claimAndCompleteBatch(
+            String id, String label, int size, String sessionSetting, boolean asynchronousClaimCommit) {
+        return new HeldConnectionProbe(id, label, true, sessionSetting) {
             @Override
             int run(Connection connection, Ids ids, long token) throws SQLException {
                 List<String> batch = ids.next(size);
                 Collections.sort(batch);
-                claimBatch(connection, dialectSql(table(), "claimManyLease", true), batch, token);
+                claimBatch(connection, dialectSql(table(), "claimManyLease", asynchronousClaimCommit), batch, token);
                 completeBatch(connection, table(), batch, token);
                 return size;
             }

@@ -339,16 +339,16 @@ final class DispatchLoop<B> {
     private void limitClaims(@Nullable B batch, int inFlightAtClaim) {
         lock.lock();
         try {
+            // A claim is made only below the limit, and only a wake-up changes it meanwhile (upwards):
+            // inFlightAtClaim is below the limit here.
             if (batch == null && inFlightAtClaim > 0) {
-                if (inFlightAtClaim < claimLimit) {
-                    claimLimit = inFlightAtClaim;
-                    claimLimitSince = System.nanoTime();
-                    log.debug(
-                            "An outbox claim with {} batch(es) in flight found nothing: no claim with as many in"
-                                    + " flight for {} ms",
-                            inFlightAtClaim,
-                            TimeUnit.NANOSECONDS.toMillis(claimLimitResetNanos));
-                }
+                claimLimit = inFlightAtClaim;
+                claimLimitSince = System.nanoTime();
+                log.debug(
+                        "An outbox claim with {} batch(es) in flight found nothing: no claim with as many in flight"
+                                + " for {} ms",
+                        inFlightAtClaim,
+                        TimeUnit.NANOSECONDS.toMillis(claimLimitResetNanos));
             }
         } finally {
             lock.unlock();
