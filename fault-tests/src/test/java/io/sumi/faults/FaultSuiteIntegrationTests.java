@@ -60,10 +60,11 @@ class FaultSuiteIntegrationTests {
     @Test
     @ResourceLock(KAFKA_MODE)
     void withoutSumiTheSameFaultsDoubleShipmentsOrCharges() {
-        FaultReport control =
-                new FaultDriver(FaultScenario.of(OTHER_SCALE, false, SEED), FaultDriver.defaultBuildDir()).run();
+        FaultScenario scenario = FaultScenario.of(OTHER_SCALE, false, SEED);
+        FaultReport control = new FaultDriver(scenario, FaultDriver.defaultBuildDir()).run();
         System.out.println(control.summaryLine());
         assertThat(control.orders()).as(control.summaryLine()).isEqualTo(control.expectedOrders());
+        assertThat(control.duplicatesInjected()).as(control.summaryLine()).isEqualTo(scenario.injectedDuplicates());
         assertThat(control.doubles())
                 .as("the faults must double effects when nothing guards them: " + control.summaryLine())
                 .isPositive();

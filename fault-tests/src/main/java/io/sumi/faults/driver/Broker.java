@@ -31,4 +31,13 @@ interface Broker {
 
     /** The application arguments that point an instance at this broker and switch the other broker's client off. */
     List<String> appArguments();
+
+    /**
+     * Publishes a copy of an order's message as the outbox would send it again (a confirm or an
+     * acknowledgement lost on the way): the same payload, {@code outbox-id} and key or routing key.
+     * The duplicates every hop eventually produces, at a known rate, so that a negative control
+     * doubles effects whether or not a kill happened to land inside a record's processing. Returns
+     * {@code false} when the broker does not answer (the driver tries another one later).
+     */
+    boolean publishDuplicate(String outboxId, String orderId);
 }

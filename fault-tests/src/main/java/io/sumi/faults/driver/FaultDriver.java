@@ -141,10 +141,8 @@ public final class FaultDriver {
                     long nextDuplicate = 0;
                     while (true) {
                         supervise(instances, broker, appRestarts);
-                        if (rabbit != null
-                                && injected < scenario.injectedDuplicates()
-                                && System.nanoTime() >= nextDuplicate) {
-                            injected += injectDuplicate(postgres, rabbit) ? 1 : 0;
+                        if (injected < scenario.injectedDuplicates() && System.nanoTime() >= nextDuplicate) {
+                            injected += injectDuplicate(postgres, broker) ? 1 : 0;
                             nextDuplicate = System.nanoTime()
                                     + loadMillis * 800_000L / Math.max(1, scenario.injectedDuplicates());
                         }
@@ -192,15 +190,15 @@ public final class FaultDriver {
                         }
                         Processes.sleep(100);
                     }
-                    while (rabbit != null && injected < scenario.injectedDuplicates()) {
+                    while (injected < scenario.injectedDuplicates()) {
                         // the load ended early: the rest now, so every run has the same number
-                        if (injectDuplicate(postgres, rabbit)) {
+                        if (injectDuplicate(postgres, broker)) {
                             injected++;
                         } else {
                             Processes.sleep(250);
                         }
                     }
-                    if (rabbit != null) {
+                    if (injected > 0) {
                         note("driver published " + injected + " duplicate messages (same outbox-id)");
                     }
                     note("load done after "
@@ -380,8 +378,8 @@ public final class FaultDriver {
         monitor.faultEnded("postgres", Instant.now());
     }
 
-    /** Publishes a second copy of a random dispatched order's message (RabbitMQ mode). */
-    private boolean injectDuplicate(PostgresCluster postgres, RabbitBroker rabbit) {
+    /** Publishes a second copy of a random dispatched order's message. */
+    private boolean injectDuplicate(PostgresCluster postgres, Broker broker) {
         try (Connection connection = DriverManager.getConnection(
                         postgres.jdbcUrl() + "?connectTimeout=2&socketTimeout=5", "postgres", "");
                 PreparedStatement statement = connection.prepareStatement(
@@ -389,7 +387,7 @@ public final class FaultDriver {
                                 + " ORDER BY id DESC OFFSET ? LIMIT 1")) {
             statement.setInt(1, random.nextInt(50));
             try (ResultSet rows = statement.executeQuery()) {
-                return rows.next() && rabbit.publishDuplicate(rows.getString(1), rows.getString(2));
+                return rows.next() && broker.publishDuplicate(rows.getString(1), rows.getString(2));
             }
         } catch (SQLException ex) {
             return false; // PostgreSQL restarting: another one later

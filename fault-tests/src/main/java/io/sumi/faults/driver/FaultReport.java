@@ -19,8 +19,7 @@ import java.util.Locale;
  *     {@link FaultScenario#dispatch()})
  * @param cdcSent CDC mode: rows sent from the log (a lower bound: those dispatched within the
  *     safety net's poll delay of their creation); 0 otherwise
- * @param duplicatesInjected RabbitMQ mode: messages the driver published a second time (same
- *     {@code outbox-id}); 0 on Kafka
+ * @param duplicatesInjected messages the driver published a second time (same {@code outbox-id})
  * @param errorHandler the application's error handler ({@code retry} bean or {@code none})
  * @param recoveryMillis per fault, the time from its end until both consumers made progress again
  *     (the shipment count and the provider's request count both advanced); -1 if they never did

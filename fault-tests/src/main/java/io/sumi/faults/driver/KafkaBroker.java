@@ -12,9 +12,14 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Kafka mode's broker: a real broker as a JVM of its own ({@link KafkaBrokerProcess}), so that
@@ -27,6 +32,7 @@ final class KafkaBroker implements Broker {
     private final KafkaBrokerProcess process;
     private final String topic;
     private final int partitions;
+    private @Nullable KafkaProducer<String, String> publishing;
 
     KafkaBroker(Path dir, String classpath, String topic, int partitions) {
         // A small, quickly started JVM beside the application instances; started again if it
@@ -105,6 +111,41 @@ final class KafkaBroker implements Broker {
         return ids;
     }
 
+    /** The record the outbox's Kafka publisher sent for the order: key and payload the order id. */
+    @Override
+    public synchronized boolean publishDuplicate(String outboxId, String orderId) {
+        try {
+            if (publishing == null) {
+                publishing = new KafkaProducer<>(
+                        Map.of(
+                                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, process.bootstrapServers(),
+                                ProducerConfig.ACKS_CONFIG, "all",
+                                ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000,
+                                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 4000,
+                                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 5000),
+                        new StringSerializer(),
+                        new StringSerializer());
+            }
+            ProducerRecord<String, String> record = new ProducerRecord<>(topic, orderId, orderId);
+            record.headers().add(OutboxHeaders.OUTBOX_ID, outboxId.getBytes(StandardCharsets.UTF_8));
+            publishing.send(record).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            return true;
+        } catch (Exception ex) {
+            if (ex instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            closePublishing();
+            return false;
+        }
+    }
+
+    private synchronized void closePublishing() {
+        if (publishing != null) {
+            publishing.close(Duration.ofSeconds(1));
+            publishing = null;
+        }
+    }
+
     @Override
     public void start() {
         process.start();
@@ -117,6 +158,7 @@ final class KafkaBroker implements Broker {
 
     @Override
     public void stop() {
+        closePublishing();
         process.kill9();
     }
 

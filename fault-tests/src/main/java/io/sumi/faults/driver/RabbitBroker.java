@@ -227,13 +227,8 @@ final class RabbitBroker implements Broker {
 
     private Connection publishing;
 
-    /**
-     * Publishes a copy of an order's message as the outbox would send it again (a confirm lost on
-     * the way): the same body, {@code outbox-id} and routing key. The duplicates every hop
-     * eventually produces, at a known rate; the negative control must double them. Returns false
-     * when the node does not answer (the driver tries another one later).
-     */
-    synchronized boolean publishDuplicate(String outboxId, String orderId) {
+    @Override
+    public synchronized boolean publishDuplicate(String outboxId, String orderId) {
         try {
             if (publishing == null || !publishing.isOpen()) {
                 publishing = connect();
