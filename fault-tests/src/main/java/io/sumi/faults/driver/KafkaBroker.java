@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -128,7 +129,7 @@ final class KafkaBroker implements Broker {
             }
             ProducerRecord<String, String> record = new ProducerRecord<>(topic, orderId, orderId);
             record.headers().add(OutboxHeaders.OUTBOX_ID, outboxId.getBytes(StandardCharsets.UTF_8));
-            publishing.send(record).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            publishing.send(record).get(10, TimeUnit.SECONDS);
             return true;
         } catch (Exception ex) {
             if (ex instanceof InterruptedException) {
